@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// `npm test`: the whole suite. Unit tests (Vitest, Node) then browser tests (Playwright driving
+// Debian's Chromium). It never skips the browser half: no Chromium is a failure that says what
+// to install. The last line is the total, `N passed, N failed`.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { chromiumAvailable, CHROMIUM_INSTALL_HINT } from './chromium.mjs';
+
+mkdirSync('test-results', { recursive: true });
+let passed = 0;
+let failed = 0;
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', env: process.env });
+  return r.status ?? 1;
+}
+
+function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+// 1. Unit tests.
+rmSync('test-results/unit.json', { force: true });
+const unitStatus = run('npx', [
+  'vitest',
+  'run',
+  '--reporter=default',
+  '--reporter=json',
+  '--outputFile.json=test-results/unit.json',
+]);
+const unit = readJson('test-results/unit.json');
+if (unit) {
+  passed += unit.numPassedTests;
+  failed += unit.numFailedTests;
+  if (unit.numTotalTests === 0) failed += 1;
+} else {
+  failed += 1;
+}
+if (unitStatus !== 0 && (!unit || unit.numFailedTests === 0)) failed += 1;
+
+// 2. Browser tests.
+if (!chromiumAvailable()) {
+  console.error(`\n${CHROMIUM_INSTALL_HINT}\n`);
+  failed += 1;
+} else {
+  rmSync('test-results/browser.json', { force: true });
+  const browserStatus = run('npx', ['playwright', 'test']);
+  const browser = existsSync('test-results/browser.json')
+    ? readJson('test-results/browser.json')
+    : null;
+  if (browser?.stats) {
+    passed += browser.stats.expected;
+    failed += browser.stats.unexpected + browser.stats.flaky;
+  } else {
+    failed += 1;
+  }
+  if (browserStatus !== 0 && (!browser?.stats || browser.stats.unexpected === 0)) failed += 1;
+}
+
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
