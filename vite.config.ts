@@ -1,4 +1,5 @@
 import { defineConfig } from 'vite';
+import { ortAssets } from './tools/vite/ort-assets';
 
 /**
  * Multi-threaded WASM needs SharedArrayBuffer, which needs cross-origin isolation: every server
@@ -10,6 +11,7 @@ export const crossOriginIsolation = {
 };
 
 export default defineConfig({
+  plugins: [ortAssets()],
   server: { headers: crossOriginIsolation, host: '127.0.0.1' },
   preview: { headers: crossOriginIsolation, host: '127.0.0.1' },
   worker: { format: 'es' },

@@ -1,0 +1,96 @@
+/**
+ * The HTTP routes of system-one.md, as a function from a fetch `Request` to a `Response`. The
+ * page API's `clef.fetch` uses it, and so can a service worker or a Node server: it needs only
+ * a backend that decides a parsed body and lists models.
+ */
+import { internalError, overloadedError, SystemOneError } from '../protocol/errors.js';
+import { parseRequestJson } from '../protocol/json.js';
+import { notJsonBodyError } from '../protocol/errors.js';
+import type { ErrorBody, ModelCard } from '../protocol/types.js';
+import { AbortedError, ClefError, DisposedError } from '../engine/errors.js';
+
+export interface RouteBackend {
+  /** Decides a losslessly parsed body; resolves to the response as JSON text. */
+  decide(body: unknown, signal?: AbortSignal): Promise<{ json: string }>;
+  models(): ModelCard[] | Promise<ModelCard[]>;
+}
+
+const WORKERS_AI = /^\/client\/v4\/accounts\/[^/]+\/ai\/run\/@cf\/cloudflare\/([^/]+)$/;
+
+function requestId(): string {
+  return (
+    globalThis.crypto?.randomUUID?.() ??
+    `${Date.now().toString(16)}-${Math.random().toString(16).slice(2)}`
+  );
+}
+
+function jsonResponse(status: number, text: string): Response {
+  return new Response(text, {
+    status,
+    headers: { 'content-type': 'application/json', 'x-typesafe-request-id': requestId() },
+  });
+}
+
+/** Maps any failure to the contract's status and body. */
+export function errorToHttp(error: unknown): { status: number; body: ErrorBody } {
+  if (error instanceof SystemOneError) return { status: error.status, body: error.body };
+  if (error instanceof DisposedError) {
+    const e = overloadedError('No model is loaded');
+    return { status: e.status, body: e.body };
+  }
+  const message = error instanceof ClefError ? error.message : 'The engine failed';
+  const e = internalError(message);
+  return { status: e.status, body: e.body };
+}
+
+function workersAiError(status: number, body: ErrorBody): string {
+  const message = Array.isArray(body.detail)
+    ? body.detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; ')
+    : body.detail.message;
+  return JSON.stringify({
+    success: false,
+    errors: [{ code: status, message }],
+    result: null,
+    messages: [],
+  });
+}
+
+/**
+ * Answers one HTTP request. Unknown paths give 404, wrong methods 405. An aborted request
+ * rejects like `fetch` does (AbortError), rather than answering.
+ */
+export async function handleRoute(request: Request, backend: RouteBackend): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  const workersAi = WORKERS_AI.exec(path);
+  const isDecision = path === '/v1/systemone' || path === '/v1/decisions' || workersAi !== null;
+
+  if (path === '/v1/models') {
+    if (request.method !== 'GET')
+      return jsonResponse(405, JSON.stringify({ detail: 'Method Not Allowed' }));
+    return jsonResponse(200, JSON.stringify({ models: await backend.models() }));
+  }
+  if (!isDecision) return jsonResponse(404, JSON.stringify({ detail: 'Not Found' }));
+  if (request.method !== 'POST')
+    return jsonResponse(405, JSON.stringify({ detail: 'Method Not Allowed' }));
+
+  try {
+    const text = await request.text();
+    let body: unknown;
+    try {
+      body = parseRequestJson(text);
+    } catch (e) {
+      throw notJsonBodyError(`Request body is not valid JSON: ${(e as Error).message}`);
+    }
+    // The Workers AI route names the model in its path; the body may omit it.
+    if (workersAi && body instanceof Map && !body.has('model')) body.set('model', workersAi[1]!);
+    const { json } = await backend.decide(body, request.signal);
+    if (workersAi) {
+      return jsonResponse(200, `{"result":${json},"success":true,"errors":[],"messages":[]}`);
+    }
+    return jsonResponse(200, json);
+  } catch (error) {
+    if (error instanceof AbortedError) throw new DOMException(error.message, 'AbortError');
+    const { status, body } = errorToHttp(error);
+    return jsonResponse(status, workersAi ? workersAiError(status, body) : JSON.stringify(body));
+  }
+}

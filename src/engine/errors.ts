@@ -1,0 +1,112 @@
+/**
+ * The engine's error classes. Each has a stable `code`; they cross the worker boundary as plain
+ * data (see wire.ts) and are rebuilt as the same class on the page side.
+ * No runtime imports here: the page imports this file without loading the ML runtime.
+ */
+
+export type ClefErrorCode =
+  | 'package_invalid'
+  | 'integrity_mismatch'
+  | 'download_failed'
+  | 'device_unavailable'
+  | 'model_too_large'
+  | 'aborted'
+  | 'disposed'
+  | 'engine_failed';
+
+export class ClefError extends Error {
+  readonly code: ClefErrorCode;
+  /** Extra facts for callers (a file name, a device's reason); plain data only. */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ClefErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.code = code;
+    this.details = Object.freeze({ ...details });
+  }
+  override get name(): string {
+    return 'ClefError';
+  }
+}
+
+/** The package is malformed: a bad manifest, a path outside the package, an unknown format. */
+export class PackageError extends ClefError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('package_invalid', message, details);
+  }
+  override get name(): string {
+    return 'PackageError';
+  }
+}
+
+/** A file's SHA-256 differs from the manifest's: it is refused, never used. */
+export class IntegrityError extends ClefError {
+  constructor(file: string, expected: string, actual: string) {
+    super(
+      'integrity_mismatch',
+      `${file}: SHA-256 ${actual} does not match the manifest's ${expected}; the file was refused`,
+      { file, expected, actual },
+    );
+  }
+  override get name(): string {
+    return 'IntegrityError';
+  }
+}
+
+export class DownloadError extends ClefError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('download_failed', message, details);
+  }
+  override get name(): string {
+    return 'DownloadError';
+  }
+}
+
+/** The asked-for device cannot run this package here; `details.reason` says why. */
+export class DeviceError extends ClefError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('device_unavailable', message, details);
+  }
+  override get name(): string {
+    return 'DeviceError';
+  }
+}
+
+/** The variant needs more memory than any available device offers (e.g. a 9B on WASM). */
+export class ModelTooLargeError extends ClefError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('model_too_large', message, details);
+  }
+  override get name(): string {
+    return 'ModelTooLargeError';
+  }
+}
+
+/** The caller's AbortSignal fired; whatever the request held was freed. */
+export class AbortedError extends ClefError {
+  constructor(message = 'The request was aborted') {
+    super('aborted', message);
+  }
+  override get name(): string {
+    return 'AbortError';
+  }
+}
+
+export class DisposedError extends ClefError {
+  constructor(message = 'This clef instance was disposed') {
+    super('disposed', message);
+  }
+  override get name(): string {
+    return 'DisposedError';
+  }
+}
+
+/** The runtime failed (a session error, a lost device that could not be recovered). */
+export class EngineError extends ClefError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('engine_failed', message, details);
+  }
+  override get name(): string {
+    return 'EngineError';
+  }
+}

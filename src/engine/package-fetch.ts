@@ -1,0 +1,180 @@
+/**
+ * Fetches a package's files same-origin, verifies each against the manifest's SHA-256 and keeps
+ * verified files in the Cache Storage API, so a second load does no network I/O. A full quota
+ * (or no Cache Storage at all) is reported and loading carries on without caching.
+ */
+import { DownloadError, IntegrityError, PackageError } from './errors.js';
+import { parseManifest, type ManifestFile, type PackageManifest } from './manifest.js';
+import type { LoadProgress } from './wire.js';
+
+export const CACHE_NAME = 'clef-web-packages-v1';
+
+export interface FetchOptions {
+  onProgress?: (p: LoadProgress) => void;
+  signal?: AbortSignal;
+  /** Use the Cache Storage API (default true). */
+  cache?: boolean;
+}
+
+export interface PackageFiles {
+  manifest: PackageManifest;
+  baseUrl: string;
+  /** SHA-256 of manifest.json itself: identifies the package in logs. */
+  manifestSha256: string;
+  /** Why caching is off, when it is (quota, no Cache Storage); null when files were cached. */
+  cacheProblem: string | null;
+  bytesFromNetwork: number;
+  bytesFromCache: number;
+  read(file: ManifestFile): Uint8Array;
+}
+
+export async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Resolves `path` (already checked to stay inside the package) against the package URL. */
+export function packageUrl(baseUrl: string, path: string): string {
+  const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
+  return new URL(path, new URL(base, globalThis.location?.href)).href;
+}
+
+async function readBody(
+  response: Response,
+  expected: number,
+  onChunk: (n: number) => void,
+): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array(await response.arrayBuffer());
+  const out = new Uint8Array(expected);
+  let offset = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (offset + value.byteLength > expected) {
+      await reader.cancel();
+      throw new DownloadError(`${response.url}: more bytes than the manifest's ${expected}`);
+    }
+    out.set(value, offset);
+    offset += value.byteLength;
+    onChunk(value.byteLength);
+  }
+  if (offset !== expected) {
+    throw new DownloadError(`${response.url}: got ${offset} bytes, the manifest says ${expected}`);
+  }
+  return out;
+}
+
+async function openCache(): Promise<{ cache: Cache | null; problem: string | null }> {
+  if (typeof caches === 'undefined')
+    return { cache: null, problem: 'Cache Storage is unavailable' };
+  try {
+    return { cache: await caches.open(CACHE_NAME), problem: null };
+  } catch (e) {
+    return { cache: null, problem: `Cache Storage could not be opened: ${(e as Error).message}` };
+  }
+}
+
+export async function fetchPackage(
+  baseUrl: string,
+  options: FetchOptions = {},
+): Promise<PackageFiles> {
+  const { onProgress, signal } = options;
+  const manifestUrl = packageUrl(baseUrl, 'manifest.json');
+  onProgress?.({ phase: 'manifest', loadedBytes: 0, totalBytes: 0 });
+  let manifestResponse: Response;
+  try {
+    manifestResponse = await fetch(manifestUrl, { signal, cache: 'no-cache' });
+  } catch (e) {
+    throw new DownloadError(`Could not fetch ${manifestUrl}: ${(e as Error).message}`);
+  }
+  if (!manifestResponse.ok) {
+    throw new DownloadError(`Could not fetch ${manifestUrl}: HTTP ${manifestResponse.status}`);
+  }
+  const manifestBytes = new Uint8Array(await manifestResponse.arrayBuffer());
+  let manifestJson: unknown;
+  try {
+    manifestJson = JSON.parse(new TextDecoder().decode(manifestBytes));
+  } catch {
+    throw new PackageError(`${manifestUrl} is not JSON`);
+  }
+  const manifest = parseManifest(manifestJson);
+  const manifestSha256 = await sha256Hex(manifestBytes);
+
+  let { cache, problem } =
+    options.cache === false ? { cache: null, problem: 'caching disabled' } : await openCache();
+  const totalBytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
+  let loadedBytes = 0;
+  let bytesFromNetwork = 0;
+  let bytesFromCache = 0;
+  const contents = new Map<string, Uint8Array>();
+
+  for (const file of manifest.files) {
+    const url = packageUrl(baseUrl, file.path);
+    // The cache key carries the hash: a changed package never reads a stale file.
+    const cacheKey = `${url}?sha256=${file.sha256}`;
+    let data: Uint8Array | null = null;
+    let fromCache = false;
+    if (cache) {
+      const hit = await cache.match(cacheKey).catch(() => undefined);
+      if (hit) {
+        data = new Uint8Array(await hit.arrayBuffer());
+        fromCache = true;
+      }
+    }
+    if (!data) {
+      let response: Response;
+      try {
+        response = await fetch(url, { signal });
+      } catch (e) {
+        throw new DownloadError(`Could not fetch ${file.path}: ${(e as Error).message}`, {
+          file: file.path,
+        });
+      }
+      if (!response.ok) {
+        throw new DownloadError(`Could not fetch ${file.path}: HTTP ${response.status}`, {
+          file: file.path,
+        });
+      }
+      data = await readBody(response, file.bytes, (n) => {
+        loadedBytes += n;
+        onProgress?.({ phase: 'download', file: file.path, loadedBytes, totalBytes });
+      });
+      bytesFromNetwork += data.byteLength;
+    } else {
+      loadedBytes += data.byteLength;
+      bytesFromCache += data.byteLength;
+      onProgress?.({ phase: 'download', file: file.path, loadedBytes, totalBytes, fromCache });
+    }
+    onProgress?.({ phase: 'verify', file: file.path, loadedBytes, totalBytes });
+    const actual = await sha256Hex(data);
+    if (actual !== file.sha256) {
+      if (fromCache) await cache?.delete(cacheKey).catch(() => false);
+      throw new IntegrityError(file.path, file.sha256, actual);
+    }
+    if (cache && !fromCache) {
+      try {
+        await cache.put(cacheKey, new Response(data as Uint8Array<ArrayBuffer>));
+      } catch (e) {
+        // A full quota must not fail the load: carry on uncached, and say so in info().
+        problem = `Not cached: ${(e as Error).name === 'QuotaExceededError' ? 'storage quota exceeded' : (e as Error).message}`;
+        cache = null;
+      }
+    }
+    contents.set(file.path, data);
+  }
+
+  return {
+    manifest,
+    baseUrl,
+    manifestSha256,
+    cacheProblem: problem,
+    bytesFromNetwork,
+    bytesFromCache,
+    read(file) {
+      const data = contents.get(file.path);
+      if (!data) throw new PackageError(`${file.path} is not part of this package`);
+      return data;
+    },
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * What crosses the page ↔ worker boundary, as plain structured-clone data. Behaviour-free except
+ * the two functions that turn errors into wire form and back, so that a caller on the page
+ * catches the same class (with its `code`) that the worker threw, never a bare string.
+ */
+import { SystemOneError } from '../protocol/errors.js';
+import type { ErrorBody } from '../protocol/types.js';
+import {
+  AbortedError,
+  ClefError,
+  DeviceError,
+  DisposedError,
+  DownloadError,
+  EngineError,
+  IntegrityError,
+  ModelTooLargeError,
+  PackageError,
+  type ClefErrorCode,
+} from './errors.js';
+
+export type WireError =
+  | { kind: 'systemone'; status: number; body: ErrorBody; message: string }
+  | { kind: 'clef'; code: ClefErrorCode; message: string; details: Record<string, unknown> }
+  | { kind: 'other'; name: string; message: string };
+
+export function toWireError(error: unknown): WireError {
+  if (error instanceof SystemOneError) {
+    return { kind: 'systemone', status: error.status, body: error.body, message: error.message };
+  }
+  if (error instanceof ClefError) {
+    return {
+      kind: 'clef',
+      code: error.code,
+      message: error.message,
+      details: { ...error.details },
+    };
+  }
+  if (error instanceof Error) return { kind: 'other', name: error.name, message: error.message };
+  return { kind: 'other', name: 'Error', message: String(error) };
+}
+
+export function fromWireError(wire: WireError): Error {
+  switch (wire.kind) {
+    case 'systemone':
+      return SystemOneError.fromBody(wire.status, wire.body);
+    case 'clef':
+      return reviveClefError(wire.code, wire.message, wire.details);
+    case 'other':
+      // An unexpected failure inside the worker is an engine failure, typed as such.
+      return new EngineError(`${wire.name}: ${wire.message}`, { cause: wire.name });
+  }
+}
+
+function reviveClefError(
+  code: ClefErrorCode,
+  message: string,
+  details: Record<string, unknown>,
+): ClefError {
+  switch (code) {
+    case 'package_invalid':
+      return new PackageError(message, details);
+    case 'integrity_mismatch': {
+      const e = new IntegrityError(
+        String(details.file),
+        String(details.expected),
+        String(details.actual),
+      );
+      return e;
+    }
+    case 'download_failed':
+      return new DownloadError(message, details);
+    case 'device_unavailable':
+      return new DeviceError(message, details);
+    case 'model_too_large':
+      return new ModelTooLargeError(message, details);
+    case 'aborted':
+      return new AbortedError(message);
+    case 'disposed':
+      return new DisposedError(message);
+    case 'engine_failed':
+      return new EngineError(message, details);
+  }
+}
+
+/** Load progress, as `onProgress` receives it. */
+export interface LoadProgress {
+  phase: 'manifest' | 'download' | 'verify' | 'compile' | 'ready';
+  /** The package file being worked on, when there is one. */
+  file?: string;
+  loadedBytes: number;
+  totalBytes: number;
+  /** True when the bytes came from the local cache rather than the network. */
+  fromCache?: boolean;
+}
+
+/** A worker call's outcome. Worker methods never throw across the boundary: they return this. */
+export type WireResult<T> = { ok: true; value: T } | { ok: false; error: WireError };
+
+export interface LoadOptionsWire {
+  /** Absolute URL of the package directory (holding manifest.json). */
+  model: string;
+  device: 'auto' | 'webgpu' | 'wasm';
+  dtype?: string;
+  cacheBudgetBytes: number;
+  /** Use Cache Storage for package files (default true). */
+  cache: boolean;
+  /** Test hook: pretend WebGPU is absent, or make its load fail, to exercise the fallback. */
+  simulate?: { noWebgpu?: boolean; failWebgpuLoad?: boolean };
+}
+
+export interface EngineCounters {
+  decisions: number;
+  /** Tokens run through the backbone (a prefix-cache hit runs only the schema and suffix). */
+  backboneTokens: number;
+  prefixHits: number;
+  prefixMisses: number;
+  cacheEntries: number;
+  cacheBytes: number;
+}
+
+export interface EngineInfo {
+  model: string;
+  aliases: string[];
+  description: string;
+  /** YYYY-MM-DD */
+  releaseDate: string;
+  packageUrl: string;
+  manifestSha256: string;
+  dtype: string;
+  device: 'webgpu' | 'wasm';
+  adapter: string | null;
+  /** Why the engine runs on something other than the first choice, or null. */
+  fallbackReason: string | null;
+  contextTokens: number;
+  threads: number;
+  loadMs: { download: number; verify: number; compile: number; total: number };
+  /** Why package files are not cached locally, or null when they are. */
+  cacheProblem: string | null;
+  counters: EngineCounters;
+}
+
+export interface DecisionTimings {
+  encodeMs: number;
+  backboneMs: number;
+  headMs: number;
+  totalMs: number;
+  prefixHit: boolean;
+  backboneTokens: number;
+}
+
+export interface DecisionWire {
+  response: import('../protocol/types.js').SystemOneResponse;
+  /** The body as JSON text, keys in request order (a JS object reorders integer-like keys). */
+  json: string;
+  timings: DecisionTimings;
+}
+
+/** The worker's surface, as Comlink exposes it. */
+export interface WorkerApi {
+  load(
+    options: LoadOptionsWire,
+    onProgress?: (p: LoadProgress) => void,
+  ): Promise<WireResult<EngineInfo>>;
+  systemone(id: number, body: unknown): Promise<WireResult<DecisionWire>>;
+  cancel(id: number): Promise<boolean>;
+  info(): Promise<WireResult<EngineInfo>>;
+  dispose(): Promise<void>;
+}
