@@ -1,0 +1,246 @@
+/**
+ * The worker side of the page API: loads a package, picks a device (falling back to WASM when
+ * WebGPU is missing or fails), and serves decisions one at a time from a queue. Every method
+ * returns a WireResult, so failures reach the page as typed errors, never strings or hangs.
+ */
+import { encodeRequest } from '../clef/prompt.js';
+import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
+import { buildResponse, serializeResponse } from '../protocol/answers.js';
+import { validateRequest } from '../protocol/validate.js';
+import { deviceOrder, probeCapabilities, type Capabilities } from './capabilities.js';
+import {
+  DeviceError,
+  DisposedError,
+  EngineError,
+  ModelTooLargeError,
+  PackageError,
+} from './errors.js';
+import { fetchPackage, type PackageFiles } from './package-fetch.js';
+import { requireFile, type DeviceName } from './manifest.js';
+import { SerialQueue, type JobContext } from './queue.js';
+import type { DecisionSession, SessionFactory } from './session.js';
+import {
+  toWireError,
+  type DecisionWire,
+  type EngineInfo,
+  type LoadOptionsWire,
+  type LoadProgress,
+  type WireResult,
+  type WorkerApi,
+} from './wire.js';
+
+async function result<T>(work: () => Promise<T> | T): Promise<WireResult<T>> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error: toWireError(error) };
+  }
+}
+
+function readJson(pkg: PackageFiles, role: 'tokenizer' | 'tokenizer-config'): object {
+  const bytes = pkg.read(requireFile(pkg.manifest, role));
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes)) as object;
+  } catch {
+    throw new PackageError(`The package's ${role} file is not JSON`);
+  }
+}
+
+export class EngineHost implements WorkerApi {
+  private pkg: PackageFiles | null = null;
+  private tokenizer: ClefTokenizer | null = null;
+  private session: DecisionSession | null = null;
+  private options: LoadOptionsWire | null = null;
+  private infoBase: Omit<EngineInfo, 'counters'> | null = null;
+  private readonly queue = new SerialQueue();
+  private disposed = false;
+  private readonly counters = { decisions: 0, backboneTokens: 0, prefixHits: 0, prefixMisses: 0 };
+
+  constructor(private readonly createSession: SessionFactory) {}
+
+  load(
+    options: LoadOptionsWire,
+    onProgress?: (p: LoadProgress) => void,
+  ): Promise<WireResult<EngineInfo>> {
+    return result(async () => {
+      const started = performance.now();
+      this.options = options;
+      let caps: Capabilities = await probeCapabilities();
+      if (options.simulate?.noWebgpu) {
+        caps = {
+          ...caps,
+          webgpu: false,
+          shaderF16: false,
+          adapter: null,
+          webgpuReason: 'WebGPU disabled by the caller (simulate.noWebgpu)',
+        };
+      }
+      const report = (p: LoadProgress) => onProgress?.(p);
+      let verifyMs = 0;
+      const pkg = await fetchPackage(options.model, {
+        cache: options.cache,
+        onProgress: (p) => {
+          if (p.phase === 'verify') verifyMs -= performance.now();
+          report(p);
+        },
+      });
+      const downloaded = performance.now();
+      if (options.dtype && options.dtype !== pkg.manifest.variant.dtype) {
+        throw new PackageError(
+          `The package at ${options.model} is the ${pkg.manifest.variant.dtype} variant, not ${options.dtype}`,
+        );
+      }
+      const { order, skipped } = deviceOrder(options.device, pkg.manifest, caps);
+      if (order.length === 0) {
+        const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
+        const tooLarge = skipped.some((s) => s.device === 'wasm' && s.reason.includes('4 GiB'));
+        if (tooLarge)
+          throw new ModelTooLargeError(`Cannot run ${pkg.manifest.model.name} here: ${reasons}`, {
+            reasons,
+          });
+        throw new DeviceError(`No device can run ${pkg.manifest.model.name} here: ${reasons}`, {
+          reasons,
+        });
+      }
+      this.pkg = pkg;
+      this.tokenizer = loadTokenizerSync(
+        readJson(pkg, 'tokenizer'),
+        readJson(pkg, 'tokenizer-config'),
+      );
+      report({ phase: 'compile', loadedBytes: 0, totalBytes: 0 });
+      const compileStart = performance.now();
+      let fallbackReason: string | null =
+        skipped.length && options.device === 'auto'
+          ? skipped.map((s) => `${s.device} skipped: ${s.reason}`).join('; ')
+          : null;
+      let lastError: unknown = null;
+      for (const device of order) {
+        try {
+          if (device === 'webgpu' && options.simulate?.failWebgpuLoad) {
+            throw new EngineError('WebGPU session creation failed (simulate.failWebgpuLoad)');
+          }
+          this.session = await this.createSession(pkg, device, {
+            threads: caps.threads,
+            cacheBudgetBytes: options.cacheBudgetBytes,
+          });
+          break;
+        } catch (e) {
+          lastError = e;
+          fallbackReason = `${device} failed to load: ${(e as Error).message}`;
+        }
+      }
+      if (!this.session) {
+        throw lastError instanceof Error ? lastError : new EngineError(String(lastError));
+      }
+      const now = performance.now();
+      const m = pkg.manifest;
+      this.infoBase = {
+        model: m.model.name,
+        aliases: m.model.aliases,
+        description: m.model.description,
+        releaseDate: m.model.releaseDate,
+        packageUrl: options.model,
+        manifestSha256: pkg.manifestSha256,
+        dtype: m.variant.dtype,
+        device: this.session.device,
+        adapter: this.session.device === 'webgpu' ? caps.adapter : null,
+        fallbackReason,
+        contextTokens: m.contextTokens,
+        threads: caps.threads,
+        loadMs: {
+          download: Math.max(0, downloaded - started - verifyMs),
+          verify: verifyMs,
+          compile: now - compileStart,
+          total: now - started,
+        },
+        cacheProblem: pkg.cacheProblem,
+      };
+      report({ phase: 'ready', loadedBytes: 0, totalBytes: 0 });
+      return this.snapshot();
+    });
+  }
+
+  systemone(id: number, body: unknown): Promise<WireResult<DecisionWire>> {
+    return result(() => {
+      if (this.disposed || !this.session) throw new DisposedError('No model is loaded');
+      return this.queue.push(id, (ctx) => this.decide(body, ctx));
+    });
+  }
+
+  async cancel(id: number): Promise<boolean> {
+    return this.queue.cancel(id);
+  }
+
+  info(): Promise<WireResult<EngineInfo>> {
+    return result(() => this.snapshot());
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    this.queue.rejectAll(new DisposedError());
+    await this.session?.dispose();
+    this.session = null;
+  }
+
+  private snapshot(): EngineInfo {
+    if (!this.infoBase || !this.session) throw new DisposedError('No model is loaded');
+    const cache = this.session.cacheStats();
+    return {
+      ...this.infoBase,
+      device: this.session.device,
+      counters: { ...this.counters, cacheEntries: cache.entries, cacheBytes: cache.bytes },
+    };
+  }
+
+  private async decide(body: unknown, ctx: JobContext): Promise<DecisionWire> {
+    const pkg = this.pkg!;
+    const m = pkg.manifest;
+    const t0 = performance.now();
+    const request = validateRequest(body, {
+      limits: m.limits,
+      models: [m.model.name, ...m.model.aliases],
+    });
+    const encoded = encodeRequest(this.tokenizer!, request, { maxTokens: m.contextTokens });
+    const t1 = performance.now();
+    ctx.throwIfCancelled();
+    const run = await this.runWithRecovery(encoded, ctx);
+    const response = buildResponse(request, encoded, run.logits, request.model);
+    this.counters.decisions++;
+    this.counters.backboneTokens += run.backboneTokens;
+    if (run.prefixHit) this.counters.prefixHits++;
+    else this.counters.prefixMisses++;
+    return {
+      response,
+      json: serializeResponse(request, response),
+      timings: {
+        encodeMs: t1 - t0,
+        backboneMs: run.backboneMs,
+        headMs: run.headMs,
+        totalMs: performance.now() - t0,
+        prefixHit: run.prefixHit,
+        backboneTokens: run.backboneTokens,
+      },
+    };
+  }
+
+  /** A WebGPU failure while running (a lost device) moves the engine to WASM and retries once. */
+  private async runWithRecovery(
+    encoded: Parameters<DecisionSession['run']>[0],
+    ctx: JobContext,
+  ): ReturnType<DecisionSession['run']> {
+    const session = this.session!;
+    try {
+      return await session.run(encoded, ctx);
+    } catch (e) {
+      if (session.device !== 'webgpu' || ctx.cancelled() || !session.lost()) throw e;
+      const reason = `WebGPU device lost while running (${(e as Error).message}); moved to WASM`;
+      await session.dispose().catch(() => undefined);
+      this.session = await this.createSession(this.pkg!, 'wasm' as DeviceName, {
+        threads: (await probeCapabilities()).threads,
+        cacheBudgetBytes: this.options!.cacheBudgetBytes,
+      });
+      this.infoBase = { ...this.infoBase!, device: 'wasm', adapter: null, fallbackReason: reason };
+      return this.session.run(encoded, ctx);
+    }
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * What the host needs from a model session on one device: run an encoded request to per-option
+ * logits. The ORT-backed implementation lives in clef-session.ts.
+ */
+import type { EncodedRequest } from '../clef/prompt.js';
+import type { DeviceName } from './manifest.js';
+import type { PackageFiles } from './package-fetch.js';
+import type { JobContext } from './queue.js';
+
+export interface SessionRun {
+  /** One array per question, in the encoded option order. */
+  logits: Float32Array[];
+  backboneMs: number;
+  headMs: number;
+  prefixHit: boolean;
+  /** Tokens the backbone ran for this request. */
+  backboneTokens: number;
+}
+
+export interface DecisionSession {
+  readonly device: DeviceName;
+  run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun>;
+  /** True once the session's device is gone (a lost WebGPU device). */
+  lost(): boolean;
+  cacheStats(): { entries: number; bytes: number };
+  dispose(): Promise<void>;
+}
+
+export interface SessionOptions {
+  threads: number;
+  cacheBudgetBytes: number;
+}
+
+export type SessionFactory = (
+  pkg: PackageFiles,
+  device: DeviceName,
+  options: SessionOptions,
+) => Promise<DecisionSession>;
