@@ -1,0 +1,371 @@
+/**
+ * Byte-level BPE tokenizer for Qwen-family `tokenizer.json` files (Qwen3.5, Clef, the tiny
+ * fixture), in plain TypeScript so it runs the same in the browser, a worker and Node (no fs).
+ *
+ * Pipeline, as Hugging Face `tokenizers` runs it for these files:
+ *   1. cut out added tokens (`<|im_start|>` ...) on the raw text, leftmost-longest;
+ *   2. NFC each remaining segment;
+ *   3. split it with the pre-tokenizer regex (Perl/Oniguruma semantics: first alternative wins);
+ *   4. map each piece's UTF-8 bytes to the GPT-2 byte-level alphabet;
+ *   5. apply BPE merges, lowest rank first, leftmost on ties.
+ * `encode` inserts no special tokens (like `tokenizer(text, add_special_tokens=False)`).
+ */
+import { MergeTable, applyMerges } from './tokenizer-bpe.js';
+
+/** The split regex in Qwen3.5's tokenizer.json: combining marks (\p{M}) join letter runs. */
+export const QWEN3_5_SPLIT_REGEX =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/** The split regex hard-coded in transformers' `Qwen2Tokenizer` (and Qwen2/Qwen3 files). */
+export const QWEN2_SPLIT_REGEX =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/**
+ * transformers v5 builds these tokenizer classes' pipelines from their own code and takes only
+ * vocab and merges from tokenizer.json, so `tokenizer_class` decides the split regex that
+ * `AutoTokenizer` (the Clef reference) really uses.
+ */
+const CLASS_SPLIT_REGEX: Record<string, string> = {
+  Qwen2Tokenizer: QWEN2_SPLIT_REGEX,
+  Qwen2TokenizerFast: QWEN2_SPLIT_REGEX,
+  Qwen3_5Tokenizer: QWEN3_5_SPLIT_REGEX,
+};
+
+export interface ClefTokenizer {
+  /** Token ids of `text`; no special tokens are inserted. */
+  encode(text: string): number[];
+  /** Text of the ids (added tokens as written; invalid UTF-8 becomes U+FFFD). */
+  decode(ids: number[]): string;
+  /** Id of a vocabulary entry (byte-level spelling, e.g. `Ġthe`) or an added token. */
+  tokenToId(token: string): number | undefined;
+  /** Number of ids: they run 0 .. vocabSize-1. */
+  readonly vocabSize: number;
+}
+
+export interface LoadTokenizerOptions {
+  /**
+   * 'transformers' (default): the split regex that transformers' AutoTokenizer uses, chosen by
+   * tokenizer_config's `tokenizer_class` when it is a Qwen class, else tokenizer.json's own.
+   * 'tokenizer.json': always tokenizer.json's own regex (as the `tokenizers` library loads it).
+   */
+  splitRegexFrom?: 'transformers' | 'tokenizer.json';
+}
+
+/** GPT-2's byte -> printable character table; entry b is the character for byte b. */
+export function byteLevelAlphabet(): string[] {
+  const table: string[] = new Array<string>(256);
+  let next = 256;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    table[b] = String.fromCodePoint(printable ? b : next++);
+  }
+  return table;
+}
+
+/** Oniguruma folds these with ASCII letters under (?i): ſ -> s, Kelvin sign -> k. */
+const EXTRA_FOLDS: Record<string, string> = { s: '\u017f', k: '\u212a' };
+
+/**
+ * Compiles a tokenizer.json Split regex (Oniguruma syntax) into a global Unicode JS RegExp.
+ * Handles what Qwen-style patterns use: `(?i:...)` groups of literals, `\s`/`\S` with
+ * Oniguruma's meaning (Unicode White_Space: JS `\s` adds U+FEFF and lacks U+0085), `\p{..}`
+ * classes, lookahead. Anything JS cannot parse throws.
+ */
+export function compileSplitRegex(pattern: string): RegExp {
+  let out = '';
+  let caseless = 0; // depth inside (?i: ... )
+  let inClass = false;
+  const groupIsCaseless: boolean[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\') {
+      const next = pattern[i + 1] ?? '';
+      i++;
+      if (next === 's') out += '\\p{White_Space}';
+      else if (next === 'S') out += '\\P{White_Space}';
+      else if (next === 'p' || next === 'P') {
+        const close = pattern.indexOf('}', i);
+        out += '\\' + pattern.slice(i, close + 1);
+        i = close;
+      } else out += '\\' + next;
+    } else if (inClass) {
+      if (ch === ']') inClass = false;
+      out += ch;
+    } else if (ch === '[') {
+      inClass = true;
+      out += ch;
+      if (pattern[i + 1] === '^') out += pattern[++i];
+    } else if (pattern.startsWith('(?i:', i)) {
+      groupIsCaseless.push(true);
+      caseless++;
+      out += '(?:';
+      i += 3;
+    } else if (ch === '(') {
+      groupIsCaseless.push(false);
+      out += ch;
+    } else if (ch === ')') {
+      if (groupIsCaseless.pop()) caseless--;
+      out += ch;
+    } else if (caseless > 0 && /[A-Za-z]/.test(ch)) {
+      const lower = ch.toLowerCase();
+      out += `[${lower}${lower.toUpperCase()}${EXTRA_FOLDS[lower] ?? ''}]`;
+    } else out += ch;
+  }
+  return new RegExp(out, 'gu');
+}
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fail(message: string): never {
+  throw new Error(`tokenizer.json: ${message}`);
+}
+
+/** Checks the file is a byte-level BPE of the Qwen shape and returns its Split regex. */
+function readSplitRegex(json: JsonObject): string {
+  const pre = json['pre_tokenizer'];
+  const steps = isObject(pre) && pre['type'] === 'Sequence' ? pre['pretokenizers'] : undefined;
+  if (!Array.isArray(steps) || steps.length !== 2) {
+    fail('pre_tokenizer must be Sequence[Split(Regex), ByteLevel]');
+  }
+  const [split, byteLevel] = steps as unknown[];
+  const pattern = isObject(split) && isObject(split['pattern']) ? split['pattern']['Regex'] : null;
+  if (!isObject(split) || split['type'] !== 'Split' || typeof pattern !== 'string') {
+    fail('the first pre-tokenizer must be a Split with a Regex pattern');
+  }
+  if ((split['behavior'] ?? 'Isolated') !== 'Isolated' || split['invert'] === true) {
+    fail('only an Isolated, non-inverted Split is supported');
+  }
+  if (
+    !isObject(byteLevel) ||
+    byteLevel['type'] !== 'ByteLevel' ||
+    byteLevel['use_regex'] === true ||
+    byteLevel['add_prefix_space'] === true
+  ) {
+    fail('the second pre-tokenizer must be ByteLevel without regex or prefix space');
+  }
+  const normalizer = json['normalizer'];
+  if (normalizer !== null && !(isObject(normalizer) && normalizer['type'] === 'NFC')) {
+    fail('only an NFC normalizer (or none) is supported');
+  }
+  const decoder = json['decoder'];
+  if (decoder !== null && !(isObject(decoder) && decoder['type'] === 'ByteLevel')) {
+    fail('only a ByteLevel decoder is supported');
+  }
+  return pattern;
+}
+
+interface AddedToken {
+  content: string;
+  id: number;
+}
+
+/** Added tokens from tokenizer.json plus any only tokenizer_config.json lists (Qwen3.5 has 7). */
+function readAddedTokens(json: JsonObject, config: JsonObject): AddedToken[] {
+  const byContent = new Map<string, number>();
+  const list = json['added_tokens'];
+  if (Array.isArray(list)) {
+    for (const entry of list as unknown[]) {
+      if (!isObject(entry) || typeof entry['content'] !== 'string') fail('bad added token');
+      if (!Number.isInteger(entry['id'])) fail(`added token ${entry['content']} has no id`);
+      byContent.set(entry['content'], entry['id'] as number);
+    }
+  }
+  const decoder = config['added_tokens_decoder'];
+  if (isObject(decoder)) {
+    for (const [key, entry] of Object.entries(decoder)) {
+      const content = typeof entry === 'string' ? entry : isObject(entry) ? entry['content'] : null;
+      const id = Number(key);
+      if (typeof content === 'string' && Number.isInteger(id) && !byContent.has(content)) {
+        byContent.set(content, id);
+      }
+    }
+  }
+  return [...byContent].map(([content, id]) => ({ content, id }));
+}
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+class ByteLevelBpe implements ClefTokenizer {
+  readonly vocabSize: number;
+  /** Added tokens, longest first, so the alternation finds leftmost-longest matches. */
+  private readonly addedSplitter: RegExp | null;
+  private readonly addedIds = new Map<string, number>();
+  private readonly cache = new Map<string, number[]>();
+  private readonly utf8 = new TextEncoder();
+  private readonly utf8Decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  /** Byte-level character code -> byte, -1 for characters outside the alphabet. */
+  private readonly charToByte = new Int16Array(0x200).fill(-1);
+
+  constructor(
+    /** The BPE model's own vocabulary (added tokens live apart, as in `tokenizers`). */
+    private readonly vocab: Map<string, number>,
+    added: AddedToken[],
+    private readonly merges: MergeTable,
+    private readonly idToToken: Array<string | undefined>,
+    private readonly isAdded: Uint8Array,
+    private readonly split: RegExp,
+    private readonly byteIds: number[],
+  ) {
+    this.vocabSize = idToToken.length;
+    byteLevelAlphabet().forEach((ch, b) => (this.charToByte[ch.charCodeAt(0)] = b));
+    for (const t of added) this.addedIds.set(t.content, t.id);
+    const longestFirst = added.map((t) => t.content).sort((x, y) => y.length - x.length);
+    this.addedSplitter =
+      added.length === 0 ? null : new RegExp(longestFirst.map(escapeRegExp).join('|'), 'gu');
+  }
+
+  tokenToId(token: string): number | undefined {
+    return this.addedIds.get(token) ?? this.vocab.get(token);
+  }
+
+  encode(text: string): number[] {
+    const ids: number[] = [];
+    let start = 0;
+    if (this.addedSplitter) {
+      for (const match of text.matchAll(this.addedSplitter)) {
+        this.encodeSegment(text.slice(start, match.index), ids);
+        ids.push(this.addedIds.get(match[0])!);
+        start = match.index + match[0].length;
+      }
+    }
+    this.encodeSegment(text.slice(start), ids);
+    return ids;
+  }
+
+  decode(ids: number[]): string {
+    const bytes: number[] = [];
+    for (const id of ids) {
+      const token = this.idToToken[id];
+      if (token === undefined) throw new RangeError(`token id ${id} is not in the vocabulary`);
+      if (this.isAdded[id] === 0 && this.appendByteLevel(token, bytes)) continue;
+      for (const b of this.utf8.encode(token)) bytes.push(b);
+    }
+    return this.utf8Decoder.decode(Uint8Array.from(bytes));
+  }
+
+  /** Appends a byte-level token's bytes; false (nothing appended) if it is not byte-level. */
+  private appendByteLevel(token: string, bytes: number[]): boolean {
+    const start = bytes.length;
+    for (let i = 0; i < token.length; i++) {
+      const code = token.charCodeAt(i);
+      const b = code < this.charToByte.length ? this.charToByte[code]! : -1;
+      if (b < 0) {
+        bytes.length = start;
+        return false;
+      }
+      bytes.push(b);
+    }
+    return true;
+  }
+
+  private encodeSegment(segment: string, ids: number[]): void {
+    if (segment.length === 0) return;
+    const normalized = segment.normalize('NFC');
+    let end = 0;
+    for (const match of normalized.matchAll(this.split)) {
+      // Text no alternative matched is a piece too (Isolated split); Qwen's regex leaves none.
+      if (match.index > end) this.encodePiece(normalized.slice(end, match.index), ids);
+      if (match[0].length > 0) this.encodePiece(match[0], ids);
+      end = match.index + match[0].length;
+    }
+    if (end < normalized.length) this.encodePiece(normalized.slice(end), ids);
+  }
+
+  private encodePiece(piece: string, ids: number[]): void {
+    let pieceIds = this.cache.get(piece);
+    if (pieceIds === undefined) {
+      const byteTokens = Array.from(this.utf8.encode(piece), (b) => this.byteIds[b]!);
+      pieceIds = applyMerges(byteTokens, this.merges);
+      if (this.cache.size >= 50_000) this.cache.clear();
+      this.cache.set(piece, pieceIds);
+    }
+    for (const id of pieceIds) ids.push(id);
+  }
+}
+
+/**
+ * Builds a tokenizer from parsed `tokenizer.json` (and `tokenizer_config.json`, whose
+ * `added_tokens_decoder` and `tokenizer_class` transformers honours). Throws on files that are
+ * not a byte-level BPE of the Qwen shape. The work is synchronous; see loadTokenizerSync.
+ */
+export async function loadTokenizer(
+  tokenizerJson: object,
+  tokenizerConfig?: object,
+  options: LoadTokenizerOptions = {},
+): Promise<ClefTokenizer> {
+  return loadTokenizerSync(tokenizerJson, tokenizerConfig, options);
+}
+
+export function loadTokenizerSync(
+  tokenizerJson: object,
+  tokenizerConfig?: object,
+  options: LoadTokenizerOptions = {},
+): ClefTokenizer {
+  const json = tokenizerJson as JsonObject;
+  const config = (tokenizerConfig ?? {}) as JsonObject;
+  const model = json['model'];
+  if (!isObject(model) || model['type'] !== 'BPE') fail('model.type must be BPE');
+  if (model['byte_fallback'] === true) fail('byte_fallback is not supported');
+  if (model['continuing_subword_prefix'] || model['end_of_word_suffix']) {
+    fail('continuing_subword_prefix / end_of_word_suffix are not supported');
+  }
+  if (model['ignore_merges'] === true) fail('ignore_merges is not supported');
+  let splitRegex = readSplitRegex(json);
+  const tokenizerClass = config['tokenizer_class'];
+  const fromClass = typeof tokenizerClass === 'string' ? CLASS_SPLIT_REGEX[tokenizerClass] : null;
+  if ((options.splitRegexFrom ?? 'transformers') === 'transformers' && fromClass) {
+    splitRegex = fromClass;
+  }
+
+  const rawVocab = model['vocab'];
+  if (!isObject(rawVocab)) fail('model.vocab must be an object');
+  const vocab = new Map<string, number>();
+  let maxId = -1;
+  for (const token in rawVocab) {
+    const id = rawVocab[token];
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) fail(`bad id for ${token}`);
+    vocab.set(token, id);
+    if (id > maxId) maxId = id;
+  }
+  const added = readAddedTokens(json, config);
+  for (const t of added) maxId = Math.max(maxId, t.id);
+  const idToToken = new Array<string | undefined>(maxId + 1);
+  for (const [token, id] of vocab) idToToken[id] = token;
+  const isAdded = new Uint8Array(maxId + 1);
+  for (const t of added) {
+    idToToken[t.id] = t.content;
+    isAdded[t.id] = 1;
+  }
+  const byteIds = byteLevelAlphabet().map(
+    (ch) => vocab.get(ch) ?? fail(`byte token ${ch} is missing`),
+  );
+
+  const rawMerges = model['merges'];
+  if (!Array.isArray(rawMerges)) fail('model.merges must be an array');
+  const merges = new MergeTable(rawMerges.length);
+  rawMerges.forEach((m: unknown, rank) => {
+    let left: unknown;
+    let right: unknown;
+    if (typeof m === 'string') {
+      const space = m.indexOf(' ');
+      [left, right] = [m.slice(0, space), m.slice(space + 1)];
+      if (space <= 0) fail(`merge ${rank} has no space`);
+    } else if (Array.isArray(m) && m.length === 2) [left, right] = m as unknown[];
+    if (typeof left !== 'string' || typeof right !== 'string') {
+      fail(`merge ${rank} is neither "a b" nor ["a", "b"]`);
+    }
+    const a = vocab.get(left);
+    const b = vocab.get(right);
+    const merged = vocab.get(left + right);
+    if (a === undefined || b === undefined || merged === undefined) {
+      fail(`merge ${rank} (${left} ${right}) uses a token missing from the vocab`);
+    }
+    merges.set(a, b, rank, merged);
+  });
+  const split = compileSplitRegex(splitRegex);
+  return new ByteLevelBpe(vocab, added, merges, idToToken, isAdded, split, byteIds);
+}
