@@ -3,3 +3,10 @@
  * `document` or the ML runtime at import time.
  */
 export * from './protocol/index.js';
+export {
+  encodeRequest,
+  type EncodedRequest,
+  type EncodedQuestion,
+  type EncodeOptions,
+  type TextTokenizer,
+} from './clef/prompt.js';

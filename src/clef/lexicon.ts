@@ -30,8 +30,9 @@ export const LEXICON_MAGIC = 'CLEFROWS';
 export const LEXICON_VERSION = 1;
 export const LEXICON_HEADER_BYTES = 64;
 
-export type LexiconDtype = 'int8' | 'fp16';
-const DTYPE_CODES: Record<LexiconDtype, number> = { int8: 1, fp16: 2 };
+/** int8 rows with a scale (shipping default), fp16, or fp32 (exact: the fp32 test variant). */
+export type LexiconDtype = 'int8' | 'fp16' | 'fp32';
+const DTYPE_CODES: Record<LexiconDtype, number> = { int8: 1, fp16: 2, fp32: 3 };
 
 export interface LexiconHeader {
   version: number;
@@ -46,7 +47,7 @@ export interface LexiconHeader {
 
 /** Bytes per row record: the payload rounded up to a multiple of 4. */
 export function lexiconRowStride(dtype: LexiconDtype, hidden: number): number {
-  const payload = dtype === 'int8' ? 4 + hidden : 2 * hidden;
+  const payload = dtype === 'int8' ? 4 + hidden : dtype === 'fp16' ? 2 * hidden : 4 * hidden;
   return Math.ceil(payload / 4) * 4;
 }
 
@@ -168,6 +169,10 @@ export function encodeLexiconRow(dtype: LexiconDtype, row: ArrayLike<number>): U
     }
     return record;
   }
+  if (dtype === 'fp32') {
+    for (let i = 0; i < row.length; i++) view.setFloat32(4 * i, row[i] as number, true);
+    return record;
+  }
   let max = 0;
   for (let i = 0; i < row.length; i++) max = Math.max(max, Math.abs(row[i] as number));
   // The scale is stored as fp32: quantize against the stored value so that the decoded error
@@ -195,6 +200,10 @@ export function decodeLexiconRow(
     for (let i = 0; i < header.hidden; i++) {
       out[i] = float16BitsToFloat32(view.getUint16(2 * i, true));
     }
+    return out;
+  }
+  if (header.dtype === 'fp32') {
+    for (let i = 0; i < header.hidden; i++) out[i] = view.getFloat32(4 * i, true);
     return out;
   }
   const scale = view.getFloat32(0, true);

@@ -1,0 +1,299 @@
+/**
+ * One decision through the converted graphs, on any onnxruntime (web or node): the backbone over
+ * the input in chunks with its running state, head_memory over the prefix and state, head_decide
+ * over the schema and suffix. Requests that share the prefix and state reuse the backbone state
+ * and memory rows from an LRU prefix cache, so they run only the schema and suffix tokens.
+ *
+ * This file never imports the runtime: it receives tensors and sessions through `RuntimeAdapter`.
+ */
+import { buildHeadInputs, splitByQuestion, type SpanMeanSource } from '../clef/head-inputs.js';
+import type { EncodedRequest } from '../clef/prompt.js';
+import type { JobContext } from './queue.js';
+import type { SessionRun } from './session.js';
+
+/** The slice of an onnxruntime Tensor the runner uses (web and node agree on it). */
+export interface TensorLike {
+  readonly dims: readonly number[];
+  readonly type: string;
+  getData(): Promise<unknown>;
+  dispose(): void;
+}
+
+export interface SessionLike {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  run(feeds: Record<string, TensorLike>): Promise<Record<string, TensorLike>>;
+  release(): Promise<void>;
+}
+
+export interface RuntimeAdapter {
+  float32(data: Float32Array, dims: number[]): TensorLike;
+  int64(data: BigInt64Array, dims: number[]): TensorLike;
+}
+
+export interface RunnerGraphs {
+  backbone: SessionLike;
+  headMemory: SessionLike;
+  headDecide: SessionLike;
+}
+
+/** The backbone's state inputs and the outputs that feed them, from the manifest. */
+export interface StateSpec {
+  input: string;
+  output: string;
+  /** Shape with the sequence axis (if any) as 0 for the empty start state. */
+  emptyDims: number[];
+}
+
+export interface RunnerOptions {
+  /** Backbone tokens per run; bounds activation memory. */
+  chunkTokens: number;
+  cacheBudgetBytes: number;
+}
+
+interface CacheEntry {
+  ids: Int32Array;
+  state: Map<string, TensorLike>;
+  /** head_memory rows of positions [0, stateEnd), width floats each. */
+  memory: Float32Array;
+  bytes: number;
+}
+
+function tensorBytes(t: TensorLike): number {
+  return t.dims.reduce((n, d) => n * d, 1) * 4;
+}
+
+function sameIds(a: Int32Array, b: readonly number[], length: number): boolean {
+  if (a.length !== length) return false;
+  for (let i = 0; i < length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function prefixKey(ids: readonly number[], length: number): string {
+  // FNV-1a over the ids; entries also keep the ids, so a collision is never a wrong hit.
+  let h = 0x811c9dc5;
+  for (let i = 0; i < length; i++) {
+    h ^= ids[i] as number;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return `${length}:${h.toString(16)}`;
+}
+
+export class ClefRunner {
+  private readonly cache = new Map<string, CacheEntry>();
+  private cacheBytes = 0;
+
+  constructor(
+    private readonly rt: RuntimeAdapter,
+    private readonly graphs: RunnerGraphs,
+    private readonly states: StateSpec[],
+    private readonly lexicon: SpanMeanSource,
+    private readonly options: RunnerOptions,
+  ) {}
+
+  cacheStats(): { entries: number; bytes: number } {
+    return { entries: this.cache.size, bytes: this.cacheBytes };
+  }
+
+  async run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun> {
+    const ids = encoded.inputIds;
+    const stateEnd = encoded.stateEnd;
+    const t0 = performance.now();
+    const key = prefixKey(ids, stateEnd);
+    let entry = this.cache.get(key);
+    if (entry && !sameIds(entry.ids, ids, stateEnd)) entry = undefined;
+    const prefixHit = entry !== undefined;
+    let backboneTokens = ids.length - stateEnd;
+    let state: Map<string, TensorLike>;
+    let memory: Float32Array;
+    if (entry) {
+      // LRU: a hit moves the entry to the back.
+      this.cache.delete(key);
+      this.cache.set(key, entry);
+      state = entry.state;
+      memory = entry.memory;
+    } else {
+      const prefix = await this.runPrefix(ids, stateEnd, ctx);
+      state = prefix.state;
+      memory = prefix.memory;
+      backboneTokens += stateEnd;
+      this.remember(key, ids, stateEnd, state, memory);
+    }
+    const cached = this.cache.get(key)?.state === state;
+    let tail: { hidden: TensorLike; state: Map<string, TensorLike> } | null = null;
+    try {
+      tail = await this.runTail(ids, stateEnd, state, ctx);
+      const t1 = performance.now();
+      const logits = await this.runHead(encoded, memory, tail.hidden);
+      const t2 = performance.now();
+      return { logits, backboneMs: t1 - t0, headMs: t2 - t1, prefixHit, backboneTokens };
+    } finally {
+      if (tail) {
+        tail.hidden.dispose();
+        for (const t of tail.state.values()) t.dispose();
+      }
+      if (!cached) for (const t of state.values()) t.dispose();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    for (const e of this.cache.values()) for (const t of e.state.values()) t.dispose();
+    this.cache.clear();
+    this.cacheBytes = 0;
+    await Promise.all([
+      this.graphs.backbone.release(),
+      this.graphs.headMemory.release(),
+      this.graphs.headDecide.release(),
+    ]);
+  }
+
+  private emptyState(): Map<string, TensorLike> {
+    const state = new Map<string, TensorLike>();
+    for (const s of this.states) {
+      const n = s.emptyDims.reduce((a, d) => a * d, 1);
+      state.set(s.input, this.rt.float32(new Float32Array(n), s.emptyDims));
+    }
+    return state;
+  }
+
+  /** Runs one backbone chunk; the old state is disposed unless `keep` holds it. */
+  private async backboneChunk(
+    ids: readonly number[],
+    start: number,
+    end: number,
+    state: Map<string, TensorLike>,
+    keep: Map<string, TensorLike> | null,
+  ): Promise<{ hidden: TensorLike; state: Map<string, TensorLike> }> {
+    const feeds: Record<string, TensorLike> = {
+      input_ids: this.rt.int64(BigInt64Array.from(ids.slice(start, end), BigInt), [1, end - start]),
+    };
+    for (const [name, t] of state) feeds[name] = t;
+    let out: Record<string, TensorLike>;
+    try {
+      out = await this.graphs.backbone.run(feeds);
+    } finally {
+      feeds.input_ids!.dispose();
+    }
+    if (state !== keep) for (const t of state.values()) t.dispose();
+    const next = new Map<string, TensorLike>();
+    for (const s of this.states) next.set(s.input, out[s.output]!);
+    return { hidden: out.hidden!, state: next };
+  }
+
+  private async runPrefix(
+    ids: readonly number[],
+    stateEnd: number,
+    ctx: JobContext,
+  ): Promise<{ state: Map<string, TensorLike>; memory: Float32Array }> {
+    let state = this.emptyState();
+    const rows: Float32Array[] = [];
+    try {
+      for (let start = 0; start < stateEnd; start += this.options.chunkTokens) {
+        ctx.throwIfCancelled();
+        const end = Math.min(stateEnd, start + this.options.chunkTokens);
+        const step = await this.backboneChunk(ids, start, end, state, null);
+        state = step.state;
+        try {
+          const out = await this.graphs.headMemory.run({ hidden: step.hidden });
+          rows.push((await out.memory!.getData()) as Float32Array);
+          out.memory!.dispose();
+        } finally {
+          step.hidden.dispose();
+        }
+      }
+    } catch (e) {
+      for (const t of state.values()) t.dispose();
+      throw e;
+    }
+    const memory = new Float32Array(rows.reduce((n, r) => n + r.length, 0));
+    let offset = 0;
+    for (const r of rows) {
+      memory.set(r, offset);
+      offset += r.length;
+    }
+    return { state, memory };
+  }
+
+  private async runTail(
+    ids: readonly number[],
+    stateEnd: number,
+    prefixState: Map<string, TensorLike>,
+    ctx: JobContext,
+  ): Promise<{ hidden: TensorLike; state: Map<string, TensorLike> }> {
+    let state = prefixState;
+    const parts: TensorLike[] = [];
+    try {
+      for (let start = stateEnd; start < ids.length; start += this.options.chunkTokens) {
+        ctx.throwIfCancelled();
+        const end = Math.min(ids.length, start + this.options.chunkTokens);
+        const step = await this.backboneChunk(ids, start, end, state, prefixState);
+        state = step.state;
+        parts.push(step.hidden);
+      }
+    } catch (e) {
+      for (const p of parts) p.dispose();
+      if (state !== prefixState) for (const t of state.values()) t.dispose();
+      throw e;
+    }
+    if (parts.length === 1) return { hidden: parts[0]!, state };
+    // A tail longer than one chunk: join its hidden states (rare: a very large schema).
+    const datas = await Promise.all(parts.map((p) => p.getData() as Promise<Float32Array>));
+    const width = parts[0]!.dims[2]!;
+    const joined = new Float32Array(datas.reduce((n, d) => n + d.length, 0));
+    let offset = 0;
+    for (const d of datas) {
+      joined.set(d, offset);
+      offset += d.length;
+    }
+    for (const p of parts) p.dispose();
+    return { hidden: this.rt.float32(joined, [1, joined.length / width, width]), state };
+  }
+
+  private async runHead(
+    encoded: EncodedRequest,
+    memory: Float32Array,
+    hidden: TensorLike,
+  ): Promise<Float32Array[]> {
+    const inputs = await buildHeadInputs(encoded, this.lexicon);
+    const width = memory.length / encoded.stateEnd;
+    const feeds: Record<string, TensorLike> = {
+      memory: this.rt.float32(memory, [1, encoded.stateEnd, width]),
+      hidden,
+    };
+    for (const name of ['question_weights', 'option_weights', 'option_question', 'lex'] as const) {
+      feeds[name] = this.rt.float32(inputs[name].data as Float32Array, inputs[name].dims);
+    }
+    feeds.question_type = this.rt.int64(
+      inputs.question_type.data as BigInt64Array,
+      inputs.question_type.dims,
+    );
+    try {
+      const out = await this.graphs.headDecide.run(feeds);
+      const logits = (await out.logits!.getData()) as Float32Array;
+      for (const t of Object.values(out)) t.dispose();
+      return splitByQuestion(inputs.layout, logits);
+    } finally {
+      for (const [name, t] of Object.entries(feeds)) if (name !== 'hidden') t.dispose();
+    }
+  }
+
+  private remember(
+    key: string,
+    ids: readonly number[],
+    stateEnd: number,
+    state: Map<string, TensorLike>,
+    memory: Float32Array,
+  ): void {
+    let bytes = memory.byteLength + 4 * stateEnd;
+    for (const t of state.values()) bytes += tensorBytes(t);
+    if (bytes > this.options.cacheBudgetBytes) return;
+    while (this.cacheBytes + bytes > this.options.cacheBudgetBytes) {
+      const [oldestKey, oldest] = this.cache.entries().next().value as [string, CacheEntry];
+      this.cache.delete(oldestKey);
+      this.cacheBytes -= oldest.bytes;
+      for (const t of oldest.state.values()) t.dispose();
+    }
+    this.cache.set(key, { ids: Int32Array.from(ids.slice(0, stateEnd)), state, memory, bytes });
+    this.cacheBytes += bytes;
+  }
+}

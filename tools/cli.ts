@@ -1,0 +1,23 @@
+/** `clef-web <command>`: dispatches to each tool's own main. */
+const USAGE = `usage: clef-web <command> [options]
+commands:
+  convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed   Clef release -> browser package
+  verify <package-dir> --release <release-dir> [--requests N]     package vs the reference forward`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'convert':
+      return (await import('./convert/cli.js')).convertMain(rest);
+    case 'verify':
+      return (await import('./verify/cli.js')).verifyMain(rest);
+    case undefined:
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      console.error(`unknown command ${command}\n${USAGE}`);
+      return 2;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * `npx clef-web convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed [options]`
+ */
+import { parseArgs } from 'node:util';
+import type { PackageDtype } from '../../src/engine/manifest.js';
+import { convertRelease } from './package.js';
+
+const DTYPES: readonly PackageDtype[] = ['fp32', 'fp16', 'q8', 'q4', 'mixed'];
+
+export const CONVERT_USAGE = `usage: clef-web convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed
+  [--name NAME] [--alias NAME]... [--revision REV] [--context TOKENS]
+  [--q8-layers N] [--fidelity N (random requests to measure, default 200; 0 skips)]`;
+
+export async function convertMain(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        dtype: { type: 'string' },
+        name: { type: 'string' },
+        alias: { type: 'string', multiple: true },
+        revision: { type: 'string' },
+        context: { type: 'string' },
+        'q8-layers': { type: 'string' },
+        fidelity: { type: 'string' },
+      },
+    });
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${CONVERT_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const dtype = values.dtype as PackageDtype | undefined;
+  if (positionals.length !== 2 || !dtype || !DTYPES.includes(dtype)) {
+    console.error(CONVERT_USAGE);
+    return 2;
+  }
+  const [releaseDir, outDir] = positionals as [string, string];
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 50);
+  const started = Date.now();
+  try {
+    const manifest = await convertRelease(releaseDir, outDir, {
+      dtype,
+      ...(values.name ? { name: values.name } : {}),
+      ...(values.alias ? { aliases: values.alias } : {}),
+      ...(values.revision ? { revision: values.revision } : {}),
+      ...(values.context ? { contextTokens: Number(values.context) } : {}),
+      ...(values['q8-layers'] ? { q8Layers: Number(values['q8-layers']) } : {}),
+      fidelityRequests: values.fidelity !== undefined ? Number(values.fidelity) : 200,
+      log: (line) => console.error(`[convert] ${line}`),
+    });
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
+    console.log(`package: ${outDir} (${manifest.model.name}, ${dtype})`);
+    console.log(`files: ${manifest.files.length}, weights ${mib(manifest.variant.weightBytes)}`);
+    console.log(
+      `devices: ${manifest.variant.devices.join(', ')}; peak at full context ≤ ${mib(manifest.variant.peakBytes)}`,
+    );
+    if (manifest.fidelity) {
+      const f = manifest.fidelity;
+      console.log(
+        `fidelity vs ${f.against} on ${f.requests} requests: mean |Δp| ${f.meanAbsDp.toExponential(2)}, max |Δp| ${f.maxAbsDp.toExponential(2)}, same answers ${(100 * f.sameAnswers).toFixed(1)}%`,
+      );
+    }
+    console.log(
+      `converter peak RSS ${mib(peakRss)} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+    return 0;
+  } catch (e) {
+    console.error(`convert failed: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    clearInterval(sampler);
+  }
+}

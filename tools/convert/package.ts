@@ -1,0 +1,262 @@
+/**
+ * Clef release directory → browser package: the backbone and the joint head as ONNX, the
+ * lm_head rows, the tokenizer files and a manifest listing every file with its bytes and
+ * SHA-256, the variant's devices and memory needs, and its measured fidelity.
+ * Everything streams tensor by tensor: converting the 9B release never holds the whole model.
+ */
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  closeSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, relative } from 'node:path';
+import {
+  MANIFEST_FORMAT,
+  MANIFEST_VERSION,
+  type DeviceName,
+  type FileRole,
+  type ManifestFile,
+  type PackageDtype,
+  type PackageManifest,
+} from '../../src/engine/manifest.js';
+import { openRelease, type Qwen35TextConfig } from '../safetensors.js';
+import { buildBackboneOnnx, linearConvDim } from './backbone.js';
+import { buildHeadOnnx } from './head.js';
+import { buildLexicon, LEXICON_FILE } from './lexicon.js';
+
+export interface ConvertOptions {
+  dtype: PackageDtype;
+  name?: string;
+  aliases?: string[];
+  description?: string;
+  releaseDate?: string;
+  revision?: string | null;
+  /** The context the runtime allows (default min(max_position_embeddings, 65,536)). */
+  contextTokens?: number;
+  /** mixed: layers below this run at 8 bits (default min(16, layers/2)). */
+  q8Layers?: number;
+  /** Random requests to measure fidelity on (0: skip). */
+  fidelityRequests?: number;
+  /** Backbone tokens per run (written into the manifest for the engine). */
+  chunkTokens?: number;
+  log?: (line: string) => void;
+}
+
+export const CLEF_CONTEXT_TOKENS = 65_536;
+
+/** SHA-256 of a file, read in 8 MiB pieces. */
+export function sha256File(path: string): string {
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(8 * 1024 * 1024);
+  const fd = openSync(path, 'r');
+  try {
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      hash.update(buffer.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
+/** Names the well-known releases by shape; anything else by its directory. */
+function defaultName(text: Qwen35TextConfig, releaseDir: string): string {
+  if (text.hidden_size === 4096 && text.num_hidden_layers === 32) return 'clef-flash';
+  if (text.hidden_size === 5120 && text.num_hidden_layers === 64) return 'clef';
+  return (
+    basename(releaseDir)
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-') || 'clef-model'
+  );
+}
+
+/**
+ * A bound on the runtime's memory at full context: weights, the running state (KV of the full
+ * layers, conv + recurrent state of the linear ones), the head's memory rows, and one chunk's
+ * attention scores and activations.
+ */
+export function peakBytesFormula(
+  text: Qwen35TextConfig,
+  headWidth: number,
+  weightBytes: number,
+  contextTokens: number,
+  chunkTokens: number,
+): number {
+  const full = text.layer_types.filter((t) => t === 'full_attention').length;
+  const linear = text.num_hidden_layers - full;
+  const kv = 2 * full * text.num_key_value_heads * text.head_dim * contextTokens * 4;
+  const recurrent =
+    linear *
+    (linearConvDim(text) * (text.linear_conv_kernel_dim - 1) +
+      text.linear_num_value_heads * text.linear_key_head_dim * text.linear_value_head_dim) *
+    4;
+  const memoryRows = headWidth * contextTokens * 4;
+  const scores = text.num_attention_heads * chunkTokens * contextTokens * 4;
+  const activations = chunkTokens * Math.max(text.intermediate_size, linearConvDim(text)) * 4 * 8;
+  return Math.ceil(weightBytes * 1.1 + kv + recurrent + memoryRows + scores + activations);
+}
+
+export async function convertRelease(
+  releaseDir: string,
+  outDir: string,
+  options: ConvertOptions,
+): Promise<PackageManifest> {
+  const log = options.log ?? (() => undefined);
+  const release = openRelease(releaseDir);
+  const text = release.text;
+  const head = release.headConfig;
+  if (!head) throw new Error(`${releaseDir} has no joint_head_config.json: not a Clef release`);
+  mkdirSync(outDir, { recursive: true });
+  const files: Array<{ path: string; role: FileRole }> = [];
+  const add = (absolute: string, role: FileRole) =>
+    files.push({ path: relative(outDir, absolute).split('\\').join('/'), role });
+  const chunkTokens = options.chunkTokens ?? 256;
+  try {
+    log(`backbone (${options.dtype}) ...`);
+    const backbone = buildBackboneOnnx(release, join(outDir, 'backbone.onnx'), {
+      dtype: options.dtype,
+      ...(options.q8Layers !== undefined ? { q8Layers: options.q8Layers } : {}),
+    });
+    add(backbone.onnxPath, 'backbone');
+    for (const p of backbone.dataPaths) add(join(outDir, basename(p)), 'backbone-data');
+
+    log('joint head ...');
+    const heads = buildHeadOnnx(releaseDir, outDir, {
+      dtype: options.dtype === 'fp32' ? 'fp32' : 'fp16',
+    });
+    add(heads.memory.onnxPath, 'head-memory');
+    add(heads.decide.onnxPath, 'head-decide');
+    for (const p of [...heads.memory.dataPaths, ...heads.decide.dataPaths]) {
+      add(join(outDir, basename(p)), 'head-data');
+    }
+
+    log('lm_head rows ...');
+    // The fp32 variant is the exactness baseline: its rows stay fp32; the rest ship int8 rows.
+    const lexicon = buildLexicon(releaseDir, join(outDir, LEXICON_FILE), {
+      dtype: options.dtype === 'fp32' ? 'fp32' : 'int8',
+    });
+    add(lexicon.path, 'lexicon');
+
+    for (const [name, role] of [
+      ['tokenizer.json', 'tokenizer'],
+      ['tokenizer_config.json', 'tokenizer-config'],
+    ] as const) {
+      copyFileSync(join(releaseDir, name), join(outDir, name));
+      add(join(outDir, name), role);
+    }
+    const config = { config: release.config, joint_head_config: head };
+    writeFileSync(join(outDir, 'clef_config.json'), JSON.stringify(config, null, 2));
+    add(join(outDir, 'clef_config.json'), 'config');
+
+    log('hashing ...');
+    const listed: ManifestFile[] = files.map((f) => {
+      const absolute = join(outDir, f.path);
+      return { ...f, bytes: statSync(absolute).size, sha256: sha256File(absolute) };
+    });
+    const weightBytes = listed
+      .filter((f) => f.role !== 'tokenizer' && f.role !== 'tokenizer-config' && f.role !== 'config')
+      .reduce((n, f) => n + f.bytes, 0);
+    const contextTokens =
+      options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
+    const needsShaderF16 = false;
+    const devices: DeviceName[] = ['webgpu', 'wasm'];
+    const name = options.name ?? defaultName(text, releaseDir);
+    const manifest: PackageManifest = {
+      format: MANIFEST_FORMAT,
+      formatVersion: MANIFEST_VERSION,
+      model: {
+        name,
+        aliases: options.aliases ?? [],
+        description: options.description ?? `${name} (Clef release layout), converted by clef-web`,
+        releaseDate: options.releaseDate ?? '2026-10-01',
+        sourceRevision: options.revision ?? null,
+      },
+      architecture: {
+        modelType: String(release.config.model_type ?? 'qwen3_5'),
+        vocabSize: text.vocab_size,
+        hiddenSize: text.hidden_size,
+        numLayers: text.num_hidden_layers,
+        layerTypes: text.layer_types,
+        headWidth: head.width,
+      },
+      contextTokens,
+      variant: {
+        dtype: options.dtype,
+        devices,
+        needsShaderF16,
+        weightBytes,
+        peakBytes: peakBytesFormula(text, head.width, weightBytes, contextTokens, chunkTokens),
+      },
+      graphs: {
+        backbone: backbone.io,
+        layerEncodings: backbone.layerEncodings,
+        chunkTokens,
+        lexicon: { dtype: lexicon.dtype },
+      },
+      files: listed,
+      fidelity: null,
+    };
+    writeManifest(outDir, manifest);
+
+    const requests = options.fidelityRequests ?? 0;
+    if (requests > 0) {
+      const { measureFidelity } = await import('../verify/fidelity.js');
+      if (options.dtype === 'fp32') {
+        log(`fidelity: ${requests} requests against the float64 reference ...`);
+        manifest.fidelity = summarize(
+          'reference',
+          await measureFidelity(outDir, { release: releaseDir }, { requests }),
+        );
+      } else {
+        const baseline = mkdtempSync(join(tmpdir(), 'clef-fp32-'));
+        try {
+          log('fidelity: converting the fp32 baseline ...');
+          await convertRelease(releaseDir, baseline, {
+            ...options,
+            dtype: 'fp32',
+            fidelityRequests: 0,
+            log: () => undefined,
+          });
+          log(`fidelity: ${requests} requests against fp32 ...`);
+          manifest.fidelity = summarize(
+            'fp32',
+            await measureFidelity(outDir, { package: baseline }, { requests }),
+          );
+        } finally {
+          rmSync(baseline, { recursive: true, force: true });
+        }
+      }
+      writeManifest(outDir, manifest);
+    }
+    return manifest;
+  } finally {
+    release.close();
+  }
+}
+
+function summarize(
+  against: 'reference' | 'fp32',
+  f: { requests: number; meanAbsDp: number; maxAbsDp: number; sameAnswers: number },
+): NonNullable<PackageManifest['fidelity']> {
+  return {
+    against,
+    requests: f.requests,
+    meanAbsDp: f.meanAbsDp,
+    maxAbsDp: f.maxAbsDp,
+    sameAnswers: f.sameAnswers,
+  };
+}
+
+function writeManifest(outDir: string, manifest: PackageManifest): void {
+  writeFileSync(join(outDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+}

@@ -1,0 +1,69 @@
+/**
+ * Builds the tiny Clef fixture and converts it into the package the dev and preview servers
+ * serve under /models/tiny/ (fp32) and /models/tiny-q4/ (q4). Generated, never edited by hand
+ * and never committed: `npm run models:tiny`.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeTinyFixture } from '../fixture/cli.js';
+import { convertRelease } from '../convert/package.js';
+
+const RELEASE = join('.cache', 'tiny-release');
+const VARIANTS = [
+  { dir: join('public', 'models', 'tiny'), dtype: 'fp32' as const },
+  { dir: join('public', 'models', 'tiny-q4'), dtype: 'q4' as const },
+];
+const SEED = 1;
+
+/** Rebuilds only when the generator's inputs changed (a stamp of seed and sources). */
+function stamp(): string {
+  const sources = [
+    'tools/fixture/cli.ts',
+    'tools/fixture/weights.ts',
+    'tools/fixture/config.ts',
+    'tools/fixture/tokenizer.ts',
+    'tools/convert/package.ts',
+    'tools/convert/backbone.ts',
+    'tools/convert/backbone-layers.ts',
+    'tools/convert/backbone-ops.ts',
+    'tools/convert/head.ts',
+    'tools/convert/head-ops.ts',
+    'tools/convert/lexicon.ts',
+    'tools/convert/quantize.ts',
+    'tools/onnx/graph.ts',
+    'tools/onnx/proto.ts',
+  ];
+  const hash = createHash('sha256').update(String(SEED));
+  for (const s of sources) hash.update(readFileSync(s));
+  return hash.digest('hex');
+}
+
+async function main(): Promise<void> {
+  const want = stamp();
+  const stampFile = join('.cache', 'tiny.stamp');
+  const fresh =
+    existsSync(stampFile) &&
+    readFileSync(stampFile, 'utf8') === want &&
+    VARIANTS.every((v) => existsSync(join(v.dir, 'manifest.json')));
+  if (fresh) {
+    console.log('tiny model packages are up to date');
+    return;
+  }
+  rmSync(RELEASE, { recursive: true, force: true });
+  writeTinyFixture(RELEASE, { seed: SEED });
+  for (const v of VARIANTS) {
+    rmSync(v.dir, { recursive: true, force: true });
+    await convertRelease(RELEASE, v.dir, {
+      dtype: v.dtype,
+      name: 'clef-tiny',
+      aliases: ['clef-tiny-random'],
+      description: 'A tiny random-weight model in the Clef layout: its answers mean nothing',
+      fidelityRequests: 0,
+    });
+    console.log(`wrote ${v.dir} (${v.dtype})`);
+  }
+  writeFileSync(stampFile, want);
+}
+
+await main();

@@ -1,0 +1,7 @@
+/// <reference lib="webworker" />
+// The engine's worker: a Comlink endpoint around EngineHost with the onnxruntime session.
+import * as Comlink from 'comlink';
+import { createOrtDecisionSession } from '../src/engine/clef-session.js';
+import { EngineHost } from '../src/engine/host.js';
+
+Comlink.expose(new EngineHost(createOrtDecisionSession));
