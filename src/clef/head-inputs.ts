@@ -4,8 +4,10 @@
  * engine wraps them in whatever tensors its back end uses.
  *
  * ## head_memory.onnx (per chunk of the backbone's output, any chunking)
- *   in   hidden  float32 [1, chunk, hidden_size]   final normed backbone hidden states
- *   out  memory  float32 [1, chunk, width]         memory_projection(hidden_norm(hidden))
+ *   in   hidden       float32 [1, chunk, hidden_size]  final normed backbone hidden states
+ *   in   past_memory  float32 [1, past, width]         the rows so far (0 rows at the start)
+ *   out  memory       float32 [1, past + chunk, width] past_memory, then
+ *                                                       memory_projection(hidden_norm(hidden))
  * Row-wise, so rows computed per chunk equal rows computed over the whole input. The engine
  * runs it over positions [0, stateEnd) (prefix + state) and keeps the rows, concatenated in
  * position order, as the prefix cache entry's head memory (width floats per token).
@@ -34,9 +36,8 @@
  * backbone state is cached) → head_memory per chunk → rows concatenated into `memory`; backbone
  * over the tail → head_decide. Prefix-cache hit (same model, prefix and state): reuse the cached
  * backbone state and `memory`; run only the tail through the backbone, then head_decide.
- * On WebGPU the chunks' `memory` outputs can stay GPU buffers (preferredOutputLocation
- * 'gpu-buffer') copied into one buffer of the prefix's size and fed with Tensor.fromGpuBuffer;
- * only `logits` / `probabilities` (4 bytes per option) need reading back.
+ * On WebGPU `memory` stays a GPU buffer (preferredOutputLocation 'gpu-buffer'), fed back as
+ * `past_memory` and finally into head_decide; only `logits` (4 bytes per option) is read back.
  * Sizes to budget: `memory` is 4 · width bytes per prefix token (4 KiB for Clef-flash); the
  * attention scores inside head_decide are 4 · heads · options · (prefix + tail) bytes per layer
  * (e.g. 16 heads, 100 options, 65,536 tokens: 420 MB), below WebGPU's storage binding limit

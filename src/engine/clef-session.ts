@@ -62,10 +62,14 @@ export async function createOrtDecisionSession(
     const lexicon = new Lexicon(pkg.read(requireFile(m, 'lexicon')));
     const chunkTokens =
       Number((m.graphs as { chunkTokens?: number }).chunkTokens) || DEFAULT_CHUNK_TOKENS;
-    const runner = new ClefRunner(adapter, { backbone, headMemory, headDecide }, states, lexicon, {
-      chunkTokens,
-      cacheBudgetBytes: options.cacheBudgetBytes,
-    });
+    const runner = new ClefRunner(
+      adapter,
+      { backbone, headMemory, headDecide },
+      states,
+      lexicon,
+      { chunkTokens, cacheBudgetBytes: options.cacheBudgetBytes },
+      m.architecture.headWidth,
+    );
     let lost = false;
     if (device === 'webgpu') {
       const gpuDevice = (await ort.env.webgpu.device) as { lost?: Promise<unknown> } | undefined;

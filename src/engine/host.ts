@@ -76,15 +76,7 @@ export class EngineHost implements WorkerApi {
         };
       }
       const report = (p: LoadProgress) => onProgress?.(p);
-      let verifyMs = 0;
-      const pkg = await fetchPackage(options.model, {
-        cache: options.cache,
-        onProgress: (p) => {
-          if (p.phase === 'verify') verifyMs -= performance.now();
-          report(p);
-        },
-      });
-      const downloaded = performance.now();
+      const pkg = await fetchPackage(options.model, { cache: options.cache, onProgress: report });
       if (options.dtype && options.dtype !== pkg.manifest.variant.dtype) {
         throw new PackageError(
           `The package at ${options.model} is the ${pkg.manifest.variant.dtype} variant, not ${options.dtype}`,
@@ -148,8 +140,8 @@ export class EngineHost implements WorkerApi {
         contextTokens: m.contextTokens,
         threads: caps.threads,
         loadMs: {
-          download: Math.max(0, downloaded - started - verifyMs),
-          verify: verifyMs,
+          download: pkg.downloadMs,
+          verify: pkg.verifyMs,
           compile: now - compileStart,
           total: now - started,
         },

@@ -25,6 +25,9 @@ export interface PackageFiles {
   cacheProblem: string | null;
   bytesFromNetwork: number;
   bytesFromCache: number;
+  /** Time spent fetching (network or cache) and hashing, in ms. */
+  downloadMs: number;
+  verifyMs: number;
   read(file: ManifestFile): Uint8Array;
 }
 
@@ -108,6 +111,8 @@ export async function fetchPackage(
   let bytesFromNetwork = 0;
   let bytesFromCache = 0;
   const contents = new Map<string, Uint8Array>();
+  let downloadMs = 0;
+  let verifyMs = 0;
 
   for (const file of manifest.files) {
     const url = packageUrl(baseUrl, file.path);
@@ -115,6 +120,7 @@ export async function fetchPackage(
     const cacheKey = `${url}?sha256=${file.sha256}`;
     let data: Uint8Array | null = null;
     let fromCache = false;
+    const fetchStart = performance.now();
     if (cache) {
       const hit = await cache.match(cacheKey).catch(() => undefined);
       if (hit) {
@@ -146,8 +152,11 @@ export async function fetchPackage(
       bytesFromCache += data.byteLength;
       onProgress?.({ phase: 'download', file: file.path, loadedBytes, totalBytes, fromCache });
     }
+    const verifyStart = performance.now();
+    downloadMs += verifyStart - fetchStart;
     onProgress?.({ phase: 'verify', file: file.path, loadedBytes, totalBytes });
     const actual = await sha256Hex(data);
+    verifyMs += performance.now() - verifyStart;
     if (actual !== file.sha256) {
       if (fromCache) await cache?.delete(cacheKey).catch(() => false);
       throw new IntegrityError(file.path, file.sha256, actual);
@@ -171,6 +180,8 @@ export async function fetchPackage(
     cacheProblem: problem,
     bytesFromNetwork,
     bytesFromCache,
+    downloadMs,
+    verifyMs,
     read(file) {
       const data = contents.get(file.path);
       if (!data) throw new PackageError(`${file.path} is not part of this package`);

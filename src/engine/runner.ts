@@ -54,8 +54,8 @@ export interface RunnerOptions {
 interface CacheEntry {
   ids: Int32Array;
   state: Map<string, TensorLike>;
-  /** head_memory rows of positions [0, stateEnd), width floats each. */
-  memory: Float32Array;
+  /** head_memory rows of positions [0, stateEnd): [1, stateEnd, width]. */
+  memory: TensorLike;
   bytes: number;
 }
 
@@ -89,6 +89,8 @@ export class ClefRunner {
     private readonly states: StateSpec[],
     private readonly lexicon: SpanMeanSource,
     private readonly options: RunnerOptions,
+    /** The head's width: memory rows are [1, tokens, headWidth]. */
+    private readonly headWidth: number,
   ) {}
 
   cacheStats(): { entries: number; bytes: number } {
@@ -105,7 +107,7 @@ export class ClefRunner {
     const prefixHit = entry !== undefined;
     let backboneTokens = ids.length - stateEnd;
     let state: Map<string, TensorLike>;
-    let memory: Float32Array;
+    let memory: TensorLike;
     if (entry) {
       // LRU: a hit moves the entry to the back.
       this.cache.delete(key);
@@ -132,12 +134,18 @@ export class ClefRunner {
         tail.hidden.dispose();
         for (const t of tail.state.values()) t.dispose();
       }
-      if (!cached) for (const t of state.values()) t.dispose();
+      if (!cached) {
+        for (const t of state.values()) t.dispose();
+        memory.dispose();
+      }
     }
   }
 
   async dispose(): Promise<void> {
-    for (const e of this.cache.values()) for (const t of e.state.values()) t.dispose();
+    for (const e of this.cache.values()) {
+      for (const t of e.state.values()) t.dispose();
+      e.memory.dispose();
+    }
     this.cache.clear();
     this.cacheBytes = 0;
     await Promise.all([
@@ -184,9 +192,9 @@ export class ClefRunner {
     ids: readonly number[],
     stateEnd: number,
     ctx: JobContext,
-  ): Promise<{ state: Map<string, TensorLike>; memory: Float32Array }> {
+  ): Promise<{ state: Map<string, TensorLike>; memory: TensorLike }> {
     let state = this.emptyState();
-    const rows: Float32Array[] = [];
+    let memory = this.rt.float32(new Float32Array(0), [1, 0, this.headWidth]);
     try {
       for (let start = 0; start < stateEnd; start += this.options.chunkTokens) {
         ctx.throwIfCancelled();
@@ -194,22 +202,20 @@ export class ClefRunner {
         const step = await this.backboneChunk(ids, start, end, state, null);
         state = step.state;
         try {
-          const out = await this.graphs.headMemory.run({ hidden: step.hidden });
-          rows.push((await out.memory!.getData()) as Float32Array);
-          out.memory!.dispose();
+          const out = await this.graphs.headMemory.run({
+            hidden: step.hidden,
+            past_memory: memory,
+          });
+          memory.dispose();
+          memory = out.memory!;
         } finally {
           step.hidden.dispose();
         }
       }
     } catch (e) {
       for (const t of state.values()) t.dispose();
+      memory.dispose();
       throw e;
-    }
-    const memory = new Float32Array(rows.reduce((n, r) => n + r.length, 0));
-    let offset = 0;
-    for (const r of rows) {
-      memory.set(r, offset);
-      offset += r.length;
     }
     return { state, memory };
   }
@@ -251,15 +257,11 @@ export class ClefRunner {
 
   private async runHead(
     encoded: EncodedRequest,
-    memory: Float32Array,
+    memory: TensorLike,
     hidden: TensorLike,
   ): Promise<Float32Array[]> {
     const inputs = await buildHeadInputs(encoded, this.lexicon);
-    const width = memory.length / encoded.stateEnd;
-    const feeds: Record<string, TensorLike> = {
-      memory: this.rt.float32(memory, [1, encoded.stateEnd, width]),
-      hidden,
-    };
+    const feeds: Record<string, TensorLike> = { memory, hidden };
     for (const name of ['question_weights', 'option_weights', 'option_question', 'lex'] as const) {
       feeds[name] = this.rt.float32(inputs[name].data as Float32Array, inputs[name].dims);
     }
@@ -273,7 +275,10 @@ export class ClefRunner {
       for (const t of Object.values(out)) t.dispose();
       return splitByQuestion(inputs.layout, logits);
     } finally {
-      for (const [name, t] of Object.entries(feeds)) if (name !== 'hidden') t.dispose();
+      // memory and hidden belong to the caller (the cache, the tail run).
+      for (const [name, t] of Object.entries(feeds)) {
+        if (name !== 'hidden' && name !== 'memory') t.dispose();
+      }
     }
   }
 
@@ -282,9 +287,9 @@ export class ClefRunner {
     ids: readonly number[],
     stateEnd: number,
     state: Map<string, TensorLike>,
-    memory: Float32Array,
+    memory: TensorLike,
   ): void {
-    let bytes = memory.byteLength + 4 * stateEnd;
+    let bytes = tensorBytes(memory) + 4 * stateEnd;
     for (const t of state.values()) bytes += tensorBytes(t);
     if (bytes > this.options.cacheBudgetBytes) return;
     while (this.cacheBytes + bytes > this.options.cacheBudgetBytes) {
@@ -292,6 +297,7 @@ export class ClefRunner {
       this.cache.delete(oldestKey);
       this.cacheBytes -= oldest.bytes;
       for (const t of oldest.state.values()) t.dispose();
+      oldest.memory.dispose();
     }
     this.cache.set(key, { ids: Int32Array.from(ids.slice(0, stateEnd)), state, memory, bytes });
     this.cacheBytes += bytes;

@@ -120,13 +120,9 @@ export interface ValidationIssue {
   type: string;
 }
 export type ApiErrorType =
-  | 'api_usage_error'
-  | 'max_tokens_exceeded'
-  | 'overloaded'
-  | 'internal_error';
+  'api_usage_error' | 'max_tokens_exceeded' | 'overloaded' | 'internal_error';
 export type ErrorBody =
-  | { detail: ValidationIssue[] }
-  | { detail: { error_type: ApiErrorType; message: string } };
+  { detail: ValidationIssue[] } | { detail: { error_type: ApiErrorType; message: string } };
 
 /** Per-model limits; the defaults are Clef-flash's. */
 export interface ModelLimits {

@@ -162,12 +162,17 @@ async function runOnnx(
   const { hidden_size: H, width: W } = head.config;
   const stateEnd = c.encoded.stateEnd;
   const bounds = [0, ...cuts, stateEnd];
-  const memory = new Float32Array(stateEnd * W);
+  let memoryTensor: ort.Tensor = new ort.Tensor('float32', new Float32Array(0), [1, 0, W]);
   for (let i = 0; i + 1 < bounds.length; i++) {
     const [from, to] = [bounds[i] as number, bounds[i + 1] as number];
-    const out = await memorySession.run({ hidden: rowsTensor(c.hidden, from, to, H) });
-    memory.set(out.memory!.data as Float32Array, from * W);
+    const out = await memorySession.run({
+      hidden: rowsTensor(c.hidden, from, to, H),
+      past_memory: memoryTensor,
+    });
+    memoryTensor = out.memory!;
+    expect(memoryTensor.dims).toEqual([1, to, W]);
   }
+  const memory = memoryTensor.data as Float32Array;
   const inputs = await buildHeadInputs(c.encoded, lexicon);
   const feeds: Record<string, ort.Tensor> = {
     memory: new ort.Tensor('float32', memory, [1, stateEnd, W]),

@@ -105,10 +105,14 @@ export function buildHeadMemory(
 ): WrittenModel {
   const o = newOps('clef_head_memory', onnxPath, weights, config, options);
   const hidden = o.g.input('hidden', F, [1, 'chunk', config.hidden_size]);
+  // The rows so far ride along like a KV cache: the engine feeds `memory` back as
+  // `past_memory`, so on WebGPU the rows never leave the GPU (start with 0 rows).
+  const past = o.g.input('past_memory', F, [1, 'past', config.width]);
   const normed = o.layerNorm(hidden, 'hidden_norm');
-  const memory = o.linear(normed, 'memory_projection', false);
-  o.g.output(memory, 'memory', F, [1, 'chunk', config.width]);
-  return o.finish('memory rows of one chunk of backbone hidden states');
+  const rows = o.linear(normed, 'memory_projection', false);
+  const memory = o.g.op('Concat', [past, rows], { axis: attr.int(1) });
+  o.g.output(memory, 'memory', F, [1, 'total', config.width]);
+  return o.finish('memory rows: past_memory followed by those of one chunk of hidden states');
 }
 
 export function buildHeadDecide(

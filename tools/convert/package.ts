@@ -168,7 +168,8 @@ export async function convertRelease(
       .reduce((n, f) => n + f.bytes, 0);
     const contextTokens =
       options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
-    const needsShaderF16 = false;
+    // fp16 graphs compute in half precision: on WebGPU that needs shader-f16 (CPU runs them).
+    const needsShaderF16 = options.dtype === 'fp16';
     const devices: DeviceName[] = ['webgpu', 'wasm'];
     const name = options.name ?? defaultName(text, releaseDir);
     const manifest: PackageManifest = {

@@ -23,7 +23,10 @@ export function ortAssets(): Plugin {
       const name = (req.url ?? '').split('?')[0].replace(/^\//, '');
       const path = join(ORT_DIST, name);
       if (!ORT_FILE.test(name) || !existsSync(path)) return next();
-      res.setHeader('Content-Type', name.endsWith('.wasm') ? 'application/wasm' : 'text/javascript');
+      res.setHeader(
+        'Content-Type',
+        name.endsWith('.wasm') ? 'application/wasm' : 'text/javascript',
+      );
       res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
       createReadStream(path).pipe(res);
     });
