@@ -140,15 +140,16 @@ describe('parseRequestJson details', () => {
     }
   });
 
-  it('parses a 5 MB body quickly (bound: 2 s on a shared 2-core machine; ~0.2-0.4 s measured)', () => {
+  // Speed is measured by the benchmark, not asserted here: this checks a multi-megabyte body
+  // parses (no stack overflow, nothing lost).
+  it('parses a 5 MB body', () => {
     const record =
       '{"id":12345,"name":"caf\\u00e9 \\ud83d\\ude00 text","score":0.123456789,"tags":["a","b"],"ok":true}';
     const text = `[${Array.from({ length: Math.ceil(5_000_000 / record.length) }, () => record).join(',')}]`;
     expect(text.length).toBeGreaterThan(5_000_000);
-    const start = performance.now();
     const parsed = parseRequestJson(text) as JsonValue[];
-    const ms = performance.now() - start;
-    expect(parsed.length).toBeGreaterThan(50_000);
-    expect(ms).toBeLessThan(2000);
+    expect(parsed.length).toBe((JSON.parse(text) as unknown[]).length);
+    const last = parsed[parsed.length - 1] as Map<string, JsonValue>;
+    expect(last.get('name')).toBe('café 😀 text');
   });
 });

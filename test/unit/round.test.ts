@@ -63,14 +63,4 @@ describe('pythonRound details (values from CPython 3.11)', () => {
     expect(() => pythonRound(1.7976931348623157e308, -308)).toThrow(RangeError);
     expect(() => pythonRound(1, 1.5)).toThrow(TypeError);
   });
-
-  it('handles 100k calls per second (bound doubled for a shared 2-core machine)', () => {
-    const xs = Array.from({ length: 100_000 }, (_, i) => ((i * 7919) % 100_003) / 100_003);
-    const start = performance.now();
-    let sum = 0;
-    for (const x of xs) sum += pythonRound(x, 4);
-    const ms = performance.now() - start;
-    expect(sum).toBeGreaterThan(0);
-    expect(ms).toBeLessThan(2000);
-  });
 });
