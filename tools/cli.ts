@@ -2,7 +2,9 @@
 const USAGE = `usage: clef-web <command> [options]
 commands:
   convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed   Clef release -> browser package
-  verify <package-dir> --release <release-dir> [--requests N]     package vs the reference forward`;
+  verify <package-dir> --release <release-dir> [--requests N]     package vs the reference forward
+  serve <package-dir> [--port 8787] [--host 127.0.0.1]            System One HTTP server (loopback)
+  decide --package <dir> --in requests.jsonl --out responses.jsonl [--resume]   a file of requests`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -11,6 +13,10 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./convert/cli.js')).convertMain(rest);
     case 'verify':
       return (await import('./verify/cli.js')).verifyMain(rest);
+    case 'serve':
+      return (await import('./serve/cli.js')).serveMain(rest);
+    case 'decide':
+      return (await import('./decide/cli.js')).decideMain(rest);
     case undefined:
     case '--help':
     case '-h':

@@ -13,6 +13,7 @@ import {
   type WireResult,
   type WorkerApi,
 } from '../engine/wire.js';
+import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
 import { handleRoute } from './routes.js';
 
 export interface ClefOptions {
@@ -29,6 +30,12 @@ export interface ClefOptions {
   cache?: boolean;
   /** A worker to use instead of the bundled one (it must run workers/clef.worker). */
   worker?: Worker;
+  /**
+   * Opt-in remote escalation (off by default): send every request, or those answered locally
+   * with a confidence below `when.below`, to a System One server. Responses then carry
+   * `answered_by: 'local' | 'remote'`. See escalation.ts for the failure policy.
+   */
+  remote?: RemoteOptions;
   /** Test hooks for the fallback paths. */
   simulate?: { noWebgpu?: boolean; failWebgpuLoad?: boolean };
 }
@@ -67,6 +74,7 @@ function defaultWorker(): Worker {
 }
 
 export async function createClef(options: ClefOptions): Promise<Clef> {
+  if (options.remote) checkRemoteOptions(options.remote);
   const worker = options.worker ?? defaultWorker();
   const api = Comlink.wrap<WorkerApi>(worker);
   const modelUrl = new URL(String(options.model), globalThis.location?.href).href;
@@ -94,7 +102,7 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
     throw e;
   }
 
-  async function decide(request: unknown, opts: DecideOptions = {}): Promise<DecisionWire> {
+  async function decideLocally(request: unknown, opts: DecideOptions = {}): Promise<DecisionWire> {
     if (disposed) throw new DisposedError();
     const { signal } = opts;
     if (signal?.aborted) throw new AbortedError();
@@ -107,6 +115,12 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
       signal?.removeEventListener('abort', onAbort);
     }
   }
+
+  const decide = options.remote
+    ? escalating(options.remote, decideLocally, () => {
+        if (disposed) throw new DisposedError();
+      })
+    : decideLocally;
 
   const models = async (): Promise<ModelCard[]> => {
     const current = unwrap(await api.info());

@@ -1,0 +1,260 @@
+/**
+ * The System One routes in a service worker, as functions the worker script calls: which
+ * requests are ours, and how one is answered by the engine of a page this origin has open.
+ *
+ * The service worker parses and answers with `handleRoute` (the same code as `clef.fetch` and
+ * `clef-web serve`: lossless parse, exact statuses, bodies and Workers AI envelope); only the
+ * decision itself is relayed to a page, because the engine lives in a page's worker.
+ *
+ * Relay protocol (the page half is service-worker.ts). Every SW → page message travels with a
+ * fresh MessageChannel port, and the page answers on that port:
+ *   `{type:'clef-web:systemone-ping'}`                 → `{ok:true, ready:boolean}`
+ *   `{type:'clef-web:systemone-decide', body}`         → `{ok:true, json}` | `{ok:false, error}`
+ *   `{type:'clef-web:systemone-models'}`               → `{ok:true, models}` | `{ok:false, error}`
+ * `body` is the request as `parseRequestJson` gave it (Maps keep key order, numbers keep their
+ * lexeme; both survive structured cloning); `json` is the response's exact JSON text; `error` a
+ * WireError (engine/wire.ts). The SW may post `{type:'cancel'}` on a decide port when the
+ * request is aborted. Pages also announce themselves: `{type:'clef-web:systemone-ready'}` when
+ * a model is loaded and `{type:'clef-web:systemone-gone'}` when they stop answering.
+ * With no page able to answer, a request gets 503 `overloaded`.
+ */
+import { overloadedError, internalError, SystemOneError } from '../protocol/errors.js';
+import type { ModelCard } from '../protocol/types.js';
+import { AbortedError } from '../engine/errors.js';
+import { fromWireError, type WireError } from '../engine/wire.js';
+import { handleRoute, type RouteBackend } from './routes.js';
+
+export const RELAY = {
+  ready: 'clef-web:systemone-ready',
+  gone: 'clef-web:systemone-gone',
+  ping: 'clef-web:systemone-ping',
+  decide: 'clef-web:systemone-decide',
+  models: 'clef-web:systemone-models',
+  cancel: 'cancel',
+} as const;
+
+export type RelayRequest =
+  | { type: typeof RELAY.ping }
+  | { type: typeof RELAY.decide; body: unknown }
+  | { type: typeof RELAY.models };
+
+export type RelayReply =
+  | { ok: true; ready: boolean }
+  | { ok: true; json: string }
+  | { ok: true; models: ModelCard[] }
+  | { ok: false; error: WireError };
+
+/** What the routes need of a service worker's clients (ServiceWorkerGlobalScope fits). */
+export interface SwClientLike {
+  readonly id: string;
+  postMessage(message: unknown, transfer: Transferable[]): void;
+}
+export interface SwScopeLike {
+  /** This worker's origin (`self.origin`). */
+  readonly origin: string;
+  readonly clients: {
+    get(id: string): Promise<SwClientLike | undefined | null>;
+    matchAll(options?: {
+      type?: 'window';
+      includeUncontrolled?: boolean;
+    }): Promise<ReadonlyArray<SwClientLike>>;
+  };
+}
+export interface SwFetchEventLike {
+  readonly request: Request;
+  readonly clientId?: string;
+  readonly resultingClientId?: string;
+}
+export interface SwMessageEventLike {
+  readonly data: unknown;
+  readonly source: unknown;
+}
+
+export interface SystemOneRouteOptions {
+  /** A path prefix the routes live under (`/app` serves `/app/v1/systemone`); default none. */
+  basePath?: string;
+  /** How long a page that never announced itself has to answer a ping (default 1000 ms). */
+  probeTimeoutMs?: number;
+  /** How often a page deciding a request is checked to be still open (default 2000 ms). */
+  livenessIntervalMs?: number;
+}
+
+export interface SystemOneRoute {
+  /** True for the requests this route answers: call `respond` for those. */
+  matches(request: Request): boolean;
+  /** Answers a matching request; never rejects except when the request was aborted. */
+  respond(event: SwFetchEventLike): Promise<Response>;
+  /** Feed it every `message` event; true when the message was one of ours. */
+  onMessage(event: SwMessageEventLike): boolean;
+}
+
+const ROUTE_PATH =
+  /^\/v1\/(?:systemone|decisions|models)$|^\/client\/v4\/accounts\/[^/]+\/ai\/run\/@cf\/cloudflare\/[^/]+$/;
+
+/** The route path of a URL path under `basePath`, or null when it is not a System One route. */
+export function systemOneRoutePath(pathname: string, basePath = ''): string | null {
+  const base = basePath.replace(/\/+$/, '');
+  if (base && !pathname.startsWith(`${base}/`)) return null;
+  const path = pathname.slice(base.length);
+  return ROUTE_PATH.test(path) ? path : null;
+}
+
+/** True for a request to this origin's System One routes. */
+export function matchesSystemOneRoute(request: Request, origin: string, basePath = ''): boolean {
+  const url = new URL(request.url);
+  return url.origin === origin && systemOneRoutePath(url.pathname, basePath) !== null;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null;
+}
+
+function jsonResponse(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', 'x-typesafe-request-id': crypto.randomUUID() },
+  });
+}
+
+export function createSystemOneRoute(
+  scope: SwScopeLike,
+  options: SystemOneRouteOptions = {},
+): SystemOneRoute {
+  const basePath = options.basePath ?? '';
+  const probeTimeoutMs = options.probeTimeoutMs ?? 1000;
+  const livenessIntervalMs = options.livenessIntervalMs ?? 2000;
+  /** Pages that said they have a model, by client id, with when they said it. */
+  const ready = new Map<string, number>();
+
+  /** Sends one relay message; resolves to the page's reply, or null if it timed out. */
+  function ask(
+    client: SwClientLike,
+    message: RelayRequest,
+    { timeoutMs, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<RelayReply | null> {
+    const channel = new MessageChannel();
+    return new Promise<RelayReply | null>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let liveness: ReturnType<typeof setInterval> | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        clearInterval(liveness);
+        signal?.removeEventListener('abort', onAbort);
+        channel.port1.close();
+      };
+      const onAbort = () => {
+        channel.port1.postMessage({ type: RELAY.cancel });
+        done();
+        reject(new AbortedError());
+      };
+      channel.port1.onmessage = (event: MessageEvent) => {
+        done();
+        resolve(event.data as RelayReply);
+      };
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          done();
+          resolve(null);
+        }, timeoutMs);
+      } else {
+        // A decision may take minutes: instead of a deadline, check the page is still open.
+        liveness = setInterval(() => {
+          void scope.clients.get(client.id).then((c) => {
+            if (c) return;
+            done();
+            ready.delete(client.id);
+            reject(overloadedError('The page that was deciding this request was closed'));
+          });
+        }, livenessIntervalMs);
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      client.postMessage(message, [channel.port2]);
+    });
+  }
+
+  /** A page with a loaded model: the requesting page first, then announced ones, then probes. */
+  async function pickClient(preferredId: string | undefined): Promise<SwClientLike | null> {
+    const all = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
+    const open = new Set(all.map((c) => c.id));
+    for (const id of ready.keys()) if (!open.has(id)) ready.delete(id);
+    const preferredFirst = (a: SwClientLike, b: SwClientLike) =>
+      Number(b.id === preferredId) - Number(a.id === preferredId);
+    const announced = all
+      .filter((c) => ready.has(c.id))
+      .sort((a, b) => preferredFirst(a, b) || ready.get(b.id)! - ready.get(a.id)!);
+    if (announced[0]) return announced[0];
+    const ordered = [...all].sort(preferredFirst);
+    // Nothing announced (a restarted service worker forgets): ask every page at once.
+    const replies = await Promise.all(
+      ordered.map((c) => ask(c, { type: RELAY.ping }, { timeoutMs: probeTimeoutMs })),
+    );
+    const index = replies.findIndex((r) => r?.ok === true && 'ready' in r && r.ready);
+    if (index < 0) return null;
+    const client = ordered[index]!;
+    ready.set(client.id, Date.now());
+    return client;
+  }
+
+  const noPage = () =>
+    overloadedError(
+      'No page with a loaded model is open: open the app and wait for its model to load',
+    );
+
+  function backendFor(preferredId: string | undefined): RouteBackend {
+    return {
+      async decide(body, signal) {
+        const client = await pickClient(preferredId);
+        if (!client) throw noPage();
+        const reply = await ask(client, { type: RELAY.decide, body }, { signal });
+        if (reply?.ok === false) throw fromWireError(reply.error);
+        if (reply && 'json' in reply && typeof reply.json === 'string') return { json: reply.json };
+        throw internalError('The page answered the relay with something unexpected');
+      },
+      async models() {
+        const client = await pickClient(preferredId);
+        if (!client) throw noPage();
+        const reply = await ask(client, { type: RELAY.models });
+        if (reply?.ok === false) throw fromWireError(reply.error);
+        if (reply && 'models' in reply && Array.isArray(reply.models)) return reply.models;
+        throw internalError('The page answered the relay with something unexpected');
+      },
+    };
+  }
+
+  async function routedRequest(request: Request): Promise<Request> {
+    if (!basePath) return request;
+    const url = new URL(request.url);
+    url.pathname = systemOneRoutePath(url.pathname, basePath) ?? url.pathname;
+    const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+    return new Request(url, {
+      method: request.method,
+      headers: request.headers,
+      signal: request.signal,
+      ...(hasBody ? { body: await request.arrayBuffer() } : {}),
+    });
+  }
+
+  return {
+    matches: (request) => matchesSystemOneRoute(request, scope.origin, basePath),
+    async respond(event) {
+      const preferred = event.clientId || event.resultingClientId || undefined;
+      try {
+        return await handleRoute(await routedRequest(event.request), backendFor(preferred));
+      } catch (e) {
+        if (isRecord(e) && e['name'] === 'AbortError') return Response.error();
+        // The models route lets its backend's failure through: answer it the contract's way.
+        if (e instanceof SystemOneError) return jsonResponse(e.status, e.body);
+        return jsonResponse(500, internalError(`The service worker failed: ${String(e)}`).body);
+      }
+    },
+    onMessage(event) {
+      const data = event.data;
+      const source = event.source;
+      if (!isRecord(data) || !isRecord(source) || typeof source['id'] !== 'string') return false;
+      if (data['type'] === RELAY.ready) ready.set(source['id'], Date.now());
+      else if (data['type'] === RELAY.gone) ready.delete(source['id']);
+      else return false;
+      return true;
+    },
+  };
+}

@@ -1,0 +1,430 @@
+/**
+ * A converted package run by onnxruntime-node: the same ClefRunner, prompt encoding, validation
+ * and answers the browser engine uses, with Node file access instead of fetch + Cache Storage.
+ * Used by `clef-web verify` (and, later, `clef-web serve`). The only tools module that imports
+ * onnxruntime-node.
+ *
+ * Loading checks, before any file is used: the manifest parses, every path stays inside the
+ * package directory (no `..`, absolute paths, or symlinks leading out), and every file has the
+ * manifest's size and SHA-256. Small files are read once and the verified bytes are the ones
+ * used; large ones (ONNX graphs, external data) are stream-hashed and onnxruntime reads them from
+ * the same paths. onnxruntime-node finds a graph's external data next to the .onnx file (its
+ * `externalData` session option is a web-only feature), and the converter writes the package
+ * flat, so the data files the manifest lists are the ones the graphs name.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { Lexicon, RangeLexicon } from '../src/clef/lexicon.js';
+import { encodeRequest, type EncodedRequest } from '../src/clef/prompt.js';
+import { loadTokenizerSync, type ClefTokenizer } from '../src/clef/tokenizer.js';
+import type { SpanMeanSource } from '../src/clef/head-inputs.js';
+import { IntegrityError, PackageError } from '../src/engine/errors.js';
+import { backboneSpec, stateSpecs } from '../src/engine/graph-spec.js';
+import {
+  isSafePackagePath,
+  parseManifest,
+  requireFile,
+  type FileRole,
+  type ManifestFile,
+  type PackageManifest,
+} from '../src/engine/manifest.js';
+import type { JobContext } from '../src/engine/queue.js';
+import {
+  ClefRunner,
+  type RunnerGraphs,
+  type RuntimeAdapter,
+  type SessionLike,
+  type StateSpec,
+} from '../src/engine/runner.js';
+import { buildResponse, serializeResponse } from '../src/protocol/answers.js';
+import type { SystemOneResponse, ValidRequest } from '../src/protocol/types.js';
+import { validateRequest } from '../src/protocol/validate.js';
+
+export const MANIFEST_FILE = 'manifest.json';
+/** Backbone tokens per run unless the caller or the manifest says otherwise (as in the browser). */
+export const NODE_DEFAULT_CHUNK_TOKENS = 256;
+export const NODE_DEFAULT_CACHE_BUDGET_BYTES = 256 * 2 ** 20;
+/** Files the engine reads itself: up to this size they are read once and held. */
+const IN_MEMORY_MAX_BYTES = 256 * 2 ** 20;
+const HELD_ROLES: ReadonlySet<FileRole> = new Set(['tokenizer', 'tokenizer-config', 'lexicon']);
+
+export interface NodeEngineOptions {
+  chunkTokens?: number;
+  cacheBudgetBytes?: number;
+  /** onnxruntime intra-op threads (default: onnxruntime's choice). */
+  threads?: number;
+}
+
+export interface RunOptions {
+  /**
+   * Feed the backbone this many tokens per run instead of the engine's default (verification
+   * feeds small uneven chunks); the sessions are shared, each chunk size has its own cache.
+   */
+  chunkTokens?: number;
+}
+
+export interface NodeDecision {
+  response: SystemOneResponse;
+  /** The response as the wire carries it (Python-exact JSON). */
+  json: string;
+  /** One array per question (request order), one logit per option in encoded order. */
+  logits: Float32Array[];
+  encoded: EncodedRequest;
+}
+
+export interface NodeEngine {
+  readonly manifest: PackageManifest;
+  readonly tokenizer: ClefTokenizer;
+  /** Model names a request may use: the package's name, then its aliases. */
+  readonly models: readonly string[];
+  /** Backbone tokens per run unless a call asks for another chunk size. */
+  readonly chunkTokens: number;
+  /** Validates, encodes and decides one System One request body; throws SystemOneError. */
+  decide(body: unknown, run?: RunOptions): Promise<NodeDecision>;
+  /** Logits of an already validated request. */
+  logits(
+    request: ValidRequest,
+    run?: RunOptions,
+  ): Promise<{ logits: Float32Array[]; encoded: EncodedRequest }>;
+  dispose(): Promise<void>;
+}
+
+const adapter: RuntimeAdapter = {
+  float32: (data, dims) => new ort.Tensor('float32', data, dims),
+  int64: (data, dims) => new ort.Tensor('int64', data, dims),
+};
+
+/** Node runs one request at a time to completion: nothing cancels it. */
+const NEVER_CANCELLED: JobContext = {
+  cancelled: () => false,
+  throwIfCancelled: () => undefined,
+};
+
+/** Reads and checks `<dir>/manifest.json`. */
+export async function readPackageManifest(dir: string): Promise<PackageManifest> {
+  const path = join(dir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new PackageError(`${path}: cannot read the manifest (${(e as Error).message})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new PackageError(`${path}: not JSON (${(e as Error).message})`);
+  }
+  return parseManifest(value);
+}
+
+async function sha256OfFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 4 * 2 ** 20 })) {
+    hash.update(chunk as Buffer);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Resolves a manifest path inside the package; refuses paths that leave it, lexically or
+ * through a symlink.
+ */
+async function packagePath(realDir: string, file: ManifestFile): Promise<string> {
+  if (!isSafePackagePath(file.path)) {
+    throw new PackageError(`${file.path}: the path points outside the package`, {
+      file: file.path,
+    });
+  }
+  const full = resolve(realDir, file.path);
+  let real: string;
+  try {
+    real = await realpath(full);
+  } catch {
+    throw new PackageError(`${file.path}: missing from the package directory ${realDir}`, {
+      file: file.path,
+    });
+  }
+  if (!real.startsWith(realDir + sep)) {
+    throw new PackageError(`${file.path}: resolves outside the package (${real})`, {
+      file: file.path,
+    });
+  }
+  return real;
+}
+
+export interface VerifiedFiles {
+  /** Absolute path of each manifest file, by manifest path. */
+  paths: Map<string, string>;
+  /** Verified bytes of the files small enough to hold, by manifest path. */
+  bytes: Map<string, Uint8Array>;
+}
+
+/**
+ * Checks every manifest file's location, size and SHA-256; throws PackageError (missing, wrong
+ * size, outside the package) or IntegrityError (hash) naming the file.
+ */
+export async function verifyPackageFiles(
+  dir: string,
+  manifest: PackageManifest,
+): Promise<VerifiedFiles> {
+  const realDir = await realpath(dir);
+  const paths = new Map<string, string>();
+  const bytes = new Map<string, Uint8Array>();
+  for (const file of manifest.files) {
+    const path = await packagePath(realDir, file);
+    const size = (await stat(path)).size;
+    if (size !== file.bytes) {
+      throw new PackageError(
+        `${file.path}: ${size} bytes, the manifest says ${file.bytes}; the file was refused`,
+        { file: file.path },
+      );
+    }
+    let actual: string;
+    if (size <= IN_MEMORY_MAX_BYTES && HELD_ROLES.has(file.role)) {
+      const data = new Uint8Array(await readFile(path));
+      actual = createHash('sha256').update(data).digest('hex');
+      bytes.set(file.path, data);
+    } else {
+      actual = await sha256OfFile(path);
+    }
+    if (actual !== file.sha256) throw new IntegrityError(file.path, file.sha256, actual);
+    paths.set(file.path, path);
+  }
+  return { paths, bytes };
+}
+
+function parseJsonFile(file: ManifestFile, data: Uint8Array | undefined): object {
+  if (data === undefined) throw new PackageError(`${file.path}: too large for a JSON file`);
+  try {
+    return JSON.parse(new TextDecoder().decode(data)) as object;
+  } catch (e) {
+    throw new PackageError(`${file.path}: not JSON (${(e as Error).message})`);
+  }
+}
+
+/** The lm_head rows: in memory when small, else read row by row from the file. */
+async function openLexicon(
+  path: string,
+  data: Uint8Array | undefined,
+): Promise<{ lexicon: SpanMeanSource; handle: FileHandle | null }> {
+  if (data !== undefined) return { lexicon: new Lexicon(data), handle: null };
+  const handle = await open(path, 'r');
+  try {
+    const lexicon = await RangeLexicon.open(async (start, end) => {
+      const out = new Uint8Array(end - start);
+      const { bytesRead } = await handle.read(out, 0, out.length, start);
+      if (bytesRead !== out.length) throw new PackageError(`${path}: short read`);
+      return out;
+    });
+    return { lexicon, handle };
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+}
+
+/** Loads and verifies a package directory; the engine holds three onnxruntime sessions. */
+export async function loadNodePackage(
+  dir: string,
+  options: NodeEngineOptions = {},
+): Promise<NodeEngine> {
+  const manifest = await readPackageManifest(dir);
+  const chunkTokens =
+    options.chunkTokens ??
+    (Number((manifest.graphs as { chunkTokens?: number }).chunkTokens) ||
+      NODE_DEFAULT_CHUNK_TOKENS);
+  checkChunkTokens(chunkTokens);
+  const verified = await verifyPackageFiles(dir, manifest);
+  const pathOf = (f: ManifestFile) => verified.paths.get(f.path) as string;
+  const bytesOf = (f: ManifestFile) => verified.bytes.get(f.path);
+
+  const tokenizerFile = requireFile(manifest, 'tokenizer');
+  const configFile = manifest.files.find((f) => f.role === 'tokenizer-config');
+  const tokenizer = loadTokenizerSync(
+    parseJsonFile(tokenizerFile, bytesOf(tokenizerFile)),
+    configFile ? parseJsonFile(configFile, bytesOf(configFile)) : undefined,
+  );
+  const states = stateSpecs(backboneSpec(manifest));
+  const lexiconFile = requireFile(manifest, 'lexicon');
+
+  const sessionOptions: ort.InferenceSession.SessionOptions = {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    ...(options.threads !== undefined ? { intraOpNumThreads: options.threads } : {}),
+  };
+  const sessions: SessionLike[] = [];
+  let handle: FileHandle | null = null;
+  try {
+    const create = async (role: 'backbone' | 'head-memory' | 'head-decide') => {
+      const file = requireFile(manifest, role);
+      try {
+        const session = await ort.InferenceSession.create(pathOf(file), sessionOptions);
+        sessions.push(session);
+        return strictFeeds(session, file.path);
+      } catch (e) {
+        throw new PackageError(`${file.path}: onnxruntime cannot load it: ${(e as Error).message}`);
+      }
+    };
+    const backbone = await create('backbone');
+    const headMemory = await create('head-memory');
+    const headDecide = await create('head-decide');
+    const opened = await openLexicon(pathOf(lexiconFile), bytesOf(lexiconFile));
+    handle = opened.handle;
+    const graphs: RunnerGraphs = { backbone, headMemory, headDecide };
+    const cacheBudgetBytes = options.cacheBudgetBytes ?? NODE_DEFAULT_CACHE_BUDGET_BYTES;
+    const runners = new RunnerSet(
+      graphs,
+      states,
+      opened.lexicon,
+      chunkTokens,
+      cacheBudgetBytes,
+      manifest.architecture.headWidth,
+    );
+    return newEngine(manifest, tokenizer, runners, handle);
+  } catch (e) {
+    await Promise.all(sessions.map((s) => s.release().catch(() => undefined)));
+    await handle?.close();
+    throw e;
+  }
+}
+
+/**
+ * onnxruntime-node ignores feeds the graph has no input for, so a package converted before a
+ * graph gained an input (e.g. head_memory's past_memory) would run and answer wrongly. Refuse
+ * instead, naming the file.
+ */
+function strictFeeds(session: SessionLike, path: string): SessionLike {
+  const inputs = new Set(session.inputNames);
+  return {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    run: (feeds) => {
+      const unknown = Object.keys(feeds).filter((name) => !inputs.has(name));
+      if (unknown.length > 0) {
+        throw new PackageError(
+          `${path} has no input ${unknown.join(', ')} (inputs: ${session.inputNames.join(', ')}): ` +
+            'the package was converted for another version of the engine; convert it again',
+          { file: path },
+        );
+      }
+      return session.run(feeds);
+    },
+    release: () => session.release(),
+  };
+}
+
+function checkChunkTokens(chunkTokens: number): void {
+  if (!Number.isInteger(chunkTokens) || chunkTokens < 1) {
+    throw new RangeError(`chunkTokens must be a positive integer, not ${chunkTokens}`);
+  }
+}
+
+/** A session whose release() does nothing: runners other than the first share the sessions. */
+function borrowed(session: SessionLike): SessionLike {
+  return {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    run: (feeds) => session.run(feeds),
+    release: async () => undefined,
+  };
+}
+
+/**
+ * One ClefRunner per chunk size, all on the same three sessions (loaded once: for the real model
+ * a second copy of the weights would be gigabytes). The default runner owns the sessions.
+ */
+class RunnerSet {
+  private readonly runners = new Map<number, ClefRunner>();
+
+  constructor(
+    private readonly graphs: RunnerGraphs,
+    private readonly states: StateSpec[],
+    private readonly lexicon: SpanMeanSource,
+    readonly defaultChunkTokens: number,
+    private readonly cacheBudgetBytes: number,
+    /** The head's width (memory rows are [1, tokens, width]). */
+    private readonly headWidth: number,
+  ) {}
+
+  get(chunkTokens: number = this.defaultChunkTokens): ClefRunner {
+    checkChunkTokens(chunkTokens);
+    let runner = this.runners.get(chunkTokens);
+    if (runner === undefined) {
+      const owner = chunkTokens === this.defaultChunkTokens;
+      const g = this.graphs;
+      const graphs = owner
+        ? g
+        : {
+            backbone: borrowed(g.backbone),
+            headMemory: borrowed(g.headMemory),
+            headDecide: borrowed(g.headDecide),
+          };
+      runner = new ClefRunner(
+        adapter,
+        graphs,
+        this.states,
+        this.lexicon,
+        { chunkTokens, cacheBudgetBytes: this.cacheBudgetBytes },
+        this.headWidth,
+      );
+      this.runners.set(chunkTokens, runner);
+    }
+    return runner;
+  }
+
+  async dispose(): Promise<void> {
+    const owner = this.get();
+    for (const runner of this.runners.values()) if (runner !== owner) await runner.dispose();
+    await owner.dispose();
+    this.runners.clear();
+  }
+}
+
+function newEngine(
+  manifest: PackageManifest,
+  tokenizer: ClefTokenizer,
+  runners: RunnerSet,
+  handle: FileHandle | null,
+): NodeEngine {
+  const models = [manifest.model.name, ...manifest.model.aliases];
+  // One request at a time: a runner's prefix cache and state tensors are not re-entrant.
+  let tail: Promise<unknown> = Promise.resolve();
+  const serial = <T>(job: () => Promise<T>): Promise<T> => {
+    const next = tail.then(job, job);
+    tail = next.catch(() => undefined);
+    return next;
+  };
+  let disposed = false;
+  const logits = (request: ValidRequest, run: RunOptions = {}) =>
+    serial(async () => {
+      if (disposed) throw new Error('The engine was disposed');
+      const encoded = encodeRequest(tokenizer, request, { maxTokens: manifest.contextTokens });
+      const result = await runners.get(run.chunkTokens).run(encoded, NEVER_CANCELLED);
+      return { logits: result.logits, encoded };
+    });
+  return {
+    manifest,
+    tokenizer,
+    models,
+    chunkTokens: runners.defaultChunkTokens,
+    logits,
+    async decide(body, run = {}) {
+      const limits = { ...manifest.limits, contextTokens: manifest.contextTokens };
+      const request = validateRequest(body, { models, limits });
+      const out = await logits(request, run);
+      const response = buildResponse(request, out.encoded, out.logits, request.model);
+      return { response, json: serializeResponse(request, response), ...out };
+    },
+    dispose: () =>
+      serial(async () => {
+        if (disposed) return;
+        disposed = true;
+        await runners.dispose();
+        await handle?.close();
+      }),
+  };
+}

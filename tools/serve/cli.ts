@@ -1,0 +1,137 @@
+/**
+ * `npx clef-web serve <package-dir> [--port 8787] [--host 127.0.0.1]`: the System One routes over
+ * HTTP, answered by the package on onnxruntime-node. SIGINT/SIGTERM finish what was received,
+ * then exit; a second signal exits at once.
+ */
+import { parseArgs } from 'node:util';
+import { loadNodePackage } from '../node-engine.js';
+import { isLoopbackHost } from './refusals.js';
+import {
+  DEFAULT_CLIENT_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_QUEUE,
+  DEFAULT_PORT,
+  nodeEngineBackend,
+  startServer,
+} from './server.js';
+
+export const SERVE_USAGE = `usage: clef-web serve <package-dir> [--port ${DEFAULT_PORT}] [--host ${DEFAULT_HOST}]
+  [--allow-host NAME]...          extra Host header names to accept (a DNS name for a non-loopback bind)
+  [--max-body-bytes N]            default ${DEFAULT_MAX_BODY_BYTES}
+  [--max-queue N]                 queued requests before 503 overloaded, default ${DEFAULT_MAX_QUEUE}
+  [--client-timeout-ms N]         time to send a request, default ${DEFAULT_CLIENT_TIMEOUT_MS}
+  [--shutdown-grace-ms N]         time to finish in-flight requests on SIGINT/SIGTERM, default 30000
+  [--threads N] [--quiet]`;
+
+function positiveInt(name: string, text: string | undefined, fallback: number, min = 1): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}`);
+  return n;
+}
+
+export async function serveMain(argv: string[]): Promise<number> {
+  let values;
+  let positionals;
+  let port: number;
+  let options;
+  let graceMs: number;
+  let threads: number | null;
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'allow-host': { type: 'string', multiple: true },
+        'max-body-bytes': { type: 'string' },
+        'max-queue': { type: 'string' },
+        'client-timeout-ms': { type: 'string' },
+        'shutdown-grace-ms': { type: 'string' },
+        threads: { type: 'string' },
+        quiet: { type: 'boolean' },
+      },
+    }));
+    if (positionals.length !== 1) throw new Error('one package directory is needed');
+    port = positiveInt('port', values.port, DEFAULT_PORT, 0);
+    options = {
+      host: values.host ?? DEFAULT_HOST,
+      port,
+      maxBodyBytes: positiveInt('max-body-bytes', values['max-body-bytes'], DEFAULT_MAX_BODY_BYTES),
+      maxQueue: positiveInt('max-queue', values['max-queue'], DEFAULT_MAX_QUEUE),
+      clientTimeoutMs: positiveInt(
+        'client-timeout-ms',
+        values['client-timeout-ms'],
+        DEFAULT_CLIENT_TIMEOUT_MS,
+      ),
+      allowedHosts: values['allow-host'] ?? [],
+    };
+    graceMs = positiveInt('shutdown-grace-ms', values['shutdown-grace-ms'], 30_000, 0);
+    threads = values.threads !== undefined ? positiveInt('threads', values.threads, 1) : null;
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${SERVE_USAGE}`);
+    return 2;
+  }
+
+  let engine;
+  try {
+    engine = await loadNodePackage(positionals[0]!, threads ? { threads } : {});
+  } catch (e) {
+    console.error(`clef-web serve: ${(e as Error).message}`);
+    return 1;
+  }
+  const quiet = values.quiet === true;
+  const server = await startServer(nodeEngineBackend(engine), {
+    ...options,
+    onResponse: quiet
+      ? undefined
+      : (e) =>
+          console.error(
+            `${new Date().toISOString()} ${e.status} ${e.method} ${e.path} ${e.ms}ms ${e.requestId}`,
+          ),
+  });
+  const { model, variant } = engine.manifest;
+  console.log(`clef-web serve: ${model.name} (${variant.dtype}) listening on ${server.url}`);
+  console.log(
+    `  POST ${server.url}/v1/systemone (and /v1/decisions), GET ${server.url}/v1/models,` +
+      ` POST ${server.url}/client/v4/accounts/<any>/ai/run/@cf/cloudflare/<model>`,
+  );
+  if (!isLoopbackHost(options.host)) {
+    console.error(
+      `warning: bound to ${options.host}, so other machines can reach this server; it has no` +
+        ' authentication and answers anyone who can connect.',
+    );
+  }
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        console.error(`clef-web serve: ${signal} again, exiting now`);
+        server.destroy();
+        resolve(130);
+        return;
+      }
+      stopping = true;
+      console.error(
+        `clef-web serve: ${signal}, finishing ${server.pending()} queued request(s) (Ctrl-C again to quit now)`,
+      );
+      const deadline = setTimeout(() => {
+        console.error(`clef-web serve: requests still open after ${graceMs} ms; closing them`);
+        server.destroy();
+      }, graceMs);
+      void server
+        .close()
+        .then(() => engine.dispose())
+        .then(() => {
+          clearTimeout(deadline);
+          console.error('clef-web serve: stopped');
+          resolve(0);
+        });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
