@@ -9,7 +9,7 @@ const DTYPES: readonly PackageDtype[] = ['fp32', 'fp16', 'q8', 'q4', 'mixed'];
 
 export const CONVERT_USAGE = `usage: clef-web convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed
   [--name NAME] [--alias NAME]... [--revision REV] [--context TOKENS]
-  [--q8-layers N] [--fidelity N (random requests to measure, default 200; 0 skips)]`;
+  [--q8-layers N] [--fidelity N (random requests to measure: default 200, 30 for fp32; 0 skips)]`;
 
 export async function convertMain(argv: string[]): Promise<number> {
   let parsed;
@@ -51,7 +51,9 @@ export async function convertMain(argv: string[]): Promise<number> {
       ...(values.revision ? { revision: values.revision } : {}),
       ...(values.context ? { contextTokens: Number(values.context) } : {}),
       ...(values['q8-layers'] ? { q8Layers: Number(values['q8-layers']) } : {}),
-      fidelityRequests: values.fidelity !== undefined ? Number(values.fidelity) : 200,
+      // fp32 is compared with the float64 reference (seconds per request); the rest with fp32.
+      fidelityRequests:
+        values.fidelity !== undefined ? Number(values.fidelity) : dtype === 'fp32' ? 30 : 200,
       log: (line) => console.error(`[convert] ${line}`),
     });
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
