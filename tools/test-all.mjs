@@ -50,6 +50,7 @@ if (!chromiumAvailable()) {
   rmSync('test-results/browser.json', { force: true });
   // The browser suites load the tiny model packages the dev server serves.
   if (run('npx', ['tsx', 'tools/models/build-tiny.ts']) !== 0) failed += 1;
+  if (run('node', ['tools/sw/build-routes.mjs']) !== 0) failed += 1;
   const browserStatus = run('npx', ['playwright', 'test']);
   const browser = existsSync('test-results/browser.json')
     ? readJson('test-results/browser.json')

@@ -1,0 +1,396 @@
+import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { ifDefined } from 'lit/directives/if-defined.js';
+import type { EngineInfo, LoadProgress } from '../../engine/wire.js';
+import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
+import { describeDecision, renderAnswers } from './answer-view.js';
+import { answerStyles, decideStyles } from './clef-decide.styles.js';
+import {
+  engineKey,
+  sharedRegistry,
+  type DeviceChoice,
+  type EngineLease,
+} from './engine-registry.js';
+import { errorDetail, type ClefDecisionDetail, type ClefErrorDetail } from './events.js';
+import { questionsFromChildren } from './question-elements.js';
+import { progressText, progressPercent } from './progress-text.js';
+
+export type DecideState = string | JsonValue[] | { [key: string]: JsonValue };
+
+/** Attributes of the declarative children whose change re-decides. */
+const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
+
+/**
+ * Decides about a state with a System One model running in the page, and shows per question the
+ * chosen option with a probability bar for every option (a score as its expected level, a yes/no
+ * as P(yes)). Elements asking for the same model and device share one engine and one download.
+ *
+ * @summary A private, in-page decision: state + questions in, probabilities out.
+ *
+ * @event clef-decision - A decision arrived. `detail`: `{ request, response, json, timings }`.
+ * @event clef-error - Loading or deciding failed. `detail`: `{ error, code, status?, body?, message, phase }`.
+ * @event clef-progress - Model load progress. `detail`: `LoadProgress`.
+ *
+ * @slot header - Shown above the answers (a title, an explanation).
+ * @slot empty - Shown while there is nothing to decide yet.
+ * @slot answer-{id} - Replaces the default view of question `{id}`'s answer.
+ * @slot footer - Shown below the answers.
+ *
+ * @csspart base - The wrapper of everything.
+ * @csspart answers - The list of answers.
+ * @csspart answer - One question's answer (also `answer-choice`, `answer-noul`, `answer-score`).
+ * @csspart label - A question's id.
+ * @csspart value - A question's chosen option, yes/no or expected level.
+ * @csspart option - An option's label next to its bar (`option-chosen` for the chosen one).
+ * @csspart bar - A probability bar's track (`bar-chosen` for the chosen option).
+ * @csspart fill - A probability bar's filled part.
+ * @csspart scale - A score's rubric scale; `marker` is its expected-level dot.
+ * @csspart progress - Model load progress.
+ * @csspart error - An error message; `retry` is its button.
+ * @csspart empty - The placeholder before the first decision.
+ *
+ * @cssprop --clef-bar-color - Fill of the bars.
+ * @cssprop --clef-bar-chosen-color - Fill of the chosen option's bar, and the answer's colour.
+ * @cssprop --clef-bar-track-color - The bars' empty part.
+ * @cssprop --clef-bar-height - Height of a bar (default 0.55rem).
+ * @cssprop --clef-radius - Corner radius of the bars.
+ * @cssprop --clef-gap - Space between answers.
+ * @cssprop --clef-font - Font family.
+ * @cssprop --clef-text-color - Text colour (default: inherited).
+ * @cssprop --clef-muted-color - Secondary text.
+ * @cssprop --clef-accent-color - Progress bar and focus ring.
+ * @cssprop --clef-error-color - Errors.
+ * @cssprop --clef-background - Background behind the score marker's ring.
+ */
+export class ClefDecide extends LitElement {
+  static override styles = [answerStyles, decideStyles];
+
+  static override properties = {
+    model: { type: String },
+    modelName: { type: String, attribute: 'model-name' },
+    device: { type: String },
+    state: { attribute: 'state' },
+    htmlFor: { type: String, attribute: 'for' },
+    questions: { attribute: false },
+    debounce: { type: Number },
+    label: { type: String },
+    _progress: { state: true },
+    _loaded: { state: true },
+    _deciding: { state: true },
+    _result: { state: true },
+    _error: { state: true },
+    _announcement: { state: true },
+  };
+
+  /** URL of the model package (the folder holding manifest.json). */
+  declare model: string;
+  /** The System One model name to ask for; default: the loaded package's own name. */
+  declare modelName: string | undefined;
+  /** 'auto' (WebGPU when it can run the package, else WASM), 'webgpu' or 'wasm'. */
+  declare device: DeviceChoice;
+  /** What to decide about: text, or (as a property) a JSON object or array. */
+  declare state: DecideState | undefined;
+  /** Id of a form field (or form) whose value is the state; re-decides as it changes. */
+  declare htmlFor: string | undefined;
+  /** Questions in System One shape; when null, the declarative children are used. */
+  declare questions: Record<string, Question> | null;
+  /** Milliseconds to wait after typing in the bound field before deciding. */
+  declare debounce: number;
+  /** Accessible name of the answers region (default "Decision"). */
+  declare label: string | undefined;
+
+  declare private _progress: LoadProgress | null;
+  declare private _loaded: boolean;
+  declare private _deciding: boolean;
+  declare private _result: ClefDecisionDetail | null;
+  declare private _error: ClefErrorDetail | null;
+  declare private _announcement: string;
+
+  private lease: EngineLease | null = null;
+  private controller: AbortController | null = null;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private field: HTMLElement | null = null;
+  private needsEngine = false;
+  private readonly observer = new MutationObserver(() => {
+    if (this.questions == null) this.schedule(30);
+  });
+
+  constructor() {
+    super();
+    this.model = '/models/tiny/';
+    this.device = 'auto';
+    this.questions = null;
+    this.debounce = 300;
+    this._progress = null;
+    this._loaded = false;
+    this._deciding = false;
+    this._result = null;
+    this._error = null;
+    this._announcement = '';
+  }
+
+  /** The latest decision (request, response, json, timings), or null. */
+  get decision(): ClefDecisionDetail | null {
+    return this._result;
+  }
+
+  /** The latest error, or null. */
+  get error(): ClefErrorDetail | null {
+    return this._error;
+  }
+
+  /** The engine's info once the model is loaded (device, why, package hash). */
+  async info(): Promise<EngineInfo> {
+    if (!this.lease) throw new Error('<clef-decide> is not connected');
+    return this.lease.info;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    // The engine is acquired on the first update, once properties set right after
+    // appending the element are in: no load of the default model that is then dropped.
+    this.needsEngine = true;
+    this.requestUpdate(); // a reconnected element gets its engine back
+    this.observer.observe(this, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+      attributes: true,
+      attributeFilter: QUESTION_ATTRIBUTES,
+    });
+    this.bindField();
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.observer.disconnect();
+    this.unbindField();
+    clearTimeout(this.timer);
+    this.controller?.abort();
+    this.controller = null;
+    this.lease?.release();
+    this.lease = null;
+    this._deciding = false;
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (!this.isConnected) return;
+    if (this.needsEngine || changed.has('model') || changed.has('device')) {
+      this.needsEngine = false;
+      this.connectEngine();
+    }
+    if (changed.has('htmlFor') && this.hasUpdated) this.bindField();
+    const inputs = ['state', 'questions', 'modelName', 'model', 'device'] as const;
+    if (inputs.some((k) => changed.has(k)) || !this.hasUpdated) this.schedule(0);
+  }
+
+  /**
+   * Decides now (cancelling any decision in flight) and resolves to the decision, or to null
+   * when there is nothing to decide or a newer request replaced this one. Failures are shown
+   * in place and dispatched as `clef-error`; this never rejects.
+   */
+  async decide(): Promise<ClefDecisionDetail | null> {
+    clearTimeout(this.timer);
+    const questions = this.questions ?? questionsFromChildren(this);
+    const state = this.currentState();
+    if (!questions || state === undefined || state === '' || !this.isConnected) return null;
+    if (!this.lease) this.connectEngine();
+    const lease = this.lease!;
+    this.controller?.abort();
+    const controller = new AbortController();
+    this.controller = controller;
+    this._deciding = true;
+    let phase: 'load' | 'decide' = 'load';
+    try {
+      const clef = await lease.clef;
+      const model = this.modelName || (await lease.info).model;
+      phase = 'decide';
+      if (controller.signal.aborted) return null;
+      const request: SystemOneRequest = { model, state, questions };
+      const wire = await clef.decide(request, { signal: controller.signal });
+      // Replaced, or cancelled by typing: the answer describes a state that is gone.
+      if (this.controller !== controller || controller.signal.aborted) return null;
+      const detail: ClefDecisionDetail = { request, ...wire };
+      this._result = detail;
+      this._error = null;
+      this._announcement = describeDecision(wire.response);
+      this.dispatchEvent(
+        new CustomEvent('clef-decision', { detail, bubbles: true, composed: true }),
+      );
+      return detail;
+    } catch (error) {
+      // Superseded requests end quietly; load failures are reported once, by connectEngine.
+      if (this.controller !== controller || controller.signal.aborted || phase === 'load') {
+        return null;
+      }
+      this.fail(error, 'decide');
+      return null;
+    } finally {
+      if (this.controller === controller) {
+        this.controller = null;
+        this._deciding = false;
+      }
+    }
+  }
+
+  private schedule(delay: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.decide(), delay);
+  }
+
+  private connectEngine(): void {
+    const key = engineKey(this.model, this.device);
+    if (this.lease?.key === key) return;
+    this.lease?.release();
+    this._loaded = false;
+    this._error = null;
+    const lease = sharedRegistry().acquire(this.model, this.device, (progress) => {
+      if (key !== engineKey(this.model, this.device)) return;
+      this._progress = progress;
+      this.dispatchEvent(
+        new CustomEvent('clef-progress', { detail: progress, bubbles: true, composed: true }),
+      );
+    });
+    this.lease = lease;
+    lease.info.then(
+      () => {
+        if (this.lease !== lease) return;
+        this._loaded = true;
+        this._progress = null;
+      },
+      (error: unknown) => {
+        if (this.lease !== lease) return;
+        this.fail(error, 'load');
+      },
+    );
+  }
+
+  private fail(error: unknown, phase: 'load' | 'decide'): void {
+    const detail = errorDetail(error, phase);
+    this._error = detail;
+    this._result = null;
+    this._announcement = '';
+    this.dispatchEvent(new CustomEvent('clef-error', { detail, bubbles: true, composed: true }));
+  }
+
+  private retry(): void {
+    if (this._error?.phase === 'load') {
+      // The registry forgot the failed load: releasing and acquiring again starts a new one.
+      this.lease?.release();
+      this.lease = null;
+      this.connectEngine();
+    }
+    this._error = null;
+    void this.decide();
+  }
+
+  private currentState(): DecideState | undefined {
+    const field = this.field;
+    if (!field) return this.state;
+    if (field instanceof HTMLFormElement) {
+      const values: Record<string, string> = {};
+      for (const [name, value] of new FormData(field)) {
+        if (typeof value === 'string') values[name] = value;
+      }
+      return values;
+    }
+    const value = (field as HTMLElement & { value?: unknown }).value;
+    return typeof value === 'string' ? value : (field.textContent ?? undefined);
+  }
+
+  private readonly onFieldInput = (): void => {
+    // What is in flight describes text that is gone: cancel it now, decide after a pause.
+    this.controller?.abort();
+    this.schedule(this.debounce);
+  };
+
+  private bindField(): void {
+    this.unbindField();
+    if (!this.htmlFor) return;
+    const root = this.getRootNode() as Document | ShadowRoot;
+    const field = root.getElementById?.(this.htmlFor) ?? null;
+    if (!field) {
+      // The field may come after the element in the markup.
+      if (document.readyState === 'loading') {
+        document.addEventListener('DOMContentLoaded', () => this.bindField(), { once: true });
+      }
+      return;
+    }
+    this.field = field;
+    field.addEventListener('input', this.onFieldInput);
+    field.addEventListener('change', this.onFieldInput);
+    if (this.hasUpdated) this.schedule(0);
+  }
+
+  private unbindField(): void {
+    this.field?.removeEventListener('input', this.onFieldInput);
+    this.field?.removeEventListener('change', this.onFieldInput);
+    this.field = null;
+  }
+
+  private progressView(): TemplateResult {
+    const p = this._progress;
+    const pct = progressPercent(p);
+    const text = progressText(p);
+    return html`<div class="progress" part="progress">
+      <span aria-hidden="true">${text}</span>
+      <div
+        class=${pct === undefined ? 'progress-track indeterminate' : 'progress-track'}
+        role="progressbar"
+        aria-label="Loading the model"
+        aria-valuemin="0"
+        aria-valuemax="100"
+        aria-valuenow=${ifDefined(pct)}
+        aria-valuetext=${text}
+      >
+        <div class="progress-fill" style=${`width: ${pct ?? 0}%`}></div>
+      </div>
+    </div>`;
+  }
+
+  private errorView(e: ClefErrorDetail): TemplateResult {
+    return html`<div class="error" part="error" role="alert">
+      <span>${e.message}</span>
+      <code>${e.code}</code>
+      <button part="retry" type="button" @click=${this.retry}>Retry</button>
+    </div>`;
+  }
+
+  protected override render(): TemplateResult {
+    const result = this._result;
+    const loading = !this._loaded && !this._error;
+    return html`<div class=${this._deciding ? 'wrap busy' : 'wrap'} part="base">
+      <slot name="header"></slot>
+      ${loading ? this.progressView() : nothing}
+      ${this._error ? this.errorView(this._error) : nothing}
+      <section
+        aria-label=${this.label || 'Decision'}
+        aria-busy=${this._deciding ? 'true' : 'false'}
+      >
+        ${
+          result
+            ? renderAnswers(
+                result.response,
+                (id, view) => html`<slot name=${`answer-${id}`}>${view}</slot>`,
+              )
+            : this._error || loading
+              ? nothing
+              : html`<div class="empty" part="empty">
+                  <slot name="empty"
+                    >${this._deciding ? 'Deciding…' : 'Nothing to decide yet.'}</slot
+                  >
+                </div>`
+        }
+      </section>
+      <slot name="footer"></slot>
+      <div class="sr-only" role="status" aria-live="polite" aria-atomic="true">
+        ${this._announcement}
+      </div>
+    </div>`;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'clef-decide': ClefDecide;
+  }
+}
