@@ -47,10 +47,13 @@ export async function createOrtDecisionSession(
     );
     sessions.push(backbone);
     const headData = externalFiles(pkg, 'head-data');
+    // The memory rows stay on the GPU too (fed back as past_memory, cached, read by
+    // head_decide): reading them back cost 4·width bytes per prefix token on every miss.
     const headMemory = await createSession(
       pkg.read(requireFile(m, 'head-memory')),
       headData,
       device,
+      device === 'webgpu' ? ['memory'] : [],
     );
     sessions.push(headMemory);
     const headDecide = await createSession(
@@ -82,6 +85,7 @@ export async function createOrtDecisionSession(
       run: (encoded, ctx) => runner.run(encoded, ctx),
       lost: () => lost,
       cacheStats: () => runner.cacheStats(),
+      counters: () => runner.counters(),
       dispose: () => runner.dispose(),
     };
   } catch (e) {

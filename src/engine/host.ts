@@ -180,7 +180,13 @@ export class EngineHost implements WorkerApi {
     return {
       ...this.infoBase,
       device: this.session.device,
-      counters: { ...this.counters, cacheEntries: cache.entries, cacheBytes: cache.bytes },
+      counters: {
+        ...this.counters,
+        cacheEntries: cache.entries,
+        cacheBytes: cache.bytes,
+        readbackBytes: this.session.counters?.().readbackBytes ?? 0,
+        pending: this.queue.size,
+      },
     };
   }
 
@@ -212,6 +218,7 @@ export class EngineHost implements WorkerApi {
         prefixHit: run.prefixHit,
         backboneTokens: run.backboneTokens,
       },
+      logits: run.logits.map((l) => Array.from(l)),
     };
   }
 

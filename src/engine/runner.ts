@@ -15,6 +15,8 @@ import type { SessionRun } from './session.js';
 export interface TensorLike {
   readonly dims: readonly number[];
   readonly type: string;
+  /** 'cpu', 'gpu-buffer', ... (onnxruntime's Tensor.location). */
+  readonly location?: string;
   getData(): Promise<unknown>;
   dispose(): void;
 }
@@ -63,6 +65,24 @@ function tensorBytes(t: TensorLike): number {
   return t.dims.reduce((n, d) => n * d, 1) * 4;
 }
 
+/** Bytes of the outputs a session handed back in CPU memory (on WebGPU: read back from the GPU). */
+function cpuOutputBytes(out: Record<string, TensorLike>): number {
+  let bytes = 0;
+  for (const t of Object.values(out)) {
+    if (t.location !== 'gpu-buffer') bytes += t.dims.reduce((n, d) => n * d, 1) * 4;
+  }
+  return bytes;
+}
+
+/**
+ * Waits for the next task of the event loop. A WASM session's run is synchronous work behind a
+ * resolved promise, so a chain of chunks never lets the worker read its messages: without this,
+ * a cancel (or a request to queue) would wait until the whole run had finished.
+ */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 function sameIds(a: Int32Array, b: readonly number[], length: number): boolean {
   if (a.length !== length) return false;
   for (let i = 0; i < length; i++) if (a[i] !== b[i]) return false;
@@ -82,6 +102,8 @@ function prefixKey(ids: readonly number[], length: number): string {
 export class ClefRunner {
   private readonly cache = new Map<string, CacheEntry>();
   private cacheBytes = 0;
+  /** Session output bytes delivered to the CPU, plus getData() of GPU tensors (benchmarks). */
+  private readbackBytes = 0;
 
   constructor(
     private readonly rt: RuntimeAdapter,
@@ -91,10 +113,37 @@ export class ClefRunner {
     private readonly options: RunnerOptions,
     /** The head's width: memory rows are [1, tokens, headWidth]. */
     private readonly headWidth: number,
-  ) {}
+  ) {
+    // A runtime may ignore a feed the graph lacks (onnxruntime-node does): a package converted
+    // for another graph layout would then answer wrongly instead of failing. Refuse it here.
+    const expect = (session: SessionLike, graph: string, names: string[]) => {
+      const missing = names.filter((n) => !session.inputNames.includes(n));
+      if (missing.length > 0) {
+        throw new Error(
+          `${graph} has no input ${missing.join(', ')}: the package was converted by an older clef-web; convert it again`,
+        );
+      }
+    };
+    expect(graphs.backbone, 'backbone.onnx', ['input_ids', ...states.map((s) => s.input)]);
+    expect(graphs.headMemory, 'head_memory.onnx', ['hidden', 'past_memory']);
+    expect(graphs.headDecide, 'head_decide.onnx', [
+      'memory',
+      'hidden',
+      'question_weights',
+      'option_weights',
+      'option_question',
+      'question_type',
+      'lex',
+    ]);
+  }
 
   cacheStats(): { entries: number; bytes: number } {
     return { entries: this.cache.size, bytes: this.cacheBytes };
+  }
+
+  /** Cumulative counters: bytes read back to the CPU (every output on the WASM back end). */
+  counters(): { readbackBytes: number } {
+    return { readbackBytes: this.readbackBytes };
   }
 
   async run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun> {
@@ -179,6 +228,7 @@ export class ClefRunner {
     let out: Record<string, TensorLike>;
     try {
       out = await this.graphs.backbone.run(feeds);
+      this.readbackBytes += cpuOutputBytes(out);
     } finally {
       feeds.input_ids!.dispose();
     }
@@ -197,6 +247,7 @@ export class ClefRunner {
     let memory = this.rt.float32(new Float32Array(0), [1, 0, this.headWidth]);
     try {
       for (let start = 0; start < stateEnd; start += this.options.chunkTokens) {
+        await nextTask();
         ctx.throwIfCancelled();
         const end = Math.min(stateEnd, start + this.options.chunkTokens);
         const step = await this.backboneChunk(ids, start, end, state, null);
@@ -206,6 +257,7 @@ export class ClefRunner {
             hidden: step.hidden,
             past_memory: memory,
           });
+          this.readbackBytes += cpuOutputBytes(out);
           memory.dispose();
           memory = out.memory!;
         } finally {
@@ -228,10 +280,15 @@ export class ClefRunner {
   ): Promise<{ hidden: TensorLike; state: Map<string, TensorLike> }> {
     let state = prefixState;
     const parts: TensorLike[] = [];
+    // A tail up to twice the chunk runs whole: joining chunks reads hidden states back from the
+    // GPU and adds a run (8 questions make a ~350-token tail); longer tails keep the bound.
+    const tail = ids.length - stateEnd;
+    const chunk = tail <= 2 * this.options.chunkTokens ? tail : this.options.chunkTokens;
     try {
-      for (let start = stateEnd; start < ids.length; start += this.options.chunkTokens) {
+      for (let start = stateEnd; start < ids.length; start += chunk) {
+        await nextTask();
         ctx.throwIfCancelled();
-        const end = Math.min(ids.length, start + this.options.chunkTokens);
+        const end = Math.min(ids.length, start + chunk);
         const step = await this.backboneChunk(ids, start, end, state, prefixState);
         state = step.state;
         parts.push(step.hidden);
@@ -244,6 +301,7 @@ export class ClefRunner {
     if (parts.length === 1) return { hidden: parts[0]!, state };
     // A tail longer than one chunk: join its hidden states (rare: a very large schema).
     const datas = await Promise.all(parts.map((p) => p.getData() as Promise<Float32Array>));
+    for (const p of parts) if (p.location === 'gpu-buffer') this.readbackBytes += tensorBytes(p);
     const width = parts[0]!.dims[2]!;
     const joined = new Float32Array(datas.reduce((n, d) => n + d.length, 0));
     let offset = 0;
@@ -271,6 +329,7 @@ export class ClefRunner {
     );
     try {
       const out = await this.graphs.headDecide.run(feeds);
+      this.readbackBytes += cpuOutputBytes(out);
       const logits = (await out.logits!.getData()) as Float32Array;
       for (const t of Object.values(out)) t.dispose();
       return splitByQuestion(inputs.layout, logits);

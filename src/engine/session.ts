@@ -23,6 +23,8 @@ export interface DecisionSession {
   /** True once the session's device is gone (a lost WebGPU device). */
   lost(): boolean;
   cacheStats(): { entries: number; bytes: number };
+  /** Cumulative bytes read back from the device to the CPU (optional: benchmarks read it). */
+  counters?(): { readbackBytes: number };
   dispose(): Promise<void>;
 }
 

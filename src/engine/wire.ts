@@ -116,6 +116,13 @@ export interface EngineCounters {
   prefixMisses: number;
   cacheEntries: number;
   cacheBytes: number;
+  /**
+   * Bytes the current session's graphs handed back to the CPU: on WebGPU, bytes read back from
+   * the GPU; on WASM every output. Cumulative; it restarts when a fallback replaces the session.
+   */
+  readbackBytes: number;
+  /** Requests queued or running right now (0 when idle: an aborted request frees its slot). */
+  pending: number;
 }
 
 export interface EngineInfo {
@@ -153,6 +160,13 @@ export interface DecisionWire {
   /** The body as JSON text, keys in request order (a JS object reorders integer-like keys). */
   json: string;
   timings: DecisionTimings;
+  /**
+   * The head's raw float32 logits, one array per question (request order), one value per option
+   * in prompt order (noul true/false, choice in prompt order, score levels): unrounded, so tests
+   * and tools can compare the engine with a reference forward. Set by the engine; absent on
+   * answers that did not come from a local forward.
+   */
+  logits?: number[][];
 }
 
 /** The worker's surface, as Comlink exposes it. */

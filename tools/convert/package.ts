@@ -52,6 +52,22 @@ export interface ConvertOptions {
 
 export const CLEF_CONTEXT_TOKENS = 65_536;
 
+/** Embedding tables up to this size (as fp32) stay unquantized, so the WASM back end runs them. */
+export const SMALL_EMBEDDING_BYTES = 256 * 1024 * 1024;
+
+/**
+ * fp32/fp16 keep their precision. Quantized variants keep a small table in fp32 (it costs little
+ * and keeps the package runnable on WASM) and gather a large one (Clef-flash: 248,320 × 4,096)
+ * from an 8-bit table, which only WebGPU runs.
+ */
+export function embeddingEncoding(
+  text: Qwen35TextConfig,
+  dtype: PackageDtype,
+): 'fp32' | 'fp16' | 'q8' {
+  if (dtype === 'fp32' || dtype === 'fp16') return dtype;
+  return text.vocab_size * text.hidden_size * 4 <= SMALL_EMBEDDING_BYTES ? 'fp32' : 'q8';
+}
+
 /** SHA-256 of a file, read in 8 MiB pieces. */
 export function sha256File(path: string): string {
   const hash = createHash('sha256');
@@ -123,8 +139,10 @@ export async function convertRelease(
   const chunkTokens = options.chunkTokens ?? 256;
   try {
     log(`backbone (${options.dtype}) ...`);
+    const embedding = embeddingEncoding(text, options.dtype);
     const backbone = buildBackboneOnnx(release, join(outDir, 'backbone.onnx'), {
       dtype: options.dtype,
+      embedding,
       ...(options.q8Layers !== undefined ? { q8Layers: options.q8Layers } : {}),
     });
     add(backbone.onnxPath, 'backbone');
@@ -170,7 +188,10 @@ export async function convertRelease(
       options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
     // fp16 graphs compute in half precision: on WebGPU that needs shader-f16 (CPU runs them).
     const needsShaderF16 = options.dtype === 'fp16';
-    const devices: DeviceName[] = ['webgpu', 'wasm'];
+    // onnxruntime-web's WebGPU build (the one the engine loads) has no WASM kernel for
+    // GatherBlockQuantized: a quantized embedding table runs on WebGPU only.
+    const devices: DeviceName[] =
+      embedding === 'q8' ? ['webgpu'] : ['webgpu', 'wasm'];
     const name = options.name ?? defaultName(text, releaseDir);
     const manifest: PackageManifest = {
       format: MANIFEST_FORMAT,
