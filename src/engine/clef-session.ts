@@ -9,7 +9,13 @@ import { backboneSpec, stateSpecs } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName } from './manifest.js';
 import { configureRuntime, createSession, ort, type ExternalFile } from './ort.js';
 import type { PackageFiles } from './package-fetch.js';
-import { ClefRunner, type RuntimeAdapter, type SessionLike } from './runner.js';
+import {
+  checkInputs,
+  ClefRunner,
+  REQUIRED_INPUTS,
+  type RuntimeAdapter,
+  type SessionLike,
+} from './runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
 
 const adapter: RuntimeAdapter = {
@@ -62,6 +68,12 @@ export async function createOrtDecisionSession(
       device,
     );
     sessions.push(headDecide);
+    checkInputs(backbone, requireFile(m, 'backbone').path, [
+      'input_ids',
+      ...states.map((s) => s.input),
+    ]);
+    checkInputs(headMemory, requireFile(m, 'head-memory').path, REQUIRED_INPUTS.headMemory);
+    checkInputs(headDecide, requireFile(m, 'head-decide').path, REQUIRED_INPUTS.headDecide);
     const lexicon = new Lexicon(pkg.read(requireFile(m, 'lexicon')));
     const chunkTokens =
       Number((m.graphs as { chunkTokens?: number }).chunkTokens) || DEFAULT_CHUNK_TOKENS;

@@ -99,6 +99,34 @@ function prefixKey(ids: readonly number[], length: number): string {
   return `${length}:${h.toString(16)}`;
 }
 
+/** The inputs each graph must have for this runner (checked when sessions are created). */
+export const REQUIRED_INPUTS = {
+  headMemory: ['hidden', 'past_memory'],
+  headDecide: [
+    'memory',
+    'hidden',
+    'question_weights',
+    'option_weights',
+    'option_question',
+    'question_type',
+    'lex',
+  ],
+} as const;
+
+/**
+ * Refuses a session that lacks an input the runner feeds. A runtime may silently ignore an
+ * unknown feed (onnxruntime-node does), so a package converted for another graph layout would
+ * answer wrongly instead of failing.
+ */
+export function checkInputs(session: SessionLike, file: string, names: readonly string[]): void {
+  const missing = names.filter((n) => !session.inputNames.includes(n));
+  if (missing.length > 0) {
+    throw new Error(
+      `${file} has no input ${missing.join(', ')}: the package was converted by another clef-web version; convert it again`,
+    );
+  }
+}
+
 export class ClefRunner {
   private readonly cache = new Map<string, CacheEntry>();
   private cacheBytes = 0;
@@ -113,29 +141,7 @@ export class ClefRunner {
     private readonly options: RunnerOptions,
     /** The head's width: memory rows are [1, tokens, headWidth]. */
     private readonly headWidth: number,
-  ) {
-    // A runtime may ignore a feed the graph lacks (onnxruntime-node does): a package converted
-    // for another graph layout would then answer wrongly instead of failing. Refuse it here.
-    const expect = (session: SessionLike, graph: string, names: string[]) => {
-      const missing = names.filter((n) => !session.inputNames.includes(n));
-      if (missing.length > 0) {
-        throw new Error(
-          `${graph} has no input ${missing.join(', ')}: the package was converted by an older clef-web; convert it again`,
-        );
-      }
-    };
-    expect(graphs.backbone, 'backbone.onnx', ['input_ids', ...states.map((s) => s.input)]);
-    expect(graphs.headMemory, 'head_memory.onnx', ['hidden', 'past_memory']);
-    expect(graphs.headDecide, 'head_decide.onnx', [
-      'memory',
-      'hidden',
-      'question_weights',
-      'option_weights',
-      'option_question',
-      'question_type',
-      'lex',
-    ]);
-  }
+  ) {}
 
   cacheStats(): { entries: number; bytes: number } {
     return { entries: this.cache.size, bytes: this.cacheBytes };
