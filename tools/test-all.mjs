@@ -4,7 +4,20 @@
 // to install. The last line is the total, `N passed, N failed`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { chromiumAvailable, CHROMIUM_INSTALL_HINT } from './chromium.mjs';
+
+/** A free loopback port for the browser tests' dev server (so a running one never collides). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 mkdirSync('test-results', { recursive: true });
 let passed = 0;
@@ -51,6 +64,7 @@ if (!chromiumAvailable()) {
   // The browser suites load the tiny model packages the dev server serves.
   if (run('npx', ['tsx', 'tools/models/build-tiny.ts']) !== 0) failed += 1;
   if (run('node', ['tools/sw/build-routes.mjs']) !== 0) failed += 1;
+  process.env.CLEF_TEST_PORT ??= String(await freePort());
   const browserStatus = run('npx', ['playwright', 'test']);
   const browser = existsSync('test-results/browser.json')
     ? readJson('test-results/browser.json')
