@@ -1,0 +1,58 @@
+// Issue 3 §4: the converter measures each quantized variant on ≥ 200 fresh random requests
+// against the fp32 package and writes the figures into the manifest. This runs the real
+// `convertRelease` path (fp32 baseline conversion included) for q8, q4 and mixed and prints
+// the figures; the assertions check they were measured and written, not their size (the tiny
+// random model exaggerates quantization error; the real figures belong to the real release).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PackageManifest } from '../../src/engine/manifest.js';
+import { convertRelease } from '../../tools/convert/package.js';
+import { writeTinyFixture } from '../../tools/fixture/cli.js';
+
+const REQUESTS = 200;
+/** About a minute of CPU per variant; generous wall time on a loaded 2-core machine. */
+const TIMEOUT_MS = 900_000;
+
+let work: string;
+let release: string;
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'clef-fidelity-'));
+  release = join(work, 'release');
+  writeTinyFixture(release, { seed: 7, dtype: 'fp32' });
+});
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('converter fidelity on 200 requests against fp32', () => {
+  for (const dtype of ['q8', 'q4', 'mixed'] as const) {
+    it(
+      `${dtype}: measured and written into the manifest`,
+      async () => {
+        const out = join(work, dtype);
+        const returned = await convertRelease(release, out, { dtype, fidelityRequests: REQUESTS });
+        const written = JSON.parse(
+          readFileSync(join(out, 'manifest.json'), 'utf8'),
+        ) as PackageManifest;
+        const f = written.fidelity;
+        expect(f).not.toBeNull();
+        expect(f).toEqual(returned.fidelity);
+        expect(f!.against).toBe('fp32');
+        expect(f!.requests).toBe(REQUESTS);
+        expect(f!.maxAbsDp).toBeGreaterThanOrEqual(f!.meanAbsDp);
+        // Quantized weights do move p: a zero would mean the baseline compared with itself.
+        expect(f!.maxAbsDp).toBeGreaterThan(0);
+        expect(f!.maxAbsDp).toBeLessThan(1);
+        expect(f!.sameAnswers).toBeGreaterThan(0.5);
+        expect(f!.sameAnswers).toBeLessThanOrEqual(1);
+        console.log(
+          `[fidelity] ${dtype} vs fp32, ${f!.requests} requests: mean |Δp| ${f!.meanAbsDp.toExponential(2)}, ` +
+            `max |Δp| ${f!.maxAbsDp.toExponential(2)}, same answers ${(100 * f!.sameAnswers).toFixed(1)}%`,
+        );
+      },
+      TIMEOUT_MS,
+    );
+  }
+});
