@@ -16,7 +16,7 @@ import {
   PackageError,
 } from './errors.js';
 import { fetchPackage, type PackageFiles } from './package-fetch.js';
-import { requireFile, type DeviceName } from './manifest.js';
+import { requireFile, type DeviceName, type PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import type { DecisionSession, SessionFactory } from './session.js';
 import {
@@ -47,7 +47,8 @@ function readJson(pkg: PackageFiles, role: 'tokenizer' | 'tokenizer-config'): ob
 }
 
 export class EngineHost implements WorkerApi {
-  private pkg: PackageFiles | null = null;
+  /** The loaded package's manifest: its file bytes are let go once the sessions hold them. */
+  private manifest: PackageManifest | null = null;
   private tokenizer: ClefTokenizer | null = null;
   private session: DecisionSession | null = null;
   private options: LoadOptionsWire | null = null;
@@ -94,7 +95,6 @@ export class EngineHost implements WorkerApi {
           reasons,
         });
       }
-      this.pkg = pkg;
       this.tokenizer = loadTokenizerSync(
         readJson(pkg, 'tokenizer'),
         readJson(pkg, 'tokenizer-config'),
@@ -124,6 +124,10 @@ export class EngineHost implements WorkerApi {
       if (!this.session) {
         throw lastError instanceof Error ? lastError : new EngineError(String(lastError));
       }
+      // The runtime copied graphs and weights into its own memory (wasm heap or GPU buffers), and
+      // the lexicon keeps its rows: holding the fetched files as well would double the engine's
+      // footprint (measured in docs/benchmarks.md). A later WASM fallback fetches them again.
+      this.manifest = pkg.manifest;
       const now = performance.now();
       const m = pkg.manifest;
       this.infoBase = {
@@ -191,8 +195,7 @@ export class EngineHost implements WorkerApi {
   }
 
   private async decide(body: unknown, ctx: JobContext): Promise<DecisionWire> {
-    const pkg = this.pkg!;
-    const m = pkg.manifest;
+    const m = this.manifest!;
     const t0 = performance.now();
     const request = validateRequest(body, {
       limits: m.limits,
@@ -234,7 +237,9 @@ export class EngineHost implements WorkerApi {
       if (session.device !== 'webgpu' || ctx.cancelled() || !session.lost()) throw e;
       const reason = `WebGPU device lost while running (${(e as Error).message}); moved to WASM`;
       await session.dispose().catch(() => undefined);
-      this.session = await this.createSession(this.pkg!, 'wasm' as DeviceName, {
+      // From Cache Storage when the load cached the files (same origin either way).
+      const pkg = await fetchPackage(this.options!.model, { cache: this.options!.cache });
+      this.session = await this.createSession(pkg, 'wasm' as DeviceName, {
         threads: (await probeCapabilities()).threads,
         cacheBudgetBytes: this.options!.cacheBudgetBytes,
       });
