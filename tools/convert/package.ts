@@ -190,8 +190,7 @@ export async function convertRelease(
     const needsShaderF16 = options.dtype === 'fp16';
     // onnxruntime-web's WebGPU build (the one the engine loads) has no WASM kernel for
     // GatherBlockQuantized: a quantized embedding table runs on WebGPU only.
-    const devices: DeviceName[] =
-      embedding === 'q8' ? ['webgpu'] : ['webgpu', 'wasm'];
+    const devices: DeviceName[] = embedding === 'q8' ? ['webgpu'] : ['webgpu', 'wasm'];
     const name = options.name ?? defaultName(text, releaseDir);
     const manifest: PackageManifest = {
       format: MANIFEST_FORMAT,
