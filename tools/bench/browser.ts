@@ -8,28 +8,15 @@ import { chromium, type Browser, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import type { DecisionTimings, EngineInfo } from '../../src/engine/wire.js';
 import { readMemory, resetPeaks, type ProcMemory } from './proc.js';
+import { warmUp } from './report.js';
+import {
+  runInterleaved,
+  type DecisionSample,
+  type ScenarioBodies,
+  type ScenarioRun,
+} from './schedule.js';
 
-export interface DecisionSample {
-  /** Page-side latency of clef.decide(), ms (includes the worker round trip). */
-  wallMs: number;
-  encodeMs: number;
-  backboneMs: number;
-  headMs: number;
-  totalMs: number;
-  prefixHit: boolean;
-  backboneTokens: number;
-  inputTokens: number;
-  /** Bytes the engine's graphs handed to the CPU for this decision (GPU readback on WebGPU). */
-  readbackBytes: number;
-}
-
-export interface ScenarioRun {
-  id: string;
-  samples: DecisionSample[];
-  /** Process memory at the end of the scenario, peaks over the scenario. */
-  memory: ProcMemory;
-  error?: string;
-}
+export type { DecisionSample, ScenarioBodies, ScenarioRun };
 
 export interface BrowserRun {
   device: 'wasm' | 'webgpu';
@@ -37,15 +24,11 @@ export interface BrowserRun {
   userAgent: string;
   info: EngineInfo | null;
   loadWallMs: number | null;
+  /** Latencies of the warm-up decisions after load (ms), first to last. */
+  warmupMs: number[];
   memory: { idle: ProcMemory; afterLoad: ProcMemory | null; jsBytes: number | null };
   scenarios: ScenarioRun[];
   error?: string;
-}
-
-export interface ScenarioBodies {
-  id: string;
-  hit: boolean;
-  bodies: object[];
 }
 
 /** The slice of the page's Clef object the bench calls. */
@@ -65,6 +48,9 @@ async function collectGarbage(page: Page): Promise<void> {
   await page.evaluate(gc);
   for (const worker of page.workers()) await worker.evaluate(gc).catch(() => undefined);
 }
+
+/** The most time spent warming up one backend before its scenarios. */
+export const WARMUP_MAX_MS = 120_000;
 
 /** Thrown when one decision outlasts the backend's budget: the backend stops there. */
 class DecisionTimeout extends Error {}
@@ -126,7 +112,7 @@ export async function benchBrowser(
   baseUrl: string,
   modelPath: string,
   device: 'wasm' | 'webgpu',
-  warmup: object,
+  warmup: object[],
   scenarios: ScenarioBodies[],
   log: (s: string) => void,
   budgetMs = Infinity,
@@ -138,6 +124,7 @@ export async function benchBrowser(
     userAgent: '',
     info: null,
     loadWallMs: null,
+    warmupMs: [],
     memory: { idle: { renderer: null, gpu: null }, afterLoad: null, jsBytes: null },
     scenarios: [],
   };
@@ -167,33 +154,20 @@ export async function benchBrowser(
     log(
       `    loaded on ${run.info.device} (${run.info.threads} threads) in ${loaded.loadWallMs.toFixed(0)} ms`,
     );
-    await decideWithin(page, warmup, budgetMs);
-    const budget = overBudget(budgetMs);
-    for (const s of scenarios) {
-      resetPeaks();
-      const out: ScenarioRun = { id: s.id, samples: [], memory: { renderer: null, gpu: null } };
-      const started = performance.now();
-      try {
-        for (let i = 0; i < s.bodies.length; i++) {
-          if (budget(i, out.samples.length)) break;
-          const sample = await decideWithin(page, s.bodies[i] as object, budgetMs);
-          // A hit scenario's first body is the warm-up that puts its state in the cache.
-          if (!(s.hit && i === 0)) out.samples.push(sample);
-        }
-      } catch (e) {
-        out.error = (e as Error).message.split('\n')[0];
-        log(`    ${s.id}: ${out.error}`);
-      }
-      budgetNote(out, s.bodies.length - (s.hit ? 1 : 0));
-      out.memory = readMemory();
-      run.scenarios.push(out);
-      // A decision past the budget leaves the page busy: stop this backend here.
-      if (out.error?.startsWith('one decision took over')) throw new DecisionTimeout(out.error);
-      const med = median(out.samples.map((x) => x.wallMs));
-      log(
-        `    ${s.id}: ${out.samples.length} runs, median ${med.toFixed(1)} ms (${((performance.now() - started) / 1000).toFixed(0)} s)`,
-      );
-    }
+    run.warmupMs = await warmUp((b) => decideWithin(page, b, budgetMs), warmup, WARMUP_MAX_MS);
+    log(`    warm-up: ${run.warmupMs.map((t) => t.toFixed(0)).join(', ')} ms`);
+    run.scenarios = await runInterleaved(
+      scenarios,
+      {
+        decide: (body) => decideWithin(page, body, budgetMs),
+        before: resetPeaks,
+        memory: readMemory,
+        // A decision past the budget leaves the page busy: nothing more runs on this backend.
+        fatal: (e) => e instanceof DecisionTimeout,
+        log,
+      },
+      budgetMs,
+    );
     run.memory.jsBytes = await page.evaluate(async () => {
       const p = performance as unknown as {
         measureUserAgentSpecificMemory?: () => Promise<{ bytes: number }>;
@@ -213,27 +187,4 @@ export async function benchBrowser(
     await browser.close();
   }
   return run;
-}
-
-/**
- * Time budget of one backend: once spent, a scenario already begun keeps one timed run and
- * later scenarios are skipped, so slow machines still finish in minutes (said in the output).
- */
-export function overBudget(budgetMs: number): (index: number, samples: number) => boolean {
-  const start = performance.now();
-  return (index, samples) => performance.now() - start > budgetMs && (index === 0 || samples > 0);
-}
-
-/** A note when the budget cut a scenario short. */
-export function budgetNote(run: ScenarioRun, planned: number): void {
-  if (!run.error && run.samples.length < planned) {
-    run.error = `time budget: ${run.samples.length} of ${planned} runs`;
-  }
-}
-
-export function median(values: number[]): number {
-  if (values.length === 0) return NaN;
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }

@@ -6,13 +6,14 @@
  */
 import * as ort from 'onnxruntime-node';
 import { loadNodePackage } from '../node-engine.js';
+import { WARMUP_MAX_MS } from './browser.js';
 import {
-  budgetNote,
-  overBudget,
+  runInterleaved,
   type DecisionSample,
   type ScenarioBodies,
   type ScenarioRun,
-} from './browser.js';
+} from './schedule.js';
+import { warmUp } from './report.js';
 
 interface GraphTimes {
   backbone: number;
@@ -55,6 +56,8 @@ function patchRun(): void {
 export interface NodeRun {
   threads: number;
   loadMs: number;
+  /** Latencies of the warm-up decisions after load (ms), first to last. */
+  warmupMs: number[];
   scenarios: ScenarioRun[];
   error?: string;
 }
@@ -62,7 +65,7 @@ export interface NodeRun {
 export async function benchNode(
   packageDir: string,
   threads: number,
-  warmup: object,
+  warmup: object[],
   scenarios: ScenarioBodies[],
   log: (s: string) => void,
   budgetMs = Infinity,
@@ -70,7 +73,7 @@ export async function benchNode(
   patchRun();
   const t0 = performance.now();
   const engine = await loadNodePackage(packageDir, { threads });
-  const run: NodeRun = { threads, loadMs: performance.now() - t0, scenarios: [] };
+  const run: NodeRun = { threads, loadMs: performance.now() - t0, warmupMs: [], scenarios: [] };
   log(`    loaded in ${run.loadMs.toFixed(0)} ms (${threads} threads)`);
   const decide = async (body: object, hit: boolean): Promise<DecisionSample> => {
     const times: GraphTimes = { backbone: 0, headMemory: 0, headDecide: 0 };
@@ -96,28 +99,9 @@ export async function benchNode(
     }
   };
   try {
-    await decide(warmup, false);
-    const budget = overBudget(budgetMs);
-    for (const s of scenarios) {
-      const out: ScenarioRun = { id: s.id, samples: [], memory: { renderer: null, gpu: null } };
-      try {
-        for (let i = 0; i < s.bodies.length; i++) {
-          if (budget(i, out.samples.length)) break;
-          const hit = s.hit && i > 0;
-          const sample = await decide(s.bodies[i] as object, hit);
-          if (!(s.hit && i === 0)) out.samples.push(sample);
-        }
-      } catch (e) {
-        out.error = (e as Error).message.split('\n')[0];
-        log(`    ${s.id}: ${out.error}`);
-      }
-      budgetNote(out, s.bodies.length - (s.hit ? 1 : 0));
-      run.scenarios.push(out);
-      const walls = out.samples.map((x) => x.wallMs).sort((a, b) => a - b);
-      log(
-        `    ${s.id}: ${walls.length} runs, median ${(walls[walls.length >> 1] ?? NaN).toFixed(1)} ms`,
-      );
-    }
+    run.warmupMs = await warmUp((b) => decide(b, false), warmup, WARMUP_MAX_MS);
+    log(`    warm-up: ${run.warmupMs.map((t) => t.toFixed(0)).join(', ')} ms`);
+    run.scenarios = await runInterleaved(scenarios, { decide, log }, budgetMs);
   } catch (e) {
     run.error = (e as Error).message.split('\n')[0];
   } finally {

@@ -2,7 +2,8 @@
  * Figures from raw samples: per-scenario medians and p90s, the issue's targets (ratios from one
  * run, side by side) with pass/fail, and the printed tables.
  */
-import type { BrowserRun, DecisionSample, ScenarioRun } from './browser.js';
+import type { BrowserRun } from './browser.js';
+import type { DecisionSample, ScenarioRun } from './schedule.js';
 import type { NodeRun } from './node-ceiling.js';
 
 export type Backend = 'wasm' | 'webgpu' | 'node';
@@ -244,3 +245,27 @@ export const SCENARIO_HEADER = [
   'peak (rend.+gpu)',
   'note',
 ];
+
+/**
+ * Warm-up until latencies settle: V8 first runs onnxruntime-web's wasm on its baseline compiler
+ * and tiers hot functions up in the background, so on a busy machine the first tens of decisions
+ * after a load can be several times slower than the rest. Runs `bodies` in turn (each a fresh
+ * state) until the last three are within 15% of their median (at least four runs), the bodies
+ * run out, or `maxMs` is spent. Returns every warm-up latency (the tier-up curve, reported).
+ */
+export async function warmUp(
+  decide: (body: object) => Promise<{ wallMs: number }>,
+  bodies: object[],
+  maxMs: number,
+): Promise<number[]> {
+  const times: number[] = [];
+  const start = performance.now();
+  for (const body of bodies) {
+    times.push((await decide(body)).wallMs);
+    const last = times.slice(-3);
+    const m = quantile(last, 0.5);
+    const settled = times.length >= 4 && last.every((t) => Math.abs(t - m) <= 0.15 * m);
+    if (settled || performance.now() - start > maxMs) break;
+  }
+  return times;
+}

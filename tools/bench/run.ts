@@ -14,6 +14,10 @@
  *   --real-budget-min M             minutes per backend per real-shape package (default 8);
  *                                   scenarios beyond it are cut, and the output says so
  *   --real-long                     also a 16,384-token state on the real-shape packages (slow)
+ *   --package KEY=DIR               also bench the package in DIR (under the repo, so the dev
+ *                                   server serves it) as KEY, with the tiny fixture's scenarios
+ *                                   when its context is 4,096 tokens or less, else the real ones
+ *   --scenarios ID,ID               only these scenarios (e.g. s2048-q1-o2-miss)
  *   --label TEXT                    appended to the results file name (e.g. "before")
  *   --no-write                      print only
  * Timings never feed pass/fail unit tests: this is run by hand and its results committed.
@@ -50,6 +54,8 @@ interface ModelSpec {
   /** Backends that can load this package. */
   backends: Backend[];
   budgetMs: number;
+  /** A small model (tiny-like): long states cannot run and memory ratios mean nothing. */
+  small: boolean;
   note?: string;
 }
 
@@ -95,6 +101,8 @@ function parseArgs(argv: string[]) {
     realLong: false,
     label: '',
     write: true,
+    packages: [] as Array<{ key: string; dir: string }>,
+    scenarios: null as string[] | null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -107,6 +115,11 @@ function parseArgs(argv: string[]) {
     else if (a === '--real-budget-min') o.realBudgetMin = Number(next());
     else if (a === '--real-long') o.realLong = true;
     else if (a === '--label') o.label = next();
+    else if (a === '--package') {
+      const [key, dir] = next().split('=');
+      if (!key || !dir) throw new Error('--package wants KEY=DIR');
+      o.packages.push({ key, dir: dir.replace(/\/+$/, '') });
+    } else if (a === '--scenarios') o.scenarios = next().split(',');
     else if (a === '--no-write') o.write = false;
     else throw new Error(`unknown argument ${a} (see the header of tools/bench/run.ts)`);
   }
@@ -134,35 +147,59 @@ async function main(): Promise<void> {
     log('building the tiny packages (npm run models:tiny) ...');
     execFileSync('npx', ['tsx', 'tools/models/build-tiny.ts'], { stdio: 'inherit' });
   }
-  const all: ModelSpec[] = [
-    {
-      key: 'tiny',
-      dir: 'public/models/tiny',
-      url: '/models/tiny/',
-      runs: args.runs,
-      scenarios: TINY_SCENARIOS,
-      backends: ['wasm', 'webgpu', 'node'],
-      budgetMs: Infinity,
-    },
-    ...(
-      [
-        ['real-q4', ['webgpu', 'node'], NO_WASM_NOTE],
-        ['real-q4-f16emb', ['wasm', 'node'], undefined],
-        ['real-q8', ['webgpu', 'node'], NO_WASM_NOTE],
-      ] as Array<[string, Backend[], string | undefined]>
-    ).map(([key, backends, note]) => ({
-      key,
-      dir: `bench/work/${key}`,
-      url: `/bench/work/${key}/`,
-      runs: args.realRuns,
-      scenarios: realScenarios(args.realLong),
-      backends,
-      budgetMs: args.realBudgetMin * 60_000,
-      ...(note ? { note } : {}),
-    })),
-  ];
+  const all: ModelSpec[] = (
+    [
+      {
+        key: 'tiny',
+        dir: 'public/models/tiny',
+        url: '/models/tiny/',
+        runs: args.runs,
+        scenarios: TINY_SCENARIOS,
+        backends: ['wasm', 'webgpu', 'node'],
+        budgetMs: Infinity,
+        small: true,
+      },
+      ...(
+        [
+          ['real-q4', ['webgpu', 'node'], NO_WASM_NOTE],
+          ['real-q4-f16emb', ['wasm', 'node'], undefined],
+          ['real-q8', ['webgpu', 'node'], NO_WASM_NOTE],
+        ] as Array<[string, Backend[], string | undefined]>
+      ).map(([key, backends, note]) => ({
+        key,
+        dir: `bench/work/${key}`,
+        url: `/bench/work/${key}/`,
+        runs: args.realRuns,
+        scenarios: realScenarios(args.realLong),
+        backends,
+        budgetMs: args.realBudgetMin * 60_000,
+        small: false,
+        ...(note ? { note } : {}),
+      })),
+      ...args.packages.map(({ key, dir }): ModelSpec => {
+        const small = readManifest(dir).contextTokens <= 4096;
+        return {
+          key,
+          dir,
+          url: `/${dir}/`,
+          runs: small ? args.runs : args.realRuns,
+          scenarios: small ? TINY_SCENARIOS : realScenarios(args.realLong),
+          backends: ['wasm', 'webgpu', 'node'],
+          budgetMs: small ? Infinity : args.realBudgetMin * 60_000,
+          small,
+        };
+      }),
+    ] as ModelSpec[]
+  ).map((m) =>
+    args.scenarios
+      ? { ...m, scenarios: m.scenarios.filter((s) => args.scenarios!.includes(s.id)) }
+      : m,
+  );
+  const extra = args.packages.map((p) => p.key);
   const models = all.filter((m) =>
-    args.models ? args.models.includes(m.key) : existsSync(join(m.dir, 'manifest.json')),
+    args.models
+      ? args.models.includes(m.key) || extra.includes(m.key)
+      : existsSync(join(m.dir, 'manifest.json')),
   );
   const notes: string[] = [];
   const loadStart = loadAverage();
@@ -225,9 +262,9 @@ async function main(): Promise<void> {
         notes.push(note);
         log(note);
       }
-      if (m.key === 'tiny') {
+      if (m.small) {
         notes.push(
-          `tiny: its context is ${manifest.contextTokens} tokens, so states of 16,384 and 65,536 tokens cannot run; the longest state measured is ~3,800 tokens`,
+          `${m.key}: its context is ${manifest.contextTokens} tokens, so states of 16,384 and 65,536 tokens cannot run; the longest state measured is ~3,800 tokens`,
         );
       } else {
         notes.push(
@@ -240,22 +277,24 @@ async function main(): Promise<void> {
         hit: s.hit,
         bodies: maker.bodies(s, m.runs, (i + 1) * 1000),
       }));
-      const warmup = maker.body(maker.state(32, 999_999), 1, 2, 'w');
+      // Fresh 256-token states with 2 questions: enough to tier up every kernel the scenarios use.
+      const warmup = Array.from({ length: m.small ? 16 : 2 }, (_, i) =>
+        maker.body(maker.state(256, 990_000 + i), 2, 2, 'w'),
+      );
       const figures: ModelFigures = {
         backends: {},
         browser: {},
         node: null,
         weightBytes: manifest.variant.weightBytes,
-        longNote:
-          m.key === 'tiny'
-            ? `n/a on tiny: its weights are ${mib(manifest.variant.weightBytes)}, so the browser runtime's own memory dominates`
-            : null,
+        longNote: m.small
+          ? `n/a on ${m.key}: its weights are ${mib(manifest.variant.weightBytes)}, so the browser runtime's own memory dominates`
+          : null,
       };
       if (m.note) notes.push(`${m.key}: ${m.note}`);
       for (const device of ['wasm', 'webgpu'] as const) {
         if (!args.backends.includes(device) || !m.backends.includes(device)) continue;
         // WebGPU may get fewer runs (SwiftShader is slow): the first N of each scenario's bodies.
-        const gpuRuns = args.gpuRuns > 0 && m.key === 'tiny' ? args.gpuRuns : m.runs;
+        const gpuRuns = args.gpuRuns > 0 && m.small ? args.gpuRuns : m.runs;
         const mine =
           device === 'webgpu'
             ? bodies.map((b) => ({ ...b, bodies: b.bodies.slice(0, gpuRuns + (b.hit ? 1 : 0)) }))
