@@ -134,7 +134,9 @@ async function sha256OfFile(path: string): Promise<string> {
  * through a symlink.
  */
 async function packagePath(realDir: string, file: ManifestFile): Promise<string> {
-  if (!isSafePackagePath(file.path)) {
+  // Percent-encoded dots and slashes too: a URL resolver (the browser's) reads `%2e%2e/` as
+  // `../`, so such a manifest would name different files in the browser and here.
+  if (!isSafePackagePath(file.path) || /%(?:2e|2f|5c)/i.test(file.path)) {
     throw new PackageError(`${file.path}: the path points outside the package`, {
       file: file.path,
     });

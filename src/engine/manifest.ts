@@ -81,10 +81,10 @@ const SHA256 = /^[0-9a-f]{64}$/;
 /** A package path must stay inside its directory: no absolute paths, schemes or `..`. */
 export function isSafePackagePath(path: string): boolean {
   if (path.length === 0 || path.length > 512) return false;
-  if (path.startsWith('/') || path.includes('\\') || /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(path)) {
-    return false;
-  }
-  return path.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+  // An allowlist, not a denylist: the path becomes a URL relative to the package, where `%2e%2e`
+  // means `..`, `?` and `#` end the path, and `\` is `/` (the converter writes none of these).
+  if (!/^[A-Za-z0-9._+-]+(\/[A-Za-z0-9._+-]+)*$/.test(path)) return false;
+  return path.split('/').every((part) => part !== '.' && part !== '..');
 }
 
 /** Checks a parsed manifest; throws PackageError naming the first problem. */

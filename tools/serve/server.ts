@@ -18,7 +18,13 @@ import { SerialQueue } from '../../src/engine/queue.js';
 import { overloadedError } from '../../src/protocol/errors.js';
 import type { ModelCard } from '../../src/protocol/types.js';
 import type { NodeEngine } from '../node-engine.js';
-import { isLoopbackHost, refusalBody, type Refusal } from './refusals.js';
+import {
+  escapeLoneSurrogates,
+  isLoopbackHost,
+  notJsonBytes,
+  refusalBody,
+  type Refusal,
+} from './refusals.js';
 
 /** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
 export interface ServeEngine {
@@ -179,7 +185,8 @@ export async function startServer(
     const onAbort = () => queue.cancel(id);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await queue.push(id, () => engine.decide(body));
+      const { json } = await queue.push(id, () => engine.decide(body));
+      return { json: escapeLoneSurrogates(json) };
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
@@ -200,6 +207,13 @@ export async function startServer(
     });
     if (closing) res.setHeader('connection', 'close');
 
+    // Node keeps the first of several Host lines; RFC 9112 §3.2 says refuse such a request
+    // (a proxy in front may have read another one).
+    const hostLines = req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'host');
+    if (hostLines.length > 1) {
+      const message = 'The request has more than one Host header';
+      return refuse(res, path, { status: 400, message }, true);
+    }
     const hostHeader = (req.headers.host ?? '').toLowerCase();
     if (!allowedHosts.has(hostHeader)) {
       const message = req.headers.host
@@ -254,6 +268,14 @@ export async function startServer(
         clearTimeout(bodyTimer);
       }
       if (res.headersSent) return;
+      // Bytes that cannot be JSON text: 400 as system-one.md's "body is not JSON".
+      const notJson = notJsonBytes(body);
+      if (notJson !== undefined) {
+        return refuse(res, path, {
+          status: 400,
+          message: `Request body is not valid JSON: ${notJson}`,
+        });
+      }
     }
 
     // The Request carries an abort signal that fires if the client leaves before its answer:

@@ -1,0 +1,38 @@
+/**
+ * A small seeded PRNG (mulberry32) and the draws the fuzz generator needs. Seeded so a failing
+ * case reproduces from `(seed, index)` alone: every case gets its own generator, mixed from both.
+ */
+export interface Rng {
+  /** Uniform in [0, 1). */
+  next(): number;
+  /** Integer in [min, max], both included. */
+  int(min: number, max: number): number;
+  pick<T>(items: readonly T[]): T;
+  chance(p: number): boolean;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A generator for case `index` of run `seed` (independent of every other case). */
+export function caseRng(seed: number, index: number): Rng {
+  // Mix the two so neighbouring (seed, index) pairs start far apart.
+  const mixed = Math.imul((seed >>> 0) ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index + 1, 0xc2b2ae35);
+  const next = mulberry32(mixed);
+  next(); // discard the first draw, which correlates most with the seed
+  const rng: Rng = {
+    next,
+    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
+    pick: (items) => items[Math.floor(next() * items.length)]!,
+    chance: (p) => next() < p,
+  };
+  return rng;
+}
