@@ -155,14 +155,16 @@ export function targets(f: ModelFigures): TargetResult[] {
       verdict: verdict(hs, (v) => v <= 0.1),
     });
     if (backend === 'webgpu') {
-      const rb = Math.max(...list.filter((s) => s.runs > 0).map((s) => s.readbackBytesMax ?? 0));
+      const ran = list.filter((s) => s.runs > 0).map((s) => s.readbackBytesMax ?? 0);
+      // No scenario ran (e.g. the warm-up outlasted the time limit): nothing to show.
+      const rb = ran.length ? Math.max(...ran) : null;
       const worst = list.find((s) => s.readbackBytesMax === rb)?.id ?? '';
       out.push({
         figure: 'bytes read back from the GPU per decision (worst scenario)',
         target: '≤ 64 KB',
         backend,
         value: rb,
-        shown: `${(rb / 1024).toFixed(1)} KB (${worst})`,
+        shown: rb === null ? '—' : `${(rb / 1024).toFixed(1)} KB (${worst})`,
         verdict: verdict(rb, (v) => v <= 64 * 1024),
       });
     }
