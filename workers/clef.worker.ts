@@ -1,5 +1,7 @@
 /// <reference lib="webworker" />
 // The engine's worker: a Comlink endpoint around EngineHost with the onnxruntime session.
+// The resource counters go in first, before the runtime creates any buffer or wasm memory.
+import './install-counters.js';
 import * as Comlink from 'comlink';
 import { createOrtDecisionSession } from '../src/engine/clef-session.js';
 import { EngineHost } from '../src/engine/host.js';

@@ -4,15 +4,18 @@
  */
 import * as Comlink from 'comlink';
 import type { ModelCard, SystemOneRequest, SystemOneResponse } from '../protocol/types.js';
-import { AbortedError, DisposedError } from '../engine/errors.js';
+import { validateRequest } from '../protocol/validate.js';
+import { AbortedError, DisposedError, EngineError, WorkerLostError } from '../engine/errors.js';
 import {
   fromWireError,
   type DecisionWire,
   type EngineInfo,
+  type FaultSimulation,
+  type LoadOptionsWire,
   type LoadProgress,
   type WireResult,
-  type WorkerApi,
 } from '../engine/wire.js';
+import { connect, type Connection } from './connection.js';
 import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
 import { handleRoute } from './routes.js';
 
@@ -28,16 +31,20 @@ export interface ClefOptions {
   cacheBudgetBytes?: number;
   /** Keep package files in Cache Storage (default true). */
   cache?: boolean;
-  /** A worker to use instead of the bundled one (it must run workers/clef.worker). */
-  worker?: Worker;
+  /**
+   * A worker to use instead of the bundled one (it must run workers/clef.worker), or a function
+   * that makes one. With a function (or the bundled worker) a lost worker is replaced by a new
+   * one; a lost Worker object cannot be, and later calls reject with WorkerLostError.
+   */
+  worker?: Worker | (() => Worker);
   /**
    * Opt-in remote escalation (off by default): send every request, or those answered locally
    * with a confidence below `when.below`, to a System One server. Responses then carry
    * `answered_by: 'local' | 'remote'`. See escalation.ts for the failure policy.
    */
   remote?: RemoteOptions;
-  /** Test hooks for the fallback paths. */
-  simulate?: { noWebgpu?: boolean; failWebgpuLoad?: boolean };
+  /** Test hooks for the fallback and fault paths. */
+  simulate?: FaultSimulation;
 }
 
 export interface DecideOptions {
@@ -64,6 +71,17 @@ function unwrap<T>(result: WireResult<T>): T {
   throw fromWireError(result.error);
 }
 
+/** A request the page sent (or will send) to the worker and has no answer for yet. */
+interface Pending {
+  id: number;
+  body: unknown;
+  resolve: (wire: DecisionWire) => void;
+  reject: (error: unknown) => void;
+  /** The worker it was sent to; null while waiting for a replacement worker. */
+  sentTo: Connection | null;
+  aborted: boolean;
+}
+
 export const DEFAULT_CACHE_BUDGET = 256 * 1024 * 1024;
 
 function defaultWorker(): Worker {
@@ -73,33 +91,130 @@ function defaultWorker(): Worker {
   });
 }
 
+/** Structured clone refused the body (a function, a symbol): answer as the contract says. */
+function cloneFailure(body: unknown, error: unknown): Error {
+  validateRequest(body); // throws the 422 for what is not JSON
+  return new EngineError(`The request could not be sent to the engine: ${String(error)}`);
+}
+
 export async function createClef(options: ClefOptions): Promise<Clef> {
   if (options.remote) checkRemoteOptions(options.remote);
-  const worker = options.worker ?? defaultWorker();
-  const api = Comlink.wrap<WorkerApi>(worker);
-  const modelUrl = new URL(String(options.model), globalThis.location?.href).href;
-  const onProgress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
+  const given = options.worker;
+  let givenUsed = false;
+  const makeWorker = (): Worker => {
+    if (typeof given === 'function') return given();
+    if (!given) return defaultWorker();
+    if (givenUsed) throw new WorkerLostError('The Worker given to createClef was lost');
+    givenUsed = true;
+    return given;
+  };
+  const loadOptions: LoadOptionsWire = {
+    model: new URL(String(options.model), globalThis.location?.href).href,
+    device: options.device ?? 'auto',
+    dtype: options.dtype,
+    cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET,
+    cache: options.cache ?? true,
+    simulate: options.simulate,
+  };
   let disposed = false;
   let nextId = 1;
+  /** In send order: the worker serves its queue in that order too. */
+  const pending = new Map<number, Pending>();
+  let current: Connection | null = await connect(makeWorker(), loadOptions, options.onProgress);
+  let restarting: Promise<Connection> | null = null;
 
-  let info: EngineInfo;
-  try {
-    info = unwrap(
-      await api.load(
-        {
-          model: modelUrl,
-          device: options.device ?? 'auto',
-          dtype: options.dtype,
-          cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET,
-          cache: options.cache ?? true,
-          simulate: options.simulate,
-        },
-        onProgress,
-      ),
+  function settle(p: Pending, work: () => DecisionWire): void {
+    if (pending.get(p.id) !== p) return;
+    pending.delete(p.id);
+    try {
+      p.resolve(work());
+    } catch (e) {
+      p.reject(e);
+    }
+  }
+
+  function send(p: Pending, conn: Connection): void {
+    p.sentTo = conn;
+    conn.api.systemone(p.id, p.body).then(
+      (result) => p.sentTo === conn && settle(p, () => unwrap(result)),
+      (error: unknown) =>
+        p.sentTo === conn &&
+        settle(p, () => {
+          throw cloneFailure(p.body, error);
+        }),
     );
-  } catch (e) {
-    worker.terminate();
-    throw e;
+  }
+
+  /**
+   * The worker is gone. The request it was running (the oldest one sent to it) fails with
+   * WorkerLostError: it may be what killed the worker, so it is not retried. Requests queued
+   * behind it go to a new worker, in their order, and are answered as if nothing happened.
+   */
+  function onLost(conn: Connection, reason: string): void {
+    if (disposed || conn !== current) return;
+    conn.close();
+    current = null;
+    const sent = [...pending.values()].filter((p) => p.sentTo === conn);
+    sent.forEach((p, index) => {
+      p.sentTo = null;
+      if (p.aborted) {
+        pending.delete(p.id);
+        p.reject(new AbortedError('The request was aborted while queued'));
+      } else if (index === 0) {
+        pending.delete(p.id);
+        p.reject(
+          new WorkerLostError(
+            `The engine's worker was lost while this request was running: ${reason}`,
+            { reason },
+          ),
+        );
+      }
+    });
+    void connection().then(
+      (fresh) => {
+        for (const p of pending.values()) if (!p.sentTo) send(p, fresh);
+      },
+      () => undefined,
+    );
+  }
+
+  function watch(conn: Connection): Connection {
+    void conn.lost.then((reason) => onLost(conn, reason));
+    return conn;
+  }
+  watch(current);
+
+  /** The live worker, or a new one when the last was lost (one restart at a time). */
+  function connection(): Promise<Connection> {
+    if (current) return Promise.resolve(current);
+    if (disposed) return Promise.reject(new DisposedError());
+    restarting ??= (async () => {
+      try {
+        // One-shot fault hooks happened in the lost worker; they are not armed again.
+        const { noWebgpu, failWebgpuLoad } = loadOptions.simulate ?? {};
+        const again = { ...loadOptions, simulate: { noWebgpu, failWebgpuLoad } };
+        const fresh = await connect(makeWorker(), again);
+        if (disposed) {
+          fresh.close();
+          throw new DisposedError();
+        }
+        current = watch(fresh);
+        return current;
+      } catch (e) {
+        const error = new WorkerLostError(
+          `The engine's worker was lost and could not be restarted: ${(e as Error).message}`,
+        );
+        for (const p of [...pending.values()]) {
+          if (p.sentTo) continue;
+          pending.delete(p.id);
+          p.reject(error);
+        }
+        throw error;
+      } finally {
+        restarting = null;
+      }
+    })();
+    return restarting;
   }
 
   async function decideLocally(request: unknown, opts: DecideOptions = {}): Promise<DecisionWire> {
@@ -107,13 +222,34 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
     const { signal } = opts;
     if (signal?.aborted) throw new AbortedError();
     const id = nextId++;
-    const onAbort = () => void api.cancel(id);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      return unwrap(await api.systemone(id, request));
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
+    return new Promise<DecisionWire>((resolve, reject) => {
+      const onAbort = () => {
+        if (pending.get(id) !== p) return;
+        p.aborted = true;
+        if (p.sentTo) void p.sentTo.api.cancel(id);
+        else
+          settle(p, () => {
+            throw new AbortedError('The request was aborted while queued');
+          });
+      };
+      const done = () => signal?.removeEventListener('abort', onAbort);
+      const p: Pending = {
+        id,
+        body: request,
+        resolve: (v) => (done(), resolve(v)),
+        reject: (e) => (done(), reject(e)),
+        sentTo: null,
+        aborted: false,
+      };
+      pending.set(id, p);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (current) send(p, current);
+      else
+        void connection().then(
+          (conn) => !p.sentTo && pending.has(id) && send(p, conn),
+          () => undefined,
+        );
+    });
   }
 
   const decide = options.remote
@@ -122,8 +258,13 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
       })
     : decideLocally;
 
+  const currentInfo = async (): Promise<EngineInfo> => {
+    if (disposed) throw new DisposedError();
+    return unwrap(await (await connection()).api.info());
+  };
+
   const models = async (): Promise<ModelCard[]> => {
-    const current = unwrap(await api.info());
+    const current = await currentInfo();
     return [current.model, ...current.aliases].map((name) => ({
       name,
       description: `${current.model} (${current.dtype}) running in this browser on ${current.device}`,
@@ -142,19 +283,23 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
         models,
       }),
     models: { list: async () => ({ models: await models() }) },
-    async info() {
-      if (disposed) throw new DisposedError();
-      info = unwrap(await api.info());
-      return info;
-    },
+    info: currentInfo,
     async dispose() {
       if (disposed) return;
       disposed = true;
+      const conn = current;
+      current = null;
       try {
-        await api.dispose();
+        if (conn) await Promise.race([conn.api.dispose(), conn.lost]);
       } finally {
-        api[Comlink.releaseProxy]();
-        worker.terminate();
+        for (const p of [...pending.values()]) {
+          pending.delete(p.id);
+          p.reject(new DisposedError());
+        }
+        if (conn) {
+          conn.api[Comlink.releaseProxy]();
+          conn.close();
+        }
       }
     },
   };

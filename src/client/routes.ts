@@ -24,8 +24,36 @@ function requestId(): string {
   );
 }
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * A response body goes out as UTF-8, which cannot carry a lone surrogate (it would arrive as
+ * U+FFFD, and a choice's probabilities under a key the client never sent). In JSON text one can
+ * only sit inside a string, where its `\uXXXX` escape means the same code unit.
+ */
+function escapeLoneSurrogates(json: string): string {
+  return json.replace(LONE_SURROGATE, (unit) => `\\u${unit.charCodeAt(0).toString(16)}`);
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The body's JSON text. RFC 8259 §8.1: JSON between systems is UTF-8, so other bytes are not
+ * JSON (decoding them would answer U+FFFD as if the client had sent it); one leading byte order
+ * mark may be ignored, as Python's json.loads ignores it, but not two.
+ */
+async function bodyText(request: Request): Promise<string> {
+  let text: string;
+  try {
+    text = UTF8.decode(await request.arrayBuffer());
+  } catch {
+    throw notJsonBodyError('Request body is not valid JSON: it is not valid UTF-8');
+  }
+  return text.startsWith('\ufeff') ? text.slice(1) : text;
+}
+
 function jsonResponse(status: number, text: string): Response {
-  return new Response(text, {
+  return new Response(escapeLoneSurrogates(text), {
     status,
     headers: { 'content-type': 'application/json', 'x-typesafe-request-id': requestId() },
   });
@@ -74,7 +102,7 @@ export async function handleRoute(request: Request, backend: RouteBackend): Prom
     return jsonResponse(405, JSON.stringify({ detail: 'Method Not Allowed' }));
 
   try {
-    const text = await request.text();
+    const text = await bodyText(request);
     let body: unknown;
     try {
       body = parseRequestJson(text);

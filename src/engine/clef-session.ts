@@ -86,8 +86,9 @@ export async function createOrtDecisionSession(
       m.architecture.headWidth,
     );
     let lost = false;
+    let gpuDevice: { lost?: Promise<unknown>; destroy?(): void } | undefined;
     if (device === 'webgpu') {
-      const gpuDevice = (await ort.env.webgpu.device) as { lost?: Promise<unknown> } | undefined;
+      gpuDevice = (await ort.env.webgpu.device) as typeof gpuDevice;
       void gpuDevice?.lost?.then(() => {
         lost = true;
       });
@@ -98,6 +99,7 @@ export async function createOrtDecisionSession(
       lost: () => lost,
       cacheStats: () => runner.cacheStats(),
       counters: () => runner.counters(),
+      simulateDeviceLoss: () => gpuDevice?.destroy?.(),
       dispose: () => runner.dispose(),
     };
   } catch (e) {

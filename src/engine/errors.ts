@@ -12,7 +12,8 @@ export type ClefErrorCode =
   | 'model_too_large'
   | 'aborted'
   | 'disposed'
-  | 'engine_failed';
+  | 'engine_failed'
+  | 'worker_lost';
 
 export class ClefError extends Error {
   readonly code: ClefErrorCode;
@@ -108,5 +109,20 @@ export class EngineError extends ClefError {
   }
   override get name(): string {
     return 'EngineError';
+  }
+}
+
+/**
+ * The engine's worker died (terminated, closed or crashed) while this request was running. The
+ * client starts a fresh worker: requests that were still queued behind this one are sent to it
+ * and answered; only the one that was running gets this error (it may be what killed the worker,
+ * so it is not retried). Sending it again is safe.
+ */
+export class WorkerLostError extends ClefError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('worker_lost', message, details);
+  }
+  override get name(): string {
+    return 'WorkerLostError';
   }
 }

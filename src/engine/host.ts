@@ -9,6 +9,7 @@ import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import { validateRequest } from '../protocol/validate.js';
 import { deviceOrder, probeCapabilities, type Capabilities } from './capabilities.js';
 import {
+  AbortedError,
   DeviceError,
   DisposedError,
   EngineError,
@@ -18,11 +19,14 @@ import {
 import { fetchPackage, type PackageFiles } from './package-fetch.js';
 import { requireFile, type DeviceName, type PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
+import { resourceCounts } from './resource-counters.js';
 import type { DecisionSession, SessionFactory } from './session.js';
 import {
   toWireError,
+  type DecisionStage,
   type DecisionWire,
   type EngineInfo,
+  type FaultSimulation,
   type LoadOptionsWire,
   type LoadProgress,
   type WireResult,
@@ -46,6 +50,14 @@ function readJson(pkg: PackageFiles, role: 'tokenizer' | 'tokenizer-config'): ob
   }
 }
 
+/** Waits until `cancelled()` turns true, checking between tasks; gives up after `limitMs`. */
+async function waitForCancel(cancelled: () => boolean, limitMs: number): Promise<void> {
+  const until = performance.now() + limitMs;
+  while (!cancelled() && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 export class EngineHost implements WorkerApi {
   /** The loaded package's manifest: its file bytes are let go once the sessions hold them. */
   private manifest: PackageManifest | null = null;
@@ -56,6 +68,10 @@ export class EngineHost implements WorkerApi {
   private readonly queue = new SerialQueue();
   private disposed = false;
   private readonly counters = { decisions: 0, backboneTokens: 0, prefixHits: 0, prefixMisses: 0 };
+  /** simulate.stallAt, consumed as decisions reach each stage. */
+  private stalls: DecisionStage[] = [];
+  private deviceLossPending = false;
+  private stalledAt: DecisionStage | null = null;
 
   constructor(private readonly createSession: SessionFactory) {}
 
@@ -66,6 +82,7 @@ export class EngineHost implements WorkerApi {
     return result(async () => {
       const started = performance.now();
       this.options = options;
+      await this.arm(options.simulate ?? {});
       let caps: Capabilities = await probeCapabilities();
       if (options.simulate?.noWebgpu) {
         caps = {
@@ -167,6 +184,24 @@ export class EngineHost implements WorkerApi {
     return this.queue.cancel(id);
   }
 
+  async arm(simulate: FaultSimulation): Promise<void> {
+    this.stalls = [...(simulate.stallAt ?? [])];
+    this.deviceLossPending = simulate.loseWebgpuMidDecision === true;
+  }
+
+  async lifeline(name: string): Promise<boolean> {
+    const locks = globalThis.navigator?.locks;
+    if (!locks) return false;
+    await new Promise<void>((held) => {
+      // Held until this worker ends: the callback's promise never settles.
+      void locks.request(name, () => {
+        held();
+        return new Promise<never>(() => undefined);
+      });
+    });
+    return true;
+  }
+
   info(): Promise<WireResult<EngineInfo>> {
     return result(() => this.snapshot());
   }
@@ -181,6 +216,7 @@ export class EngineHost implements WorkerApi {
   private snapshot(): EngineInfo {
     if (!this.infoBase || !this.session) throw new DisposedError('No model is loaded');
     const cache = this.session.cacheStats();
+    const session = this.session.counters?.();
     return {
       ...this.infoBase,
       device: this.session.device,
@@ -188,13 +224,53 @@ export class EngineHost implements WorkerApi {
         ...this.counters,
         cacheEntries: cache.entries,
         cacheBytes: cache.bytes,
-        readbackBytes: this.session.counters?.().readbackBytes ?? 0,
+        readbackBytes: session?.readbackBytes ?? 0,
         pending: this.queue.size,
+        liveTensors: session?.liveTensors ?? 0,
+        cachedTensors: session?.cachedTensors ?? 0,
+        ...resourceCounts(),
+      },
+      ...(this.stalledAt ? { stalledAt: this.stalledAt } : {}),
+    };
+  }
+
+  /**
+   * The job's context with stages: an abort says where it stopped ("while running (head)"), and
+   * the fault hooks (simulate.stallAt, loseWebgpuMidDecision) act at their stage. The second
+   * 'backbone' entry is the first point between two backbone chunks.
+   */
+  private staged(ctx: JobContext): JobContext {
+    let stage: DecisionStage = 'encoding';
+    let backboneEntries = 0;
+    return {
+      cancelled: () => ctx.cancelled(),
+      throwIfCancelled: () => {
+        if (ctx.cancelled())
+          throw new AbortedError(`The request was aborted while running (${stage})`);
+      },
+      enter: async (next) => {
+        stage = next;
+        const between = next !== 'backbone' || ++backboneEntries === 2;
+        if (!between) return;
+        if (next === 'backbone' && this.deviceLossPending && this.session?.device === 'webgpu') {
+          this.deviceLossPending = false;
+          this.session.simulateDeviceLoss?.();
+        }
+        if (this.stalls[0] === next) {
+          this.stalls.shift();
+          this.stalledAt = next;
+          try {
+            await waitForCancel(() => ctx.cancelled(), 30_000);
+          } finally {
+            this.stalledAt = null;
+          }
+        }
       },
     };
   }
 
-  private async decide(body: unknown, ctx: JobContext): Promise<DecisionWire> {
+  private async decide(body: unknown, job: JobContext): Promise<DecisionWire> {
+    const ctx = this.staged(job);
     const m = this.manifest!;
     const t0 = performance.now();
     const request = validateRequest(body, {
@@ -203,6 +279,7 @@ export class EngineHost implements WorkerApi {
     });
     const encoded = encodeRequest(this.tokenizer!, request, { maxTokens: m.contextTokens });
     const t1 = performance.now();
+    await ctx.enter!('encoding');
     ctx.throwIfCancelled();
     const run = await this.runWithRecovery(encoded, ctx);
     const response = buildResponse(request, encoded, run.logits, request.model);

@@ -4,12 +4,19 @@
  * check and stops, freeing what it held). A failing job never stalls the queue.
  */
 import { AbortedError } from './errors.js';
+import type { DecisionStage } from './wire.js';
 
 export interface JobContext {
   /** True once the request was cancelled; long jobs check it between steps. */
   cancelled(): boolean;
   /** Throws AbortedError when cancelled. */
   throwIfCancelled(): void;
+  /**
+   * Called as a decision reaches a stage (each backbone chunk enters 'backbone' again), so an
+   * abort can name where it stopped, and test hooks can act there. Optional: Node callers
+   * that never cancel leave it out.
+   */
+  enter?(stage: DecisionStage): Promise<void> | void;
 }
 
 interface Entry<T> {

@@ -10,6 +10,7 @@ import { buildHeadInputs, splitByQuestion, type SpanMeanSource } from '../clef/h
 import type { EncodedRequest } from '../clef/prompt.js';
 import type { JobContext } from './queue.js';
 import type { SessionRun } from './session.js';
+import { TensorCounter } from './tensor-count.js';
 
 /** The slice of an onnxruntime Tensor the runner uses (web and node agree on it). */
 export interface TensorLike {
@@ -132,24 +133,40 @@ export class ClefRunner {
   private cacheBytes = 0;
   /** Session output bytes delivered to the CPU, plus getData() of GPU tensors (benchmarks). */
   private readbackBytes = 0;
+  /** Every tensor made or received goes through it, so leaks can be counted. */
+  private readonly tensors = new TensorCounter();
+  private readonly rt: RuntimeAdapter;
+  private readonly graphs: RunnerGraphs;
 
   constructor(
-    private readonly rt: RuntimeAdapter,
-    private readonly graphs: RunnerGraphs,
+    rt: RuntimeAdapter,
+    graphs: RunnerGraphs,
     private readonly states: StateSpec[],
     private readonly lexicon: SpanMeanSource,
     private readonly options: RunnerOptions,
     /** The head's width: memory rows are [1, tokens, headWidth]. */
     private readonly headWidth: number,
-  ) {}
+  ) {
+    this.rt = this.tensors.adapter(rt);
+    this.graphs = {
+      backbone: this.tensors.session(graphs.backbone),
+      headMemory: this.tensors.session(graphs.headMemory),
+      headDecide: this.tensors.session(graphs.headDecide),
+    };
+  }
 
   cacheStats(): { entries: number; bytes: number } {
     return { entries: this.cache.size, bytes: this.cacheBytes };
   }
 
-  /** Cumulative counters: bytes read back to the CPU (every output on the WASM back end). */
-  counters(): { readbackBytes: number } {
-    return { readbackBytes: this.readbackBytes };
+  /**
+   * Bytes read back to the CPU (cumulative; every output on the WASM back end), tensors alive
+   * now, and how many of those the prefix cache holds.
+   */
+  counters(): { readbackBytes: number; liveTensors: number; cachedTensors: number } {
+    let cachedTensors = 0;
+    for (const e of this.cache.values()) cachedTensors += e.state.size + 1;
+    return { readbackBytes: this.readbackBytes, liveTensors: this.tensors.count, cachedTensors };
   }
 
   async run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun> {
@@ -180,6 +197,8 @@ export class ClefRunner {
     let tail: { hidden: TensorLike; state: Map<string, TensorLike> } | null = null;
     try {
       tail = await this.runTail(ids, stateEnd, state, ctx);
+      await ctx.enter?.('head');
+      ctx.throwIfCancelled();
       const t1 = performance.now();
       const logits = await this.runHead(encoded, memory, tail.hidden);
       const t2 = performance.now();
@@ -254,6 +273,7 @@ export class ClefRunner {
     try {
       for (let start = 0; start < stateEnd; start += this.options.chunkTokens) {
         await nextTask();
+        await ctx.enter?.('backbone');
         ctx.throwIfCancelled();
         const end = Math.min(stateEnd, start + this.options.chunkTokens);
         const step = await this.backboneChunk(ids, start, end, state, null);
@@ -293,6 +313,7 @@ export class ClefRunner {
     try {
       for (let start = stateEnd; start < ids.length; start += chunk) {
         await nextTask();
+        await ctx.enter?.('backbone');
         ctx.throwIfCancelled();
         const end = Math.min(ids.length, start + chunk);
         const step = await this.backboneChunk(ids, start, end, state, prefixState);

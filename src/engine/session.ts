@@ -23,8 +23,13 @@ export interface DecisionSession {
   /** True once the session's device is gone (a lost WebGPU device). */
   lost(): boolean;
   cacheStats(): { entries: number; bytes: number };
-  /** Cumulative bytes read back from the device to the CPU (optional: benchmarks read it). */
-  counters?(): { readbackBytes: number };
+  /**
+   * Cumulative bytes read back from the device to the CPU; tensors alive and those the prefix
+   * cache holds (optional: benchmarks and leak checks read them).
+   */
+  counters?(): { readbackBytes: number; liveTensors?: number; cachedTensors?: number };
+  /** Test hook: destroy the GPU device under the running session (WebGPU only). */
+  simulateDeviceLoss?(): void;
   dispose(): Promise<void>;
 }
 

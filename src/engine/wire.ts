@@ -15,6 +15,7 @@ import {
   IntegrityError,
   ModelTooLargeError,
   PackageError,
+  WorkerLostError,
   type ClefErrorCode,
 } from './errors.js';
 
@@ -79,6 +80,8 @@ function reviveClefError(
       return new DisposedError(message);
     case 'engine_failed':
       return new EngineError(message, details);
+    case 'worker_lost':
+      return new WorkerLostError(message, details);
   }
 }
 
@@ -104,8 +107,27 @@ export interface LoadOptionsWire {
   cacheBudgetBytes: number;
   /** Use Cache Storage for package files (default true). */
   cache: boolean;
-  /** Test hook: pretend WebGPU is absent, or make its load fail, to exercise the fallback. */
-  simulate?: { noWebgpu?: boolean; failWebgpuLoad?: boolean };
+  /** Test hooks for the fault paths (see FaultSimulation). */
+  simulate?: FaultSimulation;
+}
+
+/** Where a running decision is; an abort names the stage it stopped in. */
+export type DecisionStage = 'encoding' | 'backbone' | 'head';
+
+/** Test hooks: each makes one fault happen on purpose, so tests can prove it is survived. */
+export interface FaultSimulation {
+  /** Pretend WebGPU is absent. */
+  noWebgpu?: boolean;
+  /** Make the WebGPU session's creation fail. */
+  failWebgpuLoad?: boolean;
+  /** Destroy the GPU device between the backbone chunks of the first decision on WebGPU. */
+  loseWebgpuMidDecision?: boolean;
+  /**
+   * Stages at which a decision waits (up to 30 s) until it is aborted, each used once, in the
+   * order decisions reach them: ['encoding', 'backbone', 'head'] holds the first decision after
+   * encoding, the next one between two backbone chunks, the next before the head.
+   */
+  stallAt?: DecisionStage[];
 }
 
 export interface EngineCounters {
@@ -123,6 +145,23 @@ export interface EngineCounters {
   readbackBytes: number;
   /** Requests queued or running right now (0 when idle: an aborted request frees its slot). */
   pending: number;
+  /**
+   * onnxruntime tensors the engine created (inputs, outputs, state) and has not disposed yet,
+   * those the prefix cache holds included. Idle, it equals `cachedTensors`; anything above is a
+   * leak. Restarts when a fallback replaces the session.
+   */
+  liveTensors: number;
+  /** Tensors held by the prefix cache (backbone state and memory rows of each entry). */
+  cachedTensors: number;
+  /**
+   * GPUBuffers created in the worker and not destroyed, with their bytes: onnxruntime's buffer
+   * pool included (it keeps freed buffers for reuse), so it levels off rather than returning to
+   * zero. null where WebGPU is absent.
+   */
+  gpuBuffers: number | null;
+  gpuBufferBytes: number | null;
+  /** Size of the worker's WebAssembly memories (onnxruntime's heap); null if none was seen. */
+  wasmMemoryBytes: number | null;
 }
 
 export interface EngineInfo {
@@ -144,6 +183,8 @@ export interface EngineInfo {
   /** Why package files are not cached locally, or null when they are. */
   cacheProblem: string | null;
   counters: EngineCounters;
+  /** Only under simulate.stallAt: the stage a decision is waiting in for its abort. */
+  stalledAt?: DecisionStage;
 }
 
 export interface DecisionTimings {
@@ -177,6 +218,17 @@ export interface WorkerApi {
   ): Promise<WireResult<EngineInfo>>;
   systemone(id: number, body: unknown): Promise<WireResult<DecisionWire>>;
   cancel(id: number): Promise<boolean>;
+  /**
+   * Takes the Web Lock `name` and holds it until the worker ends, resolving once it is held: the
+   * page then waits for the same lock, which it is granted only when the worker is gone (a
+   * terminated, closed or crashed worker sends no message). False where Web Locks are missing.
+   */
+  lifeline(name: string): Promise<boolean>;
+  /**
+   * Test hook: arms the one-shot fault simulations (stallAt, loseWebgpuMidDecision) in this
+   * worker, replacing what load's `simulate` armed. Not reachable from the page API.
+   */
+  arm(simulate: FaultSimulation): Promise<void>;
   info(): Promise<WireResult<EngineInfo>>;
   dispose(): Promise<void>;
 }

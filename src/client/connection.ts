@@ -1,0 +1,83 @@
+/**
+ * One engine worker as the page sees it: a Comlink proxy, the loaded engine's info, and a
+ * `lost` promise that settles when the worker is gone. A dead worker sends nothing, so loss is
+ * noticed two ways: an uncaught error in the worker (its `error` event), and a Web Lock the
+ * worker holds for its whole life, which the page is granted only once the worker has ended
+ * (terminated, closed itself, crashed).
+ */
+import * as Comlink from 'comlink';
+import { WorkerLostError } from '../engine/errors.js';
+import {
+  fromWireError,
+  type EngineInfo,
+  type LoadOptionsWire,
+  type LoadProgress,
+  type WorkerApi,
+} from '../engine/wire.js';
+
+export interface Connection {
+  readonly worker: Worker;
+  readonly api: Comlink.Remote<WorkerApi>;
+  /** The engine's info() right after load. */
+  readonly info: EngineInfo;
+  /** Resolves with why, once the worker is gone; never rejects. */
+  readonly lost: Promise<string>;
+  /** Terminates the worker and stops watching it (no `lost` after this). */
+  close(): void;
+}
+
+function lockName(): string {
+  const random = globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
+  return `clef-web-worker-${random}`;
+}
+
+/** Starts `worker` watching for its loss, and loads the package in it. */
+export async function connect(
+  worker: Worker,
+  options: LoadOptionsWire,
+  onProgress?: (p: LoadProgress) => void,
+): Promise<Connection> {
+  const api = Comlink.wrap<WorkerApi>(worker);
+  let closed = false;
+  let markLost!: (reason: string) => void;
+  const lost = new Promise<string>((resolve) => (markLost = resolve));
+  const watching = new AbortController();
+  const report = (reason: string) => {
+    if (!closed) markLost(reason);
+  };
+  worker.addEventListener('error', (e) => {
+    e.preventDefault();
+    report(`the worker crashed (${e.message || 'an uncaught error'})`);
+  });
+  const close = () => {
+    closed = true;
+    watching.abort();
+    worker.terminate();
+  };
+  const failed = lost.then((reason) => {
+    throw new WorkerLostError(`The engine's worker was lost while loading: ${reason}`, { reason });
+  });
+  try {
+    const loaded = await Promise.race([
+      api.load(options, onProgress ? Comlink.proxy(onProgress) : undefined),
+      failed,
+    ]);
+    if (!loaded.ok) throw fromWireError(loaded.error);
+    const locks = globalThis.navigator?.locks;
+    const name = lockName();
+    if (locks && (await Promise.race([api.lifeline(name), failed]))) {
+      // Granted only when the worker, which holds the lock until it ends, is gone.
+      locks
+        .request(name, { signal: watching.signal }, () => {
+          report('the worker ended (terminated, closed or crashed)');
+        })
+        .catch(() => undefined);
+    }
+    return { worker, api, info: loaded.value, lost, close };
+  } catch (e) {
+    close();
+    throw e;
+  } finally {
+    failed.catch(() => undefined);
+  }
+}
