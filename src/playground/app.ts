@@ -11,7 +11,7 @@ import { errorDetail, type ClefErrorDetail } from '../element/clef-decide/events
 import { parseRequestJson } from '../protocol/json.js';
 import type { SystemOneResponse } from '../protocol/types.js';
 import { DecisionLog } from './decision-log.js';
-import { DEFAULT_PACKAGE, exampleForm } from './examples.js';
+import { DEFAULT_PACKAGE, PRESETS } from './examples.js';
 import { loadLocalPackage, pickFolder } from './local-package.js';
 import { exportFileName, toJsonl, type LogEntry } from './log-format.js';
 import { formToRequestText, requestTextToForm, type FormState } from './request-form.js';
@@ -45,11 +45,18 @@ interface Settings {
 
 function readSettings(): Settings {
   const fallback: Settings = { source: 'default', url: '', device: 'auto' };
+  let settings = fallback;
   try {
-    return { ...fallback, ...(JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? '{}') as object) };
+    settings = {
+      ...fallback,
+      ...(JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? '{}') as object),
+    };
   } catch {
-    return fallback;
+    // Unreadable settings: the defaults.
   }
+  // `?package=<url>` opens the playground on that package (a link to share a model).
+  const fromLink = new URLSearchParams(location.search).get('package');
+  return fromLink ? { ...settings, source: 'url', url: fromLink } : settings;
 }
 
 export class ClefPlayground extends LitElement {
@@ -114,7 +121,7 @@ export class ClefPlayground extends LitElement {
     this.progress = null;
     this.loadError = null;
     this.info = null;
-    this.form = exampleForm('clef-tiny');
+    this.form = PRESETS[0]!.form('');
     this.editMode = 'form';
     this.rawText = '';
     this.rawNote = null;
@@ -317,6 +324,15 @@ export class ClefPlayground extends LitElement {
   setForm(form: FormState): void {
     this.form = form;
     this.updatePrompt();
+  }
+
+  /** Replaces the request with one of the examples, asking the loaded model. */
+  applyPreset(id: string): void {
+    const preset = PRESETS.find((p) => p.id === id);
+    if (!preset) return;
+    this.rawNote = null;
+    this.editMode = 'form';
+    this.setForm(preset.form(this.info?.model ?? this.form.model));
   }
 
   setEditMode(mode: 'form' | 'raw'): void {

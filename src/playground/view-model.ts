@@ -3,7 +3,7 @@ import { html, nothing, type TemplateResult } from 'lit';
 import type { EngineInfo } from '../engine/wire.js';
 import { progressPercent, progressText } from '../element/clef-decide/progress-text.js';
 import type { ClefPlayground, Device, Source } from './app.js';
-import { isTinyFixture, TINY_WARNING } from './examples.js';
+import { DEFAULT_PACKAGE_NOTE, isTinyFixture, NANO_NOTE, TINY_WARNING } from './examples.js';
 import { canPickFolders } from './local-package.js';
 
 function deviceWhy(info: EngineInfo, asked: Device): string {
@@ -78,7 +78,7 @@ export function renderModel(app: ClefPlayground): TemplateResult {
       ${sourceRadio(
         app,
         'default',
-        html`Bundled model <small class="muted">${TINY_WARNING}</small>`,
+        html`Bundled model <small class="muted">${DEFAULT_PACKAGE_NOTE}</small>`,
       )}
       ${sourceRadio(app, 'url', 'A package URL')}
       ${sourceRadio(app, 'folder', 'A folder on this computer')}
@@ -160,7 +160,9 @@ export function renderModel(app: ClefPlayground): TemplateResult {
     ${
       info && isTinyFixture(info.packageUrl, info.model)
         ? html`<p class="warning" data-testid="tiny-warning">⚠ ${TINY_WARNING}.</p>`
-        : nothing
+        : info?.model === 'clef-nano'
+          ? html`<p class="note" data-testid="nano-note">${NANO_NOTE}.</p>`
+          : nothing
     }
     ${info ? facts(app, info) : nothing}
   </section>`;

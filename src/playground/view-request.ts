@@ -2,6 +2,7 @@
 import { html, nothing, type TemplateResult } from 'lit';
 import type { QuestionType } from '../protocol/types.js';
 import type { ClefPlayground } from './app.js';
+import { PRESETS } from './examples.js';
 import { freshId, newQuestion, type FormQuestion, type FormState } from './request-form.js';
 
 const TYPE_LABEL: Record<QuestionType, string> = {
@@ -213,6 +214,18 @@ export function renderRequest(app: ClefPlayground): TemplateResult {
   return html`<section class="card" aria-labelledby="request-h">
     <div class="card-head">
       <h2 id="request-h">Request</h2>
+      <label class="preset"
+        >Example
+        <select
+          @change=${(e: Event) => {
+            app.applyPreset(value(e));
+            (e.target as HTMLSelectElement).value = '';
+          }}
+        >
+          <option value="">choose…</option>
+          ${PRESETS.map((p) => html`<option value=${p.id}>${p.label}</option>`)}
+        </select>
+      </label>
       <div class="segmented" role="radiogroup" aria-label="Editor">
         <button
           type="button"

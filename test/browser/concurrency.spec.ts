@@ -28,8 +28,10 @@ test('12 elements and 3 page scripts at once: each answered once, in order, as s
           questions: unknown;
           state: unknown;
           device: string;
+          model: string;
         };
         el.id = `e${i}`;
+        el.model = '/models/tiny/';
         el.device = 'wasm';
         el.state = request.state;
         el.questions = request.questions;

@@ -230,6 +230,7 @@ test('decides on WebGPU when asked to', async ({ page }) => {
   const device = await page.evaluate(async () => {
     const el = document.createElement('clef-decide') as any;
     el.id = 'gpu';
+    el.model = '/models/tiny/';
     el.device = 'webgpu';
     el.state = 'The screen flickers.';
     el.questions = { broken: { type: 'noul' } };

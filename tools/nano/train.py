@@ -131,6 +131,9 @@ def main():
     ap.add_argument("--ckpt-minutes", type=float, default=4.0)
     ap.add_argument("--val-minutes", type=float, default=12.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--init", default=None,
+                    help="start from these weights (construct-init.py's init.pt) when there is "
+                         "no last.pt; they are validated first, so best.pt is never worse")
     ap.add_argument("--train-file", default="train.jsonl",
                     help="train.jsonl, or train-short.jsonl (make-data.ts --short)")
     # A 151-way prompt is ~2,250 tokens: on a shared CPU the selection set has to stay small.
@@ -164,6 +167,9 @@ def main():
         opt.load_state_dict(ck["opt"])
         state = ck["state"]
         say(f"resumed at step {state['step']}, {state['elapsed'] / 60:.1f} min trained")
+    elif args.init is not None:
+        model.load_state_dict(torch.load(args.init)["model"])
+        say(f"initialised from {args.init}")
     selection = load_selection(os.path.join(args.data, "val-select.jsonl"),
                                args.select_val_every, args.select_oos_every)
     say(f"selection set: {sum(l['gold'] != 'oos' for l in selection)} val + "
@@ -181,6 +187,14 @@ def main():
         frac = min(1.0, elapsed / budget)
         return args.lr * warm * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
 
+    if args.init is not None and state["step"] == 0:
+        t0 = time.time()
+        acc, auc = validate(model, selection)
+        state["best"] = acc + auc
+        state["history"].append({"step": 0, "acc150": acc, "auroc": auc})
+        say(f"validate step 0 (initial weights): 150-way acc {acc:.4f}, oos AUROC {auc:.4f} "
+            f"({time.time() - t0:.0f} s)")
+        save(os.path.join(args.out, "best.pt"))
     model.train()
     t_last = time.time()
     last_ckpt = last_val = state["elapsed"]

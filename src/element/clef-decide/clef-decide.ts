@@ -81,7 +81,7 @@ export class ClefDecide extends LitElement {
     _announcement: { state: true },
   };
 
-  /** URL of the model package (the folder holding manifest.json). */
+  /** URL of the model package (the folder holding manifest.json); default: bundled clef-nano. */
   declare model: string;
   /** The System One model name to ask for; default: the loaded package's own name. */
   declare modelName: string | undefined;
@@ -116,7 +116,7 @@ export class ClefDecide extends LitElement {
 
   constructor() {
     super();
-    this.model = '/models/tiny/';
+    this.model = '/models/clef-nano/';
     this.device = 'auto';
     this.questions = null;
     this.debounce = 300;
