@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import type { EngineInfo } from '../../src/engine/wire.js';
+import { mulberry32 } from '../fuzz/prng.js';
 
 const { values } = parseArgs({
   options: {
@@ -47,16 +48,7 @@ const TOLERANCE = 0.05;
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 const WORDS = (
   'order card charged twice refund parcel late billing account password email reset invoice ' +
