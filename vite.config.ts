@@ -1,5 +1,5 @@
 import { defineConfig } from 'vite';
-import { ortAssets } from './tools/vite/ort-assets.js';
+import { ortAssets } from './src/vite/index.js';
 
 /**
  * Multi-threaded WASM needs SharedArrayBuffer, which needs cross-origin isolation: every server

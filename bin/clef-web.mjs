@@ -4,5 +4,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../tools/cli.ts');
+const { main } = await import('../src/node/cli.ts');
 process.exitCode = await main(process.argv.slice(2));

@@ -22,7 +22,7 @@
 const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
 
 // The System One routes (POST /v1/systemone, /v1/decisions, GET /v1/models, the Workers AI
-// shape) on this origin, answered by a controlled page's engine: see src/client/sw-routes.ts,
+// shape) on this origin, answered by a controlled page's engine: see src/sw/route.ts,
 // bundled into sw-routes.js by tools/sw/build-routes.mjs. Pages opt in with
 // registerSystemOneRoute(clef).
 importScripts('/sw-routes.js');

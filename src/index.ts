@@ -11,14 +11,14 @@ export {
   type TextTokenizer,
 } from './clef/prompt.js';
 export { createClef, type Clef, type ClefOptions, type DecideOptions } from './client/clef.js';
-export { handleRoute, type RouteBackend } from './client/routes.js';
+export { handleRoute, type RouteBackend } from './http/routes.js';
 export { registerSystemOneRoute } from './client/service-worker.js';
 export type { RemoteOptions } from './client/escalation.js';
-export * from './engine/errors.js';
+export * from './wire/errors.js';
 export type {
   EngineInfo,
   EngineCounters,
   LoadProgress,
   DecisionTimings,
   DecisionWire,
-} from './engine/wire.js';
+} from './wire/wire.js';

@@ -1,5 +1,5 @@
 /**
- * The Clef prompt, token by token (../../../shared/docs/clef-recipe.md §2, and the reference
+ * The Clef prompt, token by token (docs/clef-recipe.md §2, and the reference
  * `encode_record` in joint_schema_model.py, which wins where the two differ).
  *
  * Every piece is tokenized on its own and the token lists are concatenated: tokenizing the

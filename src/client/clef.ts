@@ -5,7 +5,7 @@
 import * as Comlink from 'comlink';
 import type { ModelCard, SystemOneRequest, SystemOneResponse } from '../protocol/types.js';
 import { validateRequest } from '../protocol/validate.js';
-import { AbortedError, DisposedError, EngineError, WorkerLostError } from '../engine/errors.js';
+import { AbortedError, DisposedError, EngineError, WorkerLostError } from '../wire/errors.js';
 import {
   fromWireError,
   type DecisionWire,
@@ -14,10 +14,10 @@ import {
   type LoadOptionsWire,
   type LoadProgress,
   type WireResult,
-} from '../engine/wire.js';
+} from '../wire/wire.js';
 import { connect, type Connection } from './connection.js';
 import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
-import { handleRoute } from './routes.js';
+import { handleRoute } from '../http/routes.js';
 
 export interface ClefOptions {
   /** URL of a converted package directory (the one holding manifest.json). */

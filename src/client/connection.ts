@@ -6,14 +6,14 @@
  * (terminated, closed itself, crashed).
  */
 import * as Comlink from 'comlink';
-import { WorkerLostError } from '../engine/errors.js';
+import { WorkerLostError } from '../wire/errors.js';
 import {
   fromWireError,
   type EngineInfo,
   type LoadOptionsWire,
   type LoadProgress,
   type WorkerApi,
-} from '../engine/wire.js';
+} from '../wire/wire.js';
 
 export interface Connection {
   readonly worker: Worker;

@@ -16,8 +16,8 @@ import { internalError, overloadedError, SystemOneError } from '../protocol/erro
 import { isPyNumber } from '../protocol/json-value.js';
 import { parseRequestJson } from '../protocol/json.js';
 import type { Answer, SystemOneResponse } from '../protocol/types.js';
-import { AbortedError } from '../engine/errors.js';
-import type { DecisionTimings, DecisionWire } from '../engine/wire.js';
+import { AbortedError } from '../wire/errors.js';
+import type { DecisionTimings, DecisionWire } from '../wire/wire.js';
 
 export interface RemoteOptions {
   /**

@@ -5,10 +5,10 @@
  * answered in the browser. The protocol is described in sw-routes.ts.
  */
 import type { ModelCard } from '../protocol/types.js';
-import { DisposedError } from '../engine/errors.js';
-import { toWireError } from '../engine/wire.js';
+import { DisposedError } from '../wire/errors.js';
+import { toWireError } from '../wire/wire.js';
 import type { Clef } from './clef.js';
-import { RELAY, type RelayReply } from './sw-routes.js';
+import { RELAY, type RelayReply } from '../wire/relay.js';
 
 /** What the route needs of a clef (a `createClef` result fits). */
 export interface RouteClef {

@@ -4,7 +4,7 @@
  * runs and sessions; only memory rows and logits are read back.
  */
 import { Lexicon } from '../clef/lexicon.js';
-import { EngineError } from './errors.js';
+import { EngineError } from '../wire/errors.js';
 import { backboneSpec, stateSpecs } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName } from './manifest.js';
 import { configureRuntime, createSession, ort, type ExternalFile } from './ort.js';

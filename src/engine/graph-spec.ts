@@ -2,7 +2,7 @@
  * Reads the converter's graph description from the manifest: which backbone inputs are running
  * state, which output feeds each, and the empty state's shape.
  */
-import { PackageError } from './errors.js';
+import { PackageError } from '../wire/errors.js';
 import type { PackageManifest } from './manifest.js';
 import type { StateSpec } from './runner.js';
 

@@ -15,7 +15,7 @@ import {
   EngineError,
   ModelTooLargeError,
   PackageError,
-} from './errors.js';
+} from '../wire/errors.js';
 import { fetchPackage, type PackageFiles } from './package-fetch.js';
 import { requireFile, type DeviceName, type PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
@@ -31,7 +31,7 @@ import {
   type LoadProgress,
   type WireResult,
   type WorkerApi,
-} from './wire.js';
+} from '../wire/wire.js';
 
 async function result<T>(work: () => Promise<T> | T): Promise<WireResult<T>> {
   try {

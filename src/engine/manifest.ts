@@ -3,7 +3,7 @@
  * engine. Pure: parsing and checks only.
  */
 import type { ModelLimits } from '../protocol/types.js';
-import { PackageError } from './errors.js';
+import { PackageError } from '../wire/errors.js';
 
 export const MANIFEST_FORMAT = 'clef-web-package';
 export const MANIFEST_VERSION = 1;

@@ -3,9 +3,9 @@
  * verified files in the Cache Storage API, so a second load does no network I/O. A full quota
  * (or no Cache Storage at all) is reported and loading carries on without caching.
  */
-import { DownloadError, IntegrityError, PackageError } from './errors.js';
+import { DownloadError, IntegrityError, PackageError } from '../wire/errors.js';
 import { parseManifest, type ManifestFile, type PackageManifest } from './manifest.js';
-import type { LoadProgress } from './wire.js';
+import type { LoadProgress } from '../wire/wire.js';
 
 export const CACHE_NAME = 'clef-web-packages-v1';
 

@@ -3,8 +3,8 @@
  * (it is dropped at once) or while running (the job sees `cancelled()` turn true at its next
  * check and stops, freeing what it held). A failing job never stalls the queue.
  */
-import { AbortedError } from './errors.js';
-import type { DecisionStage } from './wire.js';
+import { AbortedError } from '../wire/errors.js';
+import type { DecisionStage } from '../wire/wire.js';
 
 export interface JobContext {
   /** True once the request was cancelled; long jobs check it between steps. */

@@ -10,29 +10,10 @@ import { buildHeadInputs, splitByQuestion, type SpanMeanSource } from '../clef/h
 import type { EncodedRequest } from '../clef/prompt.js';
 import type { JobContext } from './queue.js';
 import type { SessionRun } from './session.js';
+import type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
 import { TensorCounter } from './tensor-count.js';
 
-/** The slice of an onnxruntime Tensor the runner uses (web and node agree on it). */
-export interface TensorLike {
-  readonly dims: readonly number[];
-  readonly type: string;
-  /** 'cpu', 'gpu-buffer', ... (onnxruntime's Tensor.location). */
-  readonly location?: string;
-  getData(): Promise<unknown>;
-  dispose(): void;
-}
-
-export interface SessionLike {
-  readonly inputNames: readonly string[];
-  readonly outputNames: readonly string[];
-  run(feeds: Record<string, TensorLike>): Promise<Record<string, TensorLike>>;
-  release(): Promise<void>;
-}
-
-export interface RuntimeAdapter {
-  float32(data: Float32Array, dims: number[]): TensorLike;
-  int64(data: BigInt64Array, dims: number[]): TensorLike;
-}
+export type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
 
 export interface RunnerGraphs {
   backbone: SessionLike;

@@ -3,7 +3,7 @@
  * a session hands it, minus those disposed. Idle, the count must equal what the prefix cache
  * keeps; anything above is a leak (a GPU buffer or wasm heap block nobody will free).
  */
-import type { RuntimeAdapter, SessionLike, TensorLike } from './runner.js';
+import type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
 
 export class TensorCounter {
   private readonly live = new WeakSet<TensorLike>();

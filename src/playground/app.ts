@@ -6,10 +6,9 @@ import { html, LitElement, type TemplateResult } from 'lit';
 import { createClef, type Clef } from '../client/clef.js';
 import { registerSystemOneRoute, type SystemOneRouteHandle } from '../client/service-worker.js';
 import type { ClefTokenizer } from '../clef/tokenizer.js';
-import type { DecisionTimings, EngineInfo, LoadProgress } from '../engine/wire.js';
+import type { EngineInfo, LoadProgress } from '../wire/wire.js';
 import { errorDetail, type ClefErrorDetail } from '../element/clef-decide/events.js';
 import { parseRequestJson } from '../protocol/json.js';
-import type { SystemOneResponse } from '../protocol/types.js';
 import { DecisionLog } from './decision-log.js';
 import { DEFAULT_PACKAGE, PRESETS } from './examples.js';
 import { loadLocalPackage, pickFolder } from './local-package.js';
@@ -24,16 +23,9 @@ import {
 } from './sw-client.js';
 import { fetchTokenizer, promptView, type PromptView } from './token-view.js';
 import { renderPage } from './view-page.js';
+import type { DecisionResult, Device, PlaygroundView, Source } from './view-state.js';
 
-export type Source = 'default' | 'url' | 'folder';
-export type Device = 'auto' | 'webgpu' | 'wasm';
-
-export interface DecisionResult {
-  requestText: string;
-  response: SystemOneResponse;
-  json: string;
-  timings: DecisionTimings;
-}
+export type { DecisionResult, Device, PlaygroundView, Source } from './view-state.js';
 
 const SETTINGS_KEY = 'clef-playground.settings';
 
@@ -59,7 +51,7 @@ function readSettings(): Settings {
   return fromLink ? { ...settings, source: 'url', url: fromLink } : settings;
 }
 
-export class ClefPlayground extends LitElement {
+export class ClefPlayground extends LitElement implements PlaygroundView {
   static override properties = {
     source: { state: true },
     url: { state: true },

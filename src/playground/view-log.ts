@@ -2,7 +2,7 @@
 import { html, nothing, type TemplateResult } from 'lit';
 import { percent } from '../element/clef-decide/answer-view.js';
 import type { SystemOneResponse } from '../protocol/types.js';
-import type { ClefPlayground } from './app.js';
+import type { PlaygroundView } from './view-state.js';
 import type { LogEntry } from './log-format.js';
 
 const SHOWN = 50;
@@ -24,7 +24,7 @@ function summary(responseJson: string): string {
   }
 }
 
-function row(app: ClefPlayground, entry: LogEntry): TemplateResult {
+function row(app: PlaygroundView, entry: LogEntry): TemplateResult {
   const time = new Date(entry.time);
   return html`<tr>
     <td><time datetime=${entry.time}>${time.toLocaleString()}</time></td>
@@ -40,7 +40,7 @@ function row(app: ClefPlayground, entry: LogEntry): TemplateResult {
   </tr>`;
 }
 
-export function renderLog(app: ClefPlayground): TemplateResult {
+export function renderLog(app: PlaygroundView): TemplateResult {
   const entries = [...app.log].reverse();
   return html`<section class="card log" aria-labelledby="log-h">
     <div class="card-head">

@@ -1,8 +1,8 @@
 /** The model card: where the package comes from, the device, load progress, what runs. */
 import { html, nothing, type TemplateResult } from 'lit';
-import type { EngineInfo } from '../engine/wire.js';
+import type { EngineInfo } from '../wire/wire.js';
 import { progressPercent, progressText } from '../element/clef-decide/progress-text.js';
-import type { ClefPlayground, Device, Source } from './app.js';
+import type { PlaygroundView, Device, Source } from './view-state.js';
 import { DEFAULT_PACKAGE_NOTE, isTinyFixture, NANO_NOTE, TINY_WARNING } from './examples.js';
 import { canPickFolders } from './local-package.js';
 
@@ -18,7 +18,7 @@ function ms(x: number): string {
   return x >= 1000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`;
 }
 
-function facts(app: ClefPlayground, info: EngineInfo): TemplateResult {
+function facts(app: PlaygroundView, info: EngineInfo): TemplateResult {
   return html`<dl class="facts">
     <dt>Model</dt>
     <dd>
@@ -55,7 +55,7 @@ function facts(app: ClefPlayground, info: EngineInfo): TemplateResult {
   </dl>`;
 }
 
-function sourceRadio(app: ClefPlayground, value: Source, label: TemplateResult | string) {
+function sourceRadio(app: PlaygroundView, value: Source, label: TemplateResult | string) {
   return html`<label class="radio">
     <input
       type="radio"
@@ -68,7 +68,7 @@ function sourceRadio(app: ClefPlayground, value: Source, label: TemplateResult |
   </label>`;
 }
 
-export function renderModel(app: ClefPlayground): TemplateResult {
+export function renderModel(app: PlaygroundView): TemplateResult {
   const info = app.info;
   const pct = progressPercent(app.progress);
   return html`<section class="card" aria-labelledby="model-h">

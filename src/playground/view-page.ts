@@ -1,12 +1,12 @@
 /** The playground's layout: header, the two columns, the log. */
 import { html, nothing, type TemplateResult } from 'lit';
-import type { ClefPlayground } from './app.js';
+import type { PlaygroundView } from './view-state.js';
 import { renderLog } from './view-log.js';
 import { renderModel } from './view-model.js';
 import { renderRequest } from './view-request.js';
 import { renderAnswersCard, renderJson, renderLatency, renderPromptCard } from './view-results.js';
 
-function offlineBadge(app: ClefPlayground): TemplateResult {
+function offlineBadge(app: PlaygroundView): TemplateResult {
   const o = app.offline;
   const [cls, text, title] =
     o.state === 'ready'
@@ -19,7 +19,7 @@ function offlineBadge(app: ClefPlayground): TemplateResult {
   return html`<span class=${`badge ${cls}`} title=${title} data-offline=${o.state}>${text}</span>`;
 }
 
-export function renderPage(app: ClefPlayground): TemplateResult {
+export function renderPage(app: PlaygroundView): TemplateResult {
   const info = app.info;
   return html`
     <header class="top">

@@ -1,7 +1,7 @@
 /** The request editor: a question builder, or the raw request JSON. */
 import { html, nothing, type TemplateResult } from 'lit';
 import type { QuestionType } from '../protocol/types.js';
-import type { ClefPlayground } from './app.js';
+import type { PlaygroundView } from './view-state.js';
 import { PRESETS } from './examples.js';
 import { freshId, newQuestion, type FormQuestion, type FormState } from './request-form.js';
 
@@ -16,7 +16,7 @@ function value(e: Event): string {
 }
 
 /** Ctrl/Cmd+Enter decides from any field. */
-function decideKey(app: ClefPlayground) {
+function decideKey(app: PlaygroundView) {
   return (e: KeyboardEvent) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
@@ -25,12 +25,12 @@ function decideKey(app: ClefPlayground) {
   };
 }
 
-function editQuestion(app: ClefPlayground, index: number, change: Partial<FormQuestion>): void {
+function editQuestion(app: PlaygroundView, index: number, change: Partial<FormQuestion>): void {
   const questions = app.form.questions.map((q, i) => (i === index ? { ...q, ...change } : q));
   app.setForm({ ...app.form, questions });
 }
 
-function optionsEditor(app: ClefPlayground, q: FormQuestion, index: number): TemplateResult {
+function optionsEditor(app: PlaygroundView, q: FormQuestion, index: number): TemplateResult {
   const set = (options: FormQuestion['options']) => editQuestion(app, index, { options });
   return html`<div class="rows" role="group" aria-label=${`Options of ${q.id}`}>
     ${q.options.map(
@@ -69,7 +69,7 @@ function optionsEditor(app: ClefPlayground, q: FormQuestion, index: number): Tem
   </div>`;
 }
 
-function levelsEditor(app: ClefPlayground, q: FormQuestion, index: number): TemplateResult {
+function levelsEditor(app: PlaygroundView, q: FormQuestion, index: number): TemplateResult {
   const set = (levels: string[]) => editQuestion(app, index, { levels });
   return html`<div class="rows" role="group" aria-label=${`Levels of ${q.id}`}>
     ${q.levels.map(
@@ -95,7 +95,7 @@ function levelsEditor(app: ClefPlayground, q: FormQuestion, index: number): Temp
   </div>`;
 }
 
-function noulEditor(app: ClefPlayground, q: FormQuestion, index: number): TemplateResult {
+function noulEditor(app: PlaygroundView, q: FormQuestion, index: number): TemplateResult {
   return html`<div class="option-row two">
     <input
       aria-label=${`What yes means for ${q.id}`}
@@ -112,7 +112,7 @@ function noulEditor(app: ClefPlayground, q: FormQuestion, index: number): Templa
   </div>`;
 }
 
-function questionEditor(app: ClefPlayground, q: FormQuestion, index: number): TemplateResult {
+function questionEditor(app: PlaygroundView, q: FormQuestion, index: number): TemplateResult {
   const form = app.form;
   return html`<fieldset class="question" data-type=${q.type}>
     <legend><span class="tag">${TYPE_LABEL[q.type]}</span> ${q.id || '(no id)'}</legend>
@@ -157,7 +157,7 @@ function questionEditor(app: ClefPlayground, q: FormQuestion, index: number): Te
   </fieldset>`;
 }
 
-function addQuestion(app: ClefPlayground, type: QuestionType): void {
+function addQuestion(app: PlaygroundView, type: QuestionType): void {
   const base = type === 'noul' ? 'yes_no' : type;
   const form: FormState = app.form;
   app.setForm({
@@ -166,7 +166,7 @@ function addQuestion(app: ClefPlayground, type: QuestionType): void {
   });
 }
 
-function formEditor(app: ClefPlayground): TemplateResult {
+function formEditor(app: PlaygroundView): TemplateResult {
   const form = app.form;
   const onKey = decideKey(app);
   return html`<label class="field"
@@ -210,7 +210,7 @@ function formEditor(app: ClefPlayground): TemplateResult {
     </div>`;
 }
 
-export function renderRequest(app: ClefPlayground): TemplateResult {
+export function renderRequest(app: PlaygroundView): TemplateResult {
   return html`<section class="card" aria-labelledby="request-h">
     <div class="card-head">
       <h2 id="request-h">Request</h2>

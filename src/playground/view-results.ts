@@ -1,12 +1,12 @@
 /** The result cards: answers (the element's own views), latency, prompt tokens, JSON. */
 import { html, nothing, type TemplateResult } from 'lit';
 import { renderAnswers } from '../element/clef-decide/answer-view.js';
-import type { ClefPlayground } from './app.js';
+import type { PlaygroundView } from './view-state.js';
 import { isTinyFixture, TINY_WARNING } from './examples.js';
 import { prettyJson } from './log-format.js';
 import { renderPrompt } from './token-view.js';
 
-function errorBox(app: ClefPlayground): TemplateResult | typeof nothing {
+function errorBox(app: PlaygroundView): TemplateResult | typeof nothing {
   const e = app.decideError;
   if (!e) return nothing;
   return html`<div class="error" role="alert">
@@ -18,7 +18,7 @@ function errorBox(app: ClefPlayground): TemplateResult | typeof nothing {
   </div>`;
 }
 
-export function renderAnswersCard(app: ClefPlayground): TemplateResult {
+export function renderAnswersCard(app: PlaygroundView): TemplateResult {
   const result = app.result;
   const info = app.info;
   return html`<section
@@ -47,7 +47,7 @@ export function renderAnswersCard(app: ClefPlayground): TemplateResult {
   </section>`;
 }
 
-export function renderLatency(app: ClefPlayground): TemplateResult | typeof nothing {
+export function renderLatency(app: PlaygroundView): TemplateResult | typeof nothing {
   const t = app.result?.timings;
   if (!t) return nothing;
   const parts = [
@@ -87,7 +87,7 @@ export function renderLatency(app: ClefPlayground): TemplateResult | typeof noth
   </section>`;
 }
 
-export function renderPromptCard(app: ClefPlayground): TemplateResult {
+export function renderPromptCard(app: PlaygroundView): TemplateResult {
   const view = app.prompt;
   return html`<section class="card" aria-labelledby="prompt-h">
     <div class="card-head">
@@ -118,7 +118,7 @@ function jsonPanel(tab: string, text: string): TemplateResult {
   return html`<pre id="json-panel" class="code json" role="tabpanel" tabindex="0" aria-labelledby=${`json-tab-${tab}`}>${text}</pre>`;
 }
 
-export function renderJson(app: ClefPlayground): TemplateResult | typeof nothing {
+export function renderJson(app: PlaygroundView): TemplateResult | typeof nothing {
   const result = app.result;
   if (!result) return nothing;
   const tab = app.jsonTab;

@@ -1,8 +1,7 @@
 /**
- * From per-option logits to the System One response body (../../../shared/docs/system-one.md,
+ * From per-option logits to the System One response body (docs/system-one.md,
  * "Response body"), following the reference's `systemone_answer` in joint_schema_model.py.
  */
-import type { EncodedRequest } from '../clef/prompt.js';
 import { internalError } from './errors.js';
 import { isJsonObject, objectEntries } from './json-value.js';
 import { pythonRound } from './round.js';
@@ -66,7 +65,11 @@ function round4(x: number): number {
 }
 
 /** Option id → probability (the float32 value as a double), for one question. */
-function probabilityMap(question: ValidQuestion, optionIds: string[], logits: ArrayLike<number>) {
+function probabilityMap(
+  question: ValidQuestion,
+  optionIds: readonly string[],
+  logits: ArrayLike<number>,
+) {
   if (logits.length !== optionIds.length) {
     throw internalError(
       `question ${question.id}: ${logits.length} logits for ${optionIds.length} options`,
@@ -135,12 +138,22 @@ function scoreAnswer(question: ValidQuestion, byId: Map<string, number>): ScoreA
 }
 
 /**
+ * What the answers need of an encoded request (Clef's `EncodedRequest` fits): each question's
+ * option ids in the order its logits come, and the prompt's token counts for `usage`.
+ */
+export interface AnswerLayout {
+  readonly questions: readonly { readonly id: string; readonly optionIds: readonly string[] }[];
+  readonly inputIds: ArrayLike<number>;
+  readonly truncatedStateTokens: number;
+}
+
+/**
  * Builds the response. `logitsPerQuestion[k]` holds question k's logits (request order) in the
  * encoded option order, `encoded.questions[k].optionIds`.
  */
 export function buildResponse(
   request: ValidRequest,
-  encoded: EncodedRequest,
+  encoded: AnswerLayout,
   logitsPerQuestion: ArrayLike<number>[],
   model: string,
 ): SystemOneResponse {

@@ -1,6 +1,6 @@
 /**
  * System One errors: one class that carries the HTTP status and the exact body TypeSafe's hosted
- * API would send (see ../shared/docs/system-one.md, "Errors"), so the HTTP route can write it as
+ * API would send (see docs/system-one.md, "Errors"), so the HTTP route can write it as
  * is and a page script can read `status` / `body` whichever way the call travelled.
  */
 import type { ApiErrorType, ErrorBody, ValidationIssue } from './types.js';

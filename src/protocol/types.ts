@@ -1,5 +1,5 @@
 /**
- * System One ("Jev") wire types, as ../shared/docs/system-one.md defines them.
+ * System One ("Jev") wire types, as docs/system-one.md defines them.
  * Pure types: nothing here may import a runtime.
  */
 

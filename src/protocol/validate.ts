@@ -1,5 +1,5 @@
 /**
- * Request validation for the System One call (../shared/docs/system-one.md, "Request body" and
+ * Request validation for the System One call (docs/system-one.md, "Request body" and
  * "Errors"). Takes either a plain JS object (a page script's call) or the lossless parser's
  * output (objects as `Map`s, numbers as `PyNumber`s) and returns the request with its question
  * order made explicit.

@@ -1,15 +1,15 @@
 /**
  * Shared by the engine's browser tests (engine*.spec.ts): opening the test pages, driving the
  * page-side helpers (pages/engine-page.ts), seeded random System One requests, and the float64
- * reference forward (tools/reference) that the browser's answers are checked against, in Node.
+ * reference forward (src/node/reference) that the browser's answers are checked against, in Node.
  */
 import { expect, type Page } from '@playwright/test';
 import type { ClefOptions } from '../../src/client/clef.js';
 import { encodeRequest } from '../../src/clef/prompt.js';
-import type { DecisionWire, EngineInfo } from '../../src/engine/wire.js';
+import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
 import type { SystemOneResponse } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
-import { loadReferenceModel, referenceDecide } from '../../tools/reference/decide.js';
+import { loadReferenceModel, referenceDecide } from '../../src/node/reference/decide.js';
 import type { ErrorData, Outcome } from './pages/engine-page.js';
 
 export type { ErrorData, Outcome };

@@ -6,7 +6,7 @@
  * engine's first decisions compile its shaders, which takes tens of seconds on SwiftShader).
  */
 import { expect, test, type Page } from '@playwright/test';
-import { loadNodePackage } from '../../tools/node-engine.js';
+import { loadNodePackage } from '../../src/node/engine.js';
 import {
   CROSS_DEVICE_LOGIT_TOLERANCE,
   DEVICES,

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import type { DecisionStage, EngineInfo } from '../../src/engine/wire.js';
+import type { DecisionStage, EngineInfo } from '../../src/wire/wire.js';
 import {
   FP32,
   MODEL,

@@ -1,5 +1,5 @@
-// The Qwen3.5 backbone as ONNX (tools/convert/backbone.ts), checked on the tiny fixture against
-// the independent float64 reference forward (tools/reference/qwen35.ts):
+// The Qwen3.5 backbone as ONNX (src/node/convert/backbone.ts), checked on the tiny fixture against
+// the independent float64 reference forward (src/node/reference/qwen35.ts):
 // - fp32 equals the reference, fed whole or in uneven chunks with the state carried;
 // - q8 / q4 / mixed equal the reference run on the weights they dequantise to (so the packing
 //   is exactly what onnxruntime reads), and their distance to the float model is reported;
@@ -15,11 +15,11 @@ import {
   layerEncodings,
   type BackboneDType,
   type BackboneIo,
-} from '../../tools/convert/backbone.js';
-import { dequantizeBlocks, quantizeBlocks } from '../../tools/convert/quantize.js';
+} from '../../src/node/convert/backbone.js';
+import { dequantizeBlocks, quantizeBlocks } from '../../src/node/convert/quantize.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
-import { ReferenceBackbone } from '../../tools/reference/qwen35.js';
-import { openRelease, writeSafetensors, type TensorToWrite } from '../../tools/safetensors.js';
+import { ReferenceBackbone } from '../../src/node/reference/qwen35.js';
+import { openRelease, writeSafetensors, type TensorToWrite } from '../../src/node/safetensors.js';
 
 // Tolerances, relative to the largest |hidden| of the reference (≈ 4 on the fixture):
 const FP32_TOL = 2e-5; // fp32 graph vs float64 reference (measured ≈ 7e-7)

@@ -3,7 +3,7 @@
 // hand here, not taken from the model), with `none` for an out-of-scope question. A smoke check
 // of the shipped artefact; the model card's figures come from tools/nano/eval.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadNodePackage, type NodeEngine } from '../../tools/node-engine.js';
+import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { parseRequestJson } from '../../src/protocol/json.js';
 
 const INTENTS: Record<string, string> = {

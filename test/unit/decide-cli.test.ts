@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineError } from '../../src/engine/errors.js';
+import { EngineError } from '../../src/wire/errors.js';
 import { parseRequestJson } from '../../src/protocol/json.js';
 import {
   decideFile,
@@ -12,9 +12,9 @@ import {
   summaryText,
   UsageError,
   type DecideEngine,
-} from '../../tools/decide/cli.js';
-import { OutputExistsError } from '../../tools/decide/jsonl.js';
-import { loadNodePackage, type NodeEngine } from '../../tools/node-engine.js';
+} from '../../src/node/decide/cli.js';
+import { OutputExistsError } from '../../src/node/decide/jsonl.js';
+import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import {
   buildTinyPackage,
   TINY_CONTEXT,

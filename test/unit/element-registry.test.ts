@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Clef, ClefOptions } from '../../src/client/clef.js';
 import { EngineRegistry } from '../../src/element/clef-decide/engine-registry.js';
-import type { EngineInfo, LoadProgress } from '../../src/engine/wire.js';
+import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
 
 const URL_A = 'https://example.test/models/a/';
 const URL_B = 'https://example.test/models/b/';

@@ -11,19 +11,19 @@ import {
   checkRemoteOptions,
   type RemoteOptions,
 } from '../../src/client/escalation.js';
-import { AbortedError } from '../../src/engine/errors.js';
-import type { DecisionWire } from '../../src/engine/wire.js';
+import { AbortedError } from '../../src/wire/errors.js';
+import type { DecisionWire } from '../../src/wire/wire.js';
 import { isSystemOneError, SystemOneError } from '../../src/protocol/errors.js';
 import { parseRequestJson } from '../../src/protocol/json.js';
 import type { SystemOneResponse } from '../../src/protocol/types.js';
-import { loadNodePackage, type NodeEngine } from '../../tools/node-engine.js';
+import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import {
   nodeEngineBackend,
   startServer,
   type ResponseLogEntry,
   type RunningServer,
   type ServeEngine,
-} from '../../tools/serve/server.js';
+} from '../../src/node/serve/server.js';
 import {
   buildTinyPackage,
   TINY_ALIAS,

@@ -9,7 +9,7 @@ import {
   toBf16Bits,
   toF16Bits,
   writeSafetensors,
-} from '../../tools/safetensors.js';
+} from '../../src/node/safetensors.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 
 let work: string;

@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRequestJson } from '../../src/protocol/json.js';
 import { driveServe } from '../../tools/fuzz/serve-driver.js';
-import { loadNodePackage, type NodeEngine } from '../../tools/node-engine.js';
+import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   nodeEngineBackend,
   startServer,
   type RunningServer,
-} from '../../tools/serve/server.js';
+} from '../../src/node/serve/server.js';
 import {
   buildTinyPackage,
   TINY_ALIAS,

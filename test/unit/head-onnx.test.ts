@@ -1,5 +1,5 @@
-// The joint head as ONNX (tools/convert/head.ts) run by onnxruntime-node against the float64
-// reference head (tools/reference/head.ts) on the tiny fixture, given the same hidden states.
+// The joint head as ONNX (src/node/convert/head.ts) run by onnxruntime-node against the float64
+// reference head (src/node/reference/head.ts) on the tiny fixture, given the same hidden states.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,16 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHeadInputs, headSpanInputs, splitByQuestion } from '../../src/clef/head-inputs.js';
 import { Lexicon } from '../../src/clef/lexicon.js';
 import { encodeRequest, type EncodedQuestion, type EncodedRequest } from '../../src/clef/prompt.js';
-import { buildHeadOnnx, HEAD_DECIDE_FILE, HEAD_MEMORY_FILE } from '../../tools/convert/head.js';
-import { buildLexicon } from '../../tools/convert/lexicon.js';
+import { buildHeadOnnx, HEAD_DECIDE_FILE, HEAD_MEMORY_FILE } from '../../src/node/convert/head.js';
+import { buildLexicon } from '../../src/node/convert/lexicon.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { Rng } from '../../tools/fixture/weights.js';
 import {
   loadHeadWeights,
   referenceHeadLogits,
   type HeadWeights,
-} from '../../tools/reference/head.js';
-import { SafetensorsFile } from '../../tools/safetensors.js';
+} from '../../src/node/reference/head.js';
+import { SafetensorsFile } from '../../src/node/safetensors.js';
 
 // Tolerances (fp32 graph vs float64 reference; logits are O(1..10)).
 const FP32_MAX_DLOGIT = 2e-5;

@@ -1,5 +1,5 @@
 // The lm_head rows file: format (src/clef/lexicon.ts), the streaming writer
-// (tools/convert/lexicon.ts) on the tiny fixture, and the error bounds of its encodings.
+// (src/node/convert/lexicon.ts) on the tiny fixture, and the error bounds of its encodings.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +15,10 @@ import {
   parseLexiconHeader,
   RangeLexicon,
 } from '../../src/clef/lexicon.js';
-import { buildLexicon } from '../../tools/convert/lexicon.js';
+import { buildLexicon } from '../../src/node/convert/lexicon.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { Rng } from '../../tools/fixture/weights.js';
-import { SafetensorsFile } from '../../tools/safetensors.js';
+import { SafetensorsFile } from '../../src/node/safetensors.js';
 
 describe('fp16 conversion', () => {
   it('round-trips every finite half and rounds to nearest even', () => {

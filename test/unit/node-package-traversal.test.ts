@@ -15,8 +15,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IntegrityError, PackageError } from '../../src/engine/errors.js';
-import { loadNodePackage, MANIFEST_FILE } from '../../tools/node-engine.js';
+import { IntegrityError, PackageError } from '../../src/wire/errors.js';
+import { loadNodePackage, MANIFEST_FILE } from '../../src/node/engine.js';
 import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
 
 let tiny: TinyPackage;

@@ -1,4 +1,4 @@
-// The float64 reference (tools/reference): backbone state handling and causality, the Gated
+// The float64 reference (src/node/reference): backbone state handling and causality, the Gated
 // DeltaNet recurrence against a closed form, hand-computed pieces, the head on hand-checkable
 // inputs, and the tiny fixture's answer spread.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ValidRequest } from '../../src/protocol/types.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { Rng } from '../../tools/fixture/weights.js';
-import { referenceDecide } from '../../tools/reference/decide.js';
+import { referenceDecide } from '../../src/node/reference/decide.js';
 import {
   erf,
   gelu,
@@ -16,13 +16,13 @@ import {
   multiheadAttention,
   referenceHeadLogits,
   type HeadWeights,
-} from '../../tools/reference/head.js';
+} from '../../src/node/reference/head.js';
 import {
   ReferenceBackbone,
   applyRope,
   causalConvStep,
   gatedDeltaStep,
-} from '../../tools/reference/qwen35.js';
+} from '../../src/node/reference/qwen35.js';
 
 let work: string;
 let fp32Dir: string;

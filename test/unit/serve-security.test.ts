@@ -6,8 +6,8 @@
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadNodePackage, type NodeEngine } from '../../tools/node-engine.js';
-import { nodeEngineBackend, startServer, type RunningServer } from '../../tools/serve/server.js';
+import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
+import { nodeEngineBackend, startServer, type RunningServer } from '../../src/node/serve/server.js';
 import { buildTinyPackage, TINY_MODEL, type TinyPackage } from './support/tiny-package.js';
 
 let tiny: TinyPackage;

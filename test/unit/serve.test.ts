@@ -14,16 +14,16 @@ import {
   TypeSafeClient,
   UnprocessableEntityError,
 } from '@typesafe-ai/sdk';
-import { DisposedError } from '../../src/engine/errors.js';
+import { DisposedError } from '../../src/wire/errors.js';
 import { parseRequestJson } from '../../src/protocol/json.js';
-import { loadNodePackage, type NodeEngine } from '../../tools/node-engine.js';
+import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import {
   nodeEngineBackend,
   startServer,
   type ResponseLogEntry,
   type RunningServer,
   type ServeEngine,
-} from '../../tools/serve/server.js';
+} from '../../src/node/serve/server.js';
 import { runLoad } from './support/serve-load.js';
 import {
   buildTinyPackage,

@@ -1,4 +1,4 @@
-// The service worker's System One routes (src/client/sw-routes.ts) and the page's relay half
+// The service worker's System One routes (src/sw/route.ts) and the page's relay half
 // (src/client/service-worker.ts), joined by real MessageChannels (structured clone and port
 // transfer, as between a service worker and a page), the page deciding with the tiny package.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,10 +9,10 @@ import {
   RELAY,
   type SwClientLike,
   type SwScopeLike,
-} from '../../src/client/sw-routes.js';
+} from '../../src/sw/route.js';
 import { parseRequestJson } from '../../src/protocol/json.js';
-import type { DecisionWire } from '../../src/engine/wire.js';
-import { loadNodePackage, type NodeEngine } from '../../tools/node-engine.js';
+import type { DecisionWire } from '../../src/wire/wire.js';
+import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { buildTinyPackage, TINY_MODEL, type TinyPackage } from './support/tiny-package.js';
 
 const ORIGIN = 'https://app.example';

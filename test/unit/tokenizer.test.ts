@@ -382,10 +382,7 @@ describe('loadTokenizer', () => {
       expect(tok.encode(text), JSON.stringify(text)).toEqual(reference.encode(text));
     }
     const clinc = JSON.parse(
-      readFileSync(
-        new URL('../../../shared/data/clinc150/data_full.json', import.meta.url),
-        'utf8',
-      ),
+      readFileSync(new URL('../../data/clinc150/data_full.json', import.meta.url), 'utf8'),
     ) as { val: Array<[string, string]> };
     for (const [query] of clinc.val.slice(0, 200)) {
       expect(tok.encode(query)).toEqual(reference.encode(query));
@@ -515,10 +512,7 @@ describe('loadTokenizer', () => {
   // Speed is the benchmark's business; this checks a 100 KB text round-trips.
   it('encodes and decodes 100 KB of text', () => {
     const clinc = JSON.parse(
-      readFileSync(
-        new URL('../../../shared/data/clinc150/data_full.json', import.meta.url),
-        'utf8',
-      ),
+      readFileSync(new URL('../../data/clinc150/data_full.json', import.meta.url), 'utf8'),
     ) as { test: Array<[string, string]> };
     const text = clinc.test
       .map(([q]) => q)

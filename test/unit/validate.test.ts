@@ -1,5 +1,5 @@
 /**
- * validateRequest against ../shared/docs/system-one.md. The expected `msg` strings for the
+ * validateRequest against docs/system-one.md. The expected `msg` strings for the
  * pydantic-style issues were printed by pydantic 2.13.4 (pydantic-core 2.46.4) on an equivalent
  * model (extra='forbid', Literal type, min/max_length constraints) and are written here by hand.
  */

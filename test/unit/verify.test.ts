@@ -1,5 +1,5 @@
 // Verification (issue 3 §4): the Node engine on converted packages against the float64 reference
-// forward (tools/reference), package integrity checks, the random request generator and the
+// forward (src/node/reference), package integrity checks, the random request generator and the
 // `clef-web verify` CLI, on the tiny fixture (fp32 release; fp32, q8 and q4 packages).
 import {
   appendFileSync,
@@ -19,13 +19,13 @@ import { loadTokenizerSync, type ClefTokenizer } from '../../src/clef/tokenizer.
 import { SystemOneError } from '../../src/protocol/errors.js';
 import type { ChoiceAnswer, Question, SystemOneRequest } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
-import { convertRelease } from '../../tools/convert/package.js';
+import { convertRelease } from '../../src/node/convert/package.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
-import { loadNodePackage } from '../../tools/node-engine.js';
-import { referenceDecide } from '../../tools/reference/decide.js';
-import { verifyMain } from '../../tools/verify/cli.js';
-import { measureFidelity, type FidelityReport } from '../../tools/verify/fidelity.js';
-import { randomRequests, type RequestShape } from '../../tools/verify/requests.js';
+import { loadNodePackage } from '../../src/node/engine.js';
+import { referenceDecide } from '../../src/node/reference/decide.js';
+import { verifyMain } from '../../src/node/verify/cli.js';
+import { measureFidelity, type FidelityReport } from '../../src/node/verify/fidelity.js';
+import { randomRequests, type RequestShape } from '../../src/node/verify/requests.js';
 
 // Tolerances. fp32 graphs vs the float64 reference: float32 rounding through a few layers moves
 // p by about 1e-7 on this model; 1e-5 is the issue's bound.

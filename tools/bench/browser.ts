@@ -6,9 +6,9 @@
  */
 import { chromium, type Browser, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import type { DecisionTimings, EngineInfo } from '../../src/engine/wire.js';
+import type { DecisionTimings, EngineInfo } from '../../src/wire/wire.js';
 import { readMemory, resetPeaks, type ProcMemory } from './proc.js';
-import { warmUp } from './report.js';
+import { WARMUP_MAX_MS, warmUp } from './warmup.js';
 import {
   runInterleaved,
   type DecisionSample,
@@ -48,9 +48,6 @@ async function collectGarbage(page: Page): Promise<void> {
   await page.evaluate(gc);
   for (const worker of page.workers()) await worker.evaluate(gc).catch(() => undefined);
 }
-
-/** The most time spent warming up one backend before its scenarios. */
-export const WARMUP_MAX_MS = 120_000;
 
 /** Thrown when one decision outlasts the backend's budget: the backend stops there. */
 class DecisionTimeout extends Error {}

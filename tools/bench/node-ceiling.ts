@@ -1,19 +1,18 @@
 /**
  * The native CPU ceiling: the same package, graphs, ClefRunner and thread count on
- * onnxruntime-node (tools/node-engine.ts). Each graph's run time is taken by wrapping
+ * onnxruntime-node (src/node/engine.ts). Each graph's run time is taken by wrapping
  * InferenceSession.run, so "backbone" here is the backbone graph plus head_memory over the prefix
  * (what the browser's timings.backboneMs covers) and "head" is head_decide alone.
  */
 import * as ort from 'onnxruntime-node';
-import { loadNodePackage } from '../node-engine.js';
-import { WARMUP_MAX_MS } from './browser.js';
+import { loadNodePackage } from '../../src/node/engine.js';
 import {
   runInterleaved,
   type DecisionSample,
   type ScenarioBodies,
   type ScenarioRun,
 } from './schedule.js';
-import { warmUp } from './report.js';
+import { WARMUP_MAX_MS, warmUp } from './warmup.js';
 
 interface GraphTimes {
   backbone: number;

@@ -25,9 +25,9 @@ import {
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PackageManifest } from '../../src/engine/manifest.js';
-import { openRelease, type JointHeadConfig } from '../safetensors.js';
-import { buildBackboneOnnx } from '../convert/backbone.js';
-import { convertRelease, peakBytesFormula, sha256File } from '../convert/package.js';
+import { openRelease, type JointHeadConfig } from '../../src/node/safetensors.js';
+import { buildBackboneOnnx } from '../../src/node/convert/backbone.js';
+import { convertRelease, peakBytesFormula, sha256File } from '../../src/node/convert/package.js';
 import { tinyReleaseConfig, type TextShape } from '../fixture/config.js';
 import { buildTinyTokenizer } from '../fixture/tokenizer.js';
 import { backboneTensorStream, headTensorStream, type StreamedTensor } from '../fixture/weights.js';

@@ -17,8 +17,12 @@ import {
   TINY_CONTEXT,
   TINY_MODEL,
 } from '../../test/unit/support/tiny-package.js';
-import { loadNodePackage } from '../node-engine.js';
-import { DEFAULT_MAX_BODY_BYTES, nodeEngineBackend, startServer } from '../serve/server.js';
+import { loadNodePackage } from '../../src/node/engine.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  nodeEngineBackend,
+  startServer,
+} from '../../src/node/serve/server.js';
 import { driveServe } from './serve-driver.js';
 
 const { values } = parseArgs({

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeTinyFixture } from '../fixture/cli.js';
-import { convertRelease } from '../convert/package.js';
+import { convertRelease } from '../../src/node/convert/package.js';
 
 const RELEASE = join('.cache', 'tiny-release');
 const VARIANTS = [
@@ -23,16 +23,16 @@ function stamp(): string {
     'tools/fixture/weights.ts',
     'tools/fixture/config.ts',
     'tools/fixture/tokenizer.ts',
-    'tools/convert/package.ts',
-    'tools/convert/backbone.ts',
-    'tools/convert/backbone-layers.ts',
-    'tools/convert/backbone-ops.ts',
-    'tools/convert/head.ts',
-    'tools/convert/head-ops.ts',
-    'tools/convert/lexicon.ts',
-    'tools/convert/quantize.ts',
-    'tools/onnx/graph.ts',
-    'tools/onnx/proto.ts',
+    'src/node/convert/package.ts',
+    'src/node/convert/backbone.ts',
+    'src/node/convert/backbone-layers.ts',
+    'src/node/convert/backbone-ops.ts',
+    'src/node/convert/head.ts',
+    'src/node/convert/head-ops.ts',
+    'src/node/convert/lexicon.ts',
+    'src/node/convert/quantize.ts',
+    'src/node/onnx/graph.ts',
+    'src/node/onnx/proto.ts',
   ];
   const hash = createHash('sha256').update(String(SEED));
   for (const s of sources) hash.update(readFileSync(s));

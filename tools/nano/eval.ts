@@ -1,6 +1,6 @@
 /**
  * clef-nano on CLINC150 (val + oos_val for the threshold, test + oos_test for the figures):
- * the converted package through the project's Node engine (tools/node-engine.ts: the same
+ * the converted package through the project's Node engine (src/node/engine.ts: the same
  * runner, prompt encoding and validation the browser uses, on onnxruntime's CPU kernels), and
  * optionally the PyTorch probabilities eval.py wrote, through the same metric code.
  *
@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { promptOptions } from '../../src/clef/prompt.js';
 import { validateRequest } from '../../src/protocol/validate.js';
-import { loadNodePackage } from '../node-engine.js';
+import { loadNodePackage } from '../../src/node/engine.js';
 import {
   NONE_OPTION,
   evalItems,

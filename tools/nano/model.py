@@ -1,6 +1,6 @@
 """clef-nano in PyTorch: a Qwen3.5-style text backbone and the Clef joint schema head.
 
-Mirrors the project's float64 reference forward (tools/reference/qwen35.ts, head.ts) term by
+Mirrors the project's float64 reference forward (src/node/reference/qwen35.ts, head.ts) term by
 term, batched and differentiable. Parameter names are the release layout's, so export is a
 state_dict dump: backbone keys `model.language_model.*` and `lm_head.weight`; the head's keys
 (under `head.` here) are joint_head.safetensors' names once the prefix is dropped.

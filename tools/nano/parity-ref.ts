@@ -1,12 +1,12 @@
 /**
  * The TypeScript half of the parity check (parity.py): encodes a few requests with the
- * project's prompt encoder and runs the float64 reference forward (tools/reference) on the
+ * project's prompt encoder and runs the float64 reference forward (src/node/reference) on the
  * release in <release-dir>, writing the encodings and probabilities as JSON.
  *
  *   npx tsx tools/nano/parity-ref.ts <release-dir> <out.json>
  */
 import { writeFileSync } from 'node:fs';
-import { referenceDecide, loadReferenceModel } from '../reference/decide.js';
+import { referenceDecide, loadReferenceModel } from '../../src/node/reference/decide.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { Rng } from '../fixture/weights.js';
 import { encodeLine } from './make-data.js';

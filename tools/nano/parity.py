@@ -1,5 +1,5 @@
 """Parity check: the PyTorch training forward (model.py, float64) against the project's float64
-reference forward (tools/reference, TypeScript) on the same random weights.
+reference forward (src/node/reference, TypeScript) on the same random weights.
 
     /usr/bin/python3 tools/nano/parity.py --tokenizer /tmp/nano/tokenizer [--work /tmp/nano-parity]
 

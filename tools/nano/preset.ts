@@ -8,7 +8,7 @@
  *   npx tsx tools/nano/preset.ts [--package public/models/clef-nano] [--body-only]
  */
 import { parseArgs } from 'node:util';
-import { loadNodePackage } from '../node-engine.js';
+import { loadNodePackage } from '../../src/node/engine.js';
 import { NONE_DESCRIPTION, NONE_OPTION, readDescriptions, type RequestBody } from './requests.js';
 
 const ROUTES = [

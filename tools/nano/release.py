@@ -1,4 +1,4 @@
-"""Writes a ClefNano model as a Clef release directory (../shared/docs/clef-recipe.md §1):
+"""Writes a ClefNano model as a Clef release directory (docs/clef-recipe.md §1):
 config.json (qwen3_5 with text_config), model.safetensors, joint_head.safetensors,
 joint_head_config.json and the tokenizer files. A minimal safetensors writer (float32)."""
 import json

@@ -27,7 +27,7 @@ export const EVAL_INSTRUCTION = "Which intent does the user's message express?";
 const here = dirname(fileURLToPath(import.meta.url));
 
 export function readClinc(): ClincData {
-  const path = resolve(here, '../../../shared/data/clinc150/data_full.json');
+  const path = resolve(here, '../../data/clinc150/data_full.json');
   return JSON.parse(readFileSync(path, 'utf8')) as ClincData;
 }
 

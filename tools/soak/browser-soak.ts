@@ -23,7 +23,7 @@ import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import type { EngineInfo } from '../../src/engine/wire.js';
+import type { EngineInfo } from '../../src/wire/wire.js';
 import { mulberry32 } from '../fuzz/prng.js';
 
 const { values } = parseArgs({

@@ -63,8 +63,8 @@ async function child(packageDir: string, cacheBudgetBytes: number): Promise<void
     return out;
   };
   // Imported after the patch so nothing can have bound the original first.
-  const { loadNodePackage } = await import('../node-engine.js');
-  const { nodeEngineBackend, startServer } = await import('../serve/server.js');
+  const { loadNodePackage } = await import('../../src/node/engine.js');
+  const { nodeEngineBackend, startServer } = await import('../../src/node/serve/server.js');
   const engine = await loadNodePackage(packageDir, { threads: 1, cacheBudgetBytes });
   const server = await startServer(nodeEngineBackend(engine), { port: 0 });
   const settle = () => new Promise((r) => setTimeout(r, 100));

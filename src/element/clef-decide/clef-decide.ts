@@ -1,6 +1,6 @@
 import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { ifDefined } from 'lit/directives/if-defined.js';
-import type { EngineInfo, LoadProgress } from '../../engine/wire.js';
+import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
 import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
 import { describeDecision, renderAnswers } from './answer-view.js';
 import { answerStyles, decideStyles } from './clef-decide.styles.js';

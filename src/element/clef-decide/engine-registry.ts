@@ -7,7 +7,7 @@
  * on one page (a bundle included twice, or two bundles) still share engines.
  */
 import { createClef, type Clef, type ClefOptions } from '../../client/clef.js';
-import type { EngineInfo, LoadProgress } from '../../engine/wire.js';
+import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
 
 export type DeviceChoice = 'auto' | 'webgpu' | 'wasm';
 

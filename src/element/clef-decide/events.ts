@@ -3,8 +3,8 @@
  */
 import { SystemOneError } from '../../protocol/errors.js';
 import type { ErrorBody, SystemOneRequest, SystemOneResponse } from '../../protocol/types.js';
-import { ClefError } from '../../engine/errors.js';
-import type { DecisionTimings, LoadProgress } from '../../engine/wire.js';
+import { ClefError } from '../../wire/errors.js';
+import type { DecisionTimings, LoadProgress } from '../../wire/wire.js';
 
 export interface ClefDecisionDetail {
   /** The request as sent (model, state, questions). */

@@ -1,5 +1,5 @@
 /** Load progress as words and a percentage, for the element and the playground. */
-import type { LoadProgress } from '../../engine/wire.js';
+import type { LoadProgress } from '../../wire/wire.js';
 
 export function megabytes(bytes: number): string {
   return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;

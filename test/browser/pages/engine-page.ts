@@ -4,7 +4,7 @@
  * spec files assert on what a page script would see. Loaded by engine.html and sdk.html.
  */
 import { createClef, type Clef, type ClefOptions } from '../../../src/client/clef.js';
-import type { LoadProgress } from '../../../src/engine/wire.js';
+import type { LoadProgress } from '../../../src/wire/wire.js';
 import { SystemOneError } from '../../../src/protocol/errors.js';
 
 export interface ErrorData {

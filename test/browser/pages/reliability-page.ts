@@ -5,7 +5,7 @@
  */
 import * as Comlink from 'comlink';
 import { createClef, type ClefOptions } from '../../../src/client/clef.js';
-import type { FaultSimulation, WorkerApi } from '../../../src/engine/wire.js';
+import type { FaultSimulation, WorkerApi } from '../../../src/wire/wire.js';
 import '../../../src/element/index.js';
 import { sharedRegistry } from '../../../src/element/index.js';
 import { SystemOneError } from '../../../src/protocol/errors.js';

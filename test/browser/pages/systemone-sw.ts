@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 // A test service worker with only the System One routes (the playground's own worker adds
-// precaching): exactly the calls src/client/sw-routes.ts asks a service worker to make.
-import { createSystemOneRoute } from '../../../src/client/sw-routes.js';
+// precaching): exactly the calls src/sw/route.ts asks a service worker to make.
+import { createSystemOneRoute } from '../../../src/sw/route.js';
 
 const sw = self as unknown as ServiceWorkerGlobalScope;
 const systemOne = createSystemOneRoute(sw);

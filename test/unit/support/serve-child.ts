@@ -4,12 +4,12 @@
  * then answers IPC messages: `memory` (RSS and JS heap after two full GCs), `log` (the response
  * log since the last call), `close` (graceful close, then exit).
  */
-import { loadNodePackage } from '../../../tools/node-engine.js';
+import { loadNodePackage } from '../../../src/node/engine.js';
 import {
   nodeEngineBackend,
   startServer,
   type ResponseLogEntry,
-} from '../../../tools/serve/server.js';
+} from '../../../src/node/serve/server.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc || !process.send) throw new Error('run me through fork() with --expose-gc');

@@ -8,7 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { choice, noul, TypeSafeClient } from '@typesafe-ai/sdk';
-import type { ResponseLogEntry } from '../../../tools/serve/server.js';
+import type { ResponseLogEntry } from '../../../src/node/serve/server.js';
 import { TINY_MODEL } from './tiny-package.js';
 
 const PER_CLIENT = 20;

@@ -5,9 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { encodeRequest, type EncodedRequest } from '../../src/clef/prompt.js';
-import { loadTokenizerSync, type ClefTokenizer } from '../../src/clef/tokenizer.js';
-import type { ValidRequest } from '../../src/protocol/types.js';
+import { encodeRequest, type EncodedRequest } from '../../clef/prompt.js';
+import { loadTokenizerSync, type ClefTokenizer } from '../../clef/tokenizer.js';
+import type { ValidRequest } from '../../protocol/types.js';
 import { loadHeadWeights, referenceHeadLogits, type HeadWeights } from './head.js';
 import { ReferenceBackbone } from './qwen35.js';
 

@@ -5,12 +5,12 @@
  * non-ASCII text), each shrunk until its prompt fits the package's context.
  * The same seed and options give the same requests on every platform.
  */
-import { encodeRequest, type TextTokenizer } from '../../src/clef/prompt.js';
-import { SystemOneError } from '../../src/protocol/errors.js';
-import { renderValue } from '../../src/protocol/render.js';
-import type { JsonValue, Question, SystemOneRequest } from '../../src/protocol/types.js';
-import { validateRequest } from '../../src/protocol/validate.js';
-import { Rng } from '../fixture/weights.js';
+import { encodeRequest, type TextTokenizer } from '../../clef/prompt.js';
+import { SystemOneError } from '../../protocol/errors.js';
+import { renderValue } from '../../protocol/render.js';
+import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
+import { validateRequest } from '../../protocol/validate.js';
+import { Rng } from '../rng.js';
 
 export interface RequestShape {
   /** Questions per request: 1 to this (default 8). */

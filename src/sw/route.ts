@@ -13,36 +13,18 @@
  *   `{type:'clef-web:systemone-models'}`               → `{ok:true, models}` | `{ok:false, error}`
  * `body` is the request as `parseRequestJson` gave it (Maps keep key order, numbers keep their
  * lexeme; both survive structured cloning); `json` is the response's exact JSON text; `error` a
- * WireError (engine/wire.ts). The SW may post `{type:'cancel'}` on a decide port when the
+ * WireError (src/wire/wire.ts). The SW may post `{type:'cancel'}` on a decide port when the
  * request is aborted. Pages also announce themselves: `{type:'clef-web:systemone-ready'}` when
  * a model is loaded and `{type:'clef-web:systemone-gone'}` when they stop answering.
  * With no page able to answer, a request gets 503 `overloaded`.
  */
 import { overloadedError, internalError, SystemOneError } from '../protocol/errors.js';
-import type { ModelCard } from '../protocol/types.js';
-import { AbortedError } from '../engine/errors.js';
-import { fromWireError, type WireError } from '../engine/wire.js';
-import { handleRoute, type RouteBackend } from './routes.js';
+import { AbortedError } from '../wire/errors.js';
+import { fromWireError } from '../wire/wire.js';
+import { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
+import { handleRoute, type RouteBackend } from '../http/routes.js';
 
-export const RELAY = {
-  ready: 'clef-web:systemone-ready',
-  gone: 'clef-web:systemone-gone',
-  ping: 'clef-web:systemone-ping',
-  decide: 'clef-web:systemone-decide',
-  models: 'clef-web:systemone-models',
-  cancel: 'cancel',
-} as const;
-
-export type RelayRequest =
-  | { type: typeof RELAY.ping }
-  | { type: typeof RELAY.decide; body: unknown }
-  | { type: typeof RELAY.models };
-
-export type RelayReply =
-  | { ok: true; ready: boolean }
-  | { ok: true; json: string }
-  | { ok: true; models: ModelCard[] }
-  | { ok: false; error: WireError };
+export { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
 
 /** What the routes need of a service worker's clients (ServiceWorkerGlobalScope fits). */
 export interface SwClientLike {

@@ -2,7 +2,7 @@
  * `npx clef-web convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed [options]`
  */
 import { parseArgs } from 'node:util';
-import type { PackageDtype } from '../../src/engine/manifest.js';
+import type { PackageDtype } from '../../engine/manifest.js';
 import { convertRelease } from './package.js';
 
 const DTYPES: readonly PackageDtype[] = ['fp32', 'fp16', 'q8', 'q4', 'mixed'];

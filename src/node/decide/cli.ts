@@ -10,8 +10,8 @@
  * with exit 1 without writing that line, so `--resume` retries it.
  */
 import { parseArgs } from 'node:util';
-import { handleRoute, type RouteBackend } from '../../src/client/routes.js';
-import type { ModelCard } from '../../src/protocol/types.js';
+import { handleRoute, type RouteBackend } from '../../http/routes.js';
+import type { ModelCard } from '../../protocol/types.js';
 import { countLines, openOutput, OutputExistsError, readLines } from './jsonl.js';
 import { Progress, type ProgressStream } from './progress.js';
 
@@ -179,7 +179,7 @@ export async function decideMain(argv: string[]): Promise<number> {
   }
   const threads = values.threads !== undefined ? Number(values.threads) : undefined;
   // Imported here so `decideFile` stays usable without onnxruntime-node.
-  const { loadNodePackage } = await import('../node-engine.js');
+  const { loadNodePackage } = await import('../engine.js');
   let engine;
   try {
     engine = await loadNodePackage(values.package, threads ? { threads } : {});

@@ -17,12 +17,12 @@ import { createReadStream } from 'node:fs';
 import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { Lexicon, RangeLexicon } from '../src/clef/lexicon.js';
-import { encodeRequest, type EncodedRequest } from '../src/clef/prompt.js';
-import { loadTokenizerSync, type ClefTokenizer } from '../src/clef/tokenizer.js';
-import type { SpanMeanSource } from '../src/clef/head-inputs.js';
-import { IntegrityError, PackageError } from '../src/engine/errors.js';
-import { backboneSpec, stateSpecs } from '../src/engine/graph-spec.js';
+import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
+import { encodeRequest, type EncodedRequest } from '../clef/prompt.js';
+import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
+import type { SpanMeanSource } from '../clef/head-inputs.js';
+import { IntegrityError, PackageError } from '../wire/errors.js';
+import { backboneSpec, stateSpecs } from '../engine/graph-spec.js';
 import {
   isSafePackagePath,
   parseManifest,
@@ -30,18 +30,18 @@ import {
   type FileRole,
   type ManifestFile,
   type PackageManifest,
-} from '../src/engine/manifest.js';
-import type { JobContext } from '../src/engine/queue.js';
+} from '../engine/manifest.js';
+import type { JobContext } from '../engine/queue.js';
 import {
   ClefRunner,
   type RunnerGraphs,
   type RuntimeAdapter,
   type SessionLike,
   type StateSpec,
-} from '../src/engine/runner.js';
-import { buildResponse, serializeResponse } from '../src/protocol/answers.js';
-import type { SystemOneResponse, ValidRequest } from '../src/protocol/types.js';
-import { validateRequest } from '../src/protocol/validate.js';
+} from '../engine/runner.js';
+import { buildResponse, serializeResponse } from '../protocol/answers.js';
+import type { SystemOneResponse, ValidRequest } from '../protocol/types.js';
+import { validateRequest } from '../protocol/validate.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 /** Backbone tokens per run unless the caller or the manifest says otherwise (as in the browser). */

@@ -7,7 +7,7 @@ import { internalError, overloadedError, SystemOneError } from '../protocol/erro
 import { parseRequestJson } from '../protocol/json.js';
 import { notJsonBodyError } from '../protocol/errors.js';
 import type { ErrorBody, ModelCard } from '../protocol/types.js';
-import { AbortedError, ClefError, DisposedError } from '../engine/errors.js';
+import { AbortedError, ClefError, DisposedError } from '../wire/errors.js';
 
 export interface RouteBackend {
   /** Decides a losslessly parsed body; resolves to the response as JSON text. */

@@ -4,7 +4,7 @@
  * that route, so a client's error handling reads them like any other failure.
  */
 import { isUtf8 } from 'node:buffer';
-import type { ApiErrorType } from '../../src/protocol/types.js';
+import type { ApiErrorType } from '../../protocol/types.js';
 
 export interface Refusal {
   status: number;

@@ -10,7 +10,7 @@ import {
   lexiconFileBytes,
   lexiconRowStride,
   type LexiconDtype,
-} from '../../src/clef/lexicon.js';
+} from '../../clef/lexicon.js';
 import { TEXT_PREFIX, openRelease } from '../safetensors.js';
 
 export const LEXICON_FILE = 'lm_head_rows.bin';

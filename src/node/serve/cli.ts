@@ -4,7 +4,7 @@
  * then exit; a second signal exits at once.
  */
 import { parseArgs } from 'node:util';
-import { loadNodePackage } from '../node-engine.js';
+import { loadNodePackage } from '../engine.js';
 import { isLoopbackHost } from './refusals.js';
 import {
   DEFAULT_CLIENT_TIMEOUT_MS,

@@ -26,7 +26,7 @@ import {
   type ManifestFile,
   type PackageDtype,
   type PackageManifest,
-} from '../../src/engine/manifest.js';
+} from '../../engine/manifest.js';
 import { openRelease, type Qwen35TextConfig } from '../safetensors.js';
 import { buildBackboneOnnx, linearConvDim } from './backbone.js';
 import { buildHeadOnnx } from './head.js';

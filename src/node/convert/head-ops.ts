@@ -1,5 +1,5 @@
 /**
- * Node emitters for the joint head graphs (tools/convert/head.ts): the PyTorch modules the
+ * Node emitters for the joint head graphs (src/node/convert/head.ts): the PyTorch modules the
  * reference head uses (LayerNorm, Linear, exact GELU, nn.MultiheadAttention) written with plain
  * ONNX opset-17 ops that have kernels on onnxruntime-web's WASM and WebGPU back ends (MatMul,
  * Gemm, Add, Sub, Mul, Div, LayerNormalization, Softmax, Erf, Exp, Sqrt, Abs, Clip, ReduceSum,
@@ -12,7 +12,12 @@
 import { attr, type GraphBuilder, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import type { JointHeadConfig } from '../safetensors.js';
-import type { HeadTensorSource } from './head.js';
+
+/** Reads head tensors by state_dict name, as float32 in their stored layout. */
+export interface HeadTensorSource {
+  read(name: string): Float32Array;
+  shape(name: string): number[];
+}
 
 const LAYER_NORM_EPS = 1e-5; // torch.nn.LayerNorm default, used by every norm in the head
 /** Stands in for -inf when masking other questions' options (finite, so 0 × it stays 0). */

@@ -12,12 +12,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { networkInterfaces, hostname } from 'node:os';
 import type { Socket } from 'node:net';
-import { handleRoute } from '../../src/client/routes.js';
-import { AbortedError } from '../../src/engine/errors.js';
-import { SerialQueue } from '../../src/engine/queue.js';
-import { overloadedError } from '../../src/protocol/errors.js';
-import type { ModelCard } from '../../src/protocol/types.js';
-import type { NodeEngine } from '../node-engine.js';
+import { handleRoute } from '../../http/routes.js';
+import { AbortedError } from '../../wire/errors.js';
+import { SerialQueue } from '../../engine/queue.js';
+import { overloadedError } from '../../protocol/errors.js';
+import type { ModelCard } from '../../protocol/types.js';
+import type { NodeEngine } from '../engine.js';
 import {
   escapeLoneSurrogates,
   isLoopbackHost,

@@ -11,11 +11,11 @@
  * (default 7 tokens), so chunk boundaries fall everywhere, the running state is carried through
  * many runs and the tail's hidden states are joined from several chunks.
  */
-import type { Fidelity } from '../../src/engine/manifest.js';
-import { softmaxF32 } from '../../src/protocol/answers.js';
-import type { SystemOneRequest, ValidRequest } from '../../src/protocol/types.js';
-import { validateRequest } from '../../src/protocol/validate.js';
-import { loadNodePackage, type NodeEngine } from '../node-engine.js';
+import type { Fidelity } from '../../engine/manifest.js';
+import { softmaxF32 } from '../../protocol/answers.js';
+import type { SystemOneRequest, ValidRequest } from '../../protocol/types.js';
+import { validateRequest } from '../../protocol/validate.js';
+import { loadNodePackage, type NodeEngine } from '../engine.js';
 import { referenceDecide } from '../reference/decide.js';
 import { RequestGenerator, type RequestShape } from './requests.js';
 

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { attr, GraphBuilder, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import { SafetensorsFile, toF16Bits, type JointHeadConfig } from '../safetensors.js';
-import { HeadOps } from './head-ops.js';
+import { HeadOps, type HeadTensorSource } from './head-ops.js';
 
 export const HEAD_MEMORY_FILE = 'head_memory.onnx';
 export const HEAD_DECIDE_FILE = 'head_decide.onnx';
@@ -41,11 +41,7 @@ export interface HeadOnnxResult {
   decide: WrittenModel;
 }
 
-/** Reads head tensors by state_dict name, as float32 in their stored layout. */
-export interface HeadTensorSource {
-  read(name: string): Float32Array;
-  shape(name: string): number[];
-}
+export type { HeadTensorSource } from './head-ops.js';
 
 export function readHeadConfig(releaseDir: string): JointHeadConfig {
   const raw = JSON.parse(

@@ -6,7 +6,7 @@
  * tensor bytes, offsets relative to the end of the header. Tensors here are read one at a time
  * through a file handle (never the whole file in memory), so a converter can stream a 9B release.
  *
- * A release directory (../shared/docs/clef-recipe.md §1) holds `config.json`, the backbone as
+ * A release directory (docs/clef-recipe.md §1) holds `config.json`, the backbone as
  * `model.safetensors` or as shards listed by `model.safetensors.index.json`, and the joint head
  * (`joint_head.safetensors`, `joint_head_config.json`). `openRelease` opens all of it.
  */

@@ -1,0 +1,25 @@
+/**
+ * The slice of onnxruntime the runner and its counters use, typed structurally so that neither
+ * imports the runtime (onnxruntime-web and onnxruntime-node both fit).
+ */
+/** The slice of an onnxruntime Tensor the runner uses (web and node agree on it). */
+export interface TensorLike {
+  readonly dims: readonly number[];
+  readonly type: string;
+  /** 'cpu', 'gpu-buffer', ... (onnxruntime's Tensor.location). */
+  readonly location?: string;
+  getData(): Promise<unknown>;
+  dispose(): void;
+}
+
+export interface SessionLike {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  run(feeds: Record<string, TensorLike>): Promise<Record<string, TensorLike>>;
+  release(): Promise<void>;
+}
+
+export interface RuntimeAdapter {
+  float32(data: Float32Array, dims: number[]): TensorLike;
+  int64(data: BigInt64Array, dims: number[]): TensorLike;
+}
