@@ -3,7 +3,7 @@ const USAGE = `usage: clef-web <command> [options]
 commands:
   convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed   Clef release -> browser package
   verify <package-dir> --release <release-dir> [--requests N]     package vs the reference forward
-  serve <package-dir> [--port 8787] [--host 127.0.0.1]            System One HTTP server (loopback)
+  serve [<package-dir>] [--port 8787] [--host 127.0.0.1]          System One HTTP server (default: the bundled clef-nano)
   decide --package <dir> --in requests.jsonl --out responses.jsonl [--resume]   a file of requests`;
 
 export async function main(argv: string[]): Promise<number> {
