@@ -58,11 +58,12 @@ export interface DecideOptions {
 
 export interface Clef {
   /** Decides a System One request; resolves to exactly the response body. */
-  systemone(
-    request: SystemOneRequest | unknown,
-    options?: DecideOptions,
-  ): Promise<SystemOneResponse>;
-  /** Like systemone, with the JSON text (request key order kept) and timings. */
+  systemone(request: SystemOneRequest, options?: DecideOptions): Promise<SystemOneResponse>;
+  /**
+   * Like systemone, with the JSON text (request key order kept) and timings. Takes any body
+   * (parsed JSON from elsewhere, `parseRequestJson`'s output): it is validated in full, and a
+   * bad one rejects with SystemOneError (422).
+   */
   decide(request: SystemOneRequest | unknown, options?: DecideOptions): Promise<DecisionWire>;
   /** A fetch-compatible function serving the System One routes (give it to System One SDKs). */
   fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;

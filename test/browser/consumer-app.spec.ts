@@ -180,6 +180,106 @@ test('a browser user’s install pulls neither onnxruntime-node nor sharp', () =
   expect(existsSync(join(app, 'node_modules/@huggingface'))).toBe(false);
 });
 
+const TYPED_TS = `
+import { createClef, type Clef } from 'clef-web';
+import clefWeb from 'clef-web/vite';
+import { createSystemOneRoute } from 'clef-web/sw';
+import { loadNodePackage } from 'clef-web/node';
+
+export const plugin = clefWeb();
+export const route = createSystemOneRoute;
+export const node = loadNodePackage;
+export async function decide(): Promise<string> {
+  const clef: Clef = await createClef();
+  const response = await clef.systemone({
+    model: 'clef-nano',
+    state: 'My card was charged twice.',
+    questions: { urgent: { type: 'noul', instructions: 'Today?' } },
+  });
+  await clef.systemone({
+    model: 'clef-nano',
+    state: 'x',
+    // @ts-expect-error a misspelt field is caught
+    qestions: { urgent: { type: 'noul' } },
+  });
+  // @ts-expect-error an unknown question type is caught
+  await clef.systemone({ model: 'clef-nano', state: 'x', questions: { u: { type: 'yesno' } } });
+  return response.model;
+}
+`;
+
+test('the published types check a user’s request literal', () => {
+  writeFileSync(join(app, 'typed.ts'), TYPED_TS);
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'ESNext',
+        moduleResolution: 'Bundler',
+        lib: ['ES2023', 'DOM', 'DOM.Iterable'],
+        types: [],
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+      },
+      files: ['typed.ts'],
+    }),
+  );
+  // The checkout's TypeScript, run in the app: every @ts-expect-error must be an error there.
+  run('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], app);
+});
+
+/** Opens the app at `origin` and returns its first decision, with every URL it requested. */
+async function firstDecision(browser: import('@playwright/test').Browser, origin: string) {
+  const page = await browser.newPage();
+  const requested: string[] = [];
+  page.context().on('request', (r) => requested.push(r.url()));
+  const started = Date.now();
+  await page.goto(`${origin}/`);
+  const handle = await page.waitForFunction(() => (window as any).__clefResult, undefined, {
+    timeout: 120_000,
+  });
+  const result = (await handle.jsonValue()) as any;
+  const ms = Date.now() - started;
+  await page.close();
+  return { ...result, requested, ms };
+}
+
+function expectFraudRoute(result: any, origin: string) {
+  expect(result.isolated).toBe(true);
+  expect(result.response.model).toBe('clef-nano');
+  expect(result.info.device).toBe('wasm');
+  const route = result.response.answers.route;
+  expect(route.choice).toBe('report_fraud');
+  const total = Object.values(route.probabilities as Record<string, number>).reduce(
+    (a, b) => a + b,
+    0,
+  );
+  expect(Math.abs(total - 1)).toBeLessThan(5e-4);
+  expect(result.requested.length).toBeGreaterThan(5);
+  expect(result.requested.filter((url: string) => !url.startsWith(`${origin}/`))).toEqual([]);
+}
+
+test('createClef() decides in the app under `vite` (dev), same-origin only', async ({
+  browser,
+}) => {
+  const dev = await start(
+    'npx',
+    ['vite', '--port', '0', '--host', '127.0.0.1'],
+    app,
+    /http:\/\/127\.0\.0\.1:(\d+)\//,
+  );
+  try {
+    const origin = `http://127.0.0.1:${dev.match[1]}`;
+    const result = await firstDecision(browser, origin);
+    console.log(`[consumer] vite dev: page load to first answer ${result.ms} ms`);
+    expectFraudRoute(result, origin);
+  } finally {
+    dev.child.kill();
+  }
+});
+
 test('createClef() decides in a fresh Vite app built with clef-web/vite, same-origin only', async ({
   browser,
 }) => {
@@ -194,32 +294,9 @@ test('createClef() decides in a fresh Vite app built with clef-web/vite, same-or
   );
   try {
     const origin = `http://127.0.0.1:${preview.match[1]}`;
-    const page = await browser.newPage();
-    const requested: string[] = [];
-    page.on('request', (r) => requested.push(r.url()));
-    page.context().on('request', (r) => requested.push(r.url()));
-    const started = Date.now();
-    await page.goto(`${origin}/`);
-    const result = (
-      await page.waitForFunction(() => (window as any).__clefResult, undefined, {
-        timeout: 120_000,
-      })
-    ).jsonValue() as Promise<any>;
-    const { response, info, isolated } = await result;
-    console.log(`[consumer] page load to first answer: ${Date.now() - started} ms`);
-    expect(isolated).toBe(true);
-    expect(response.model).toBe('clef-nano');
-    expect(info.device).toBe('wasm');
-    const route = response.answers.route;
-    expect(route.choice).toBe('report_fraud');
-    const total = Object.values(route.probabilities as Record<string, number>).reduce(
-      (a, b) => a + b,
-      0,
-    );
-    expect(Math.abs(total - 1)).toBeLessThan(5e-4);
-    expect(requested.length).toBeGreaterThan(5);
-    expect(requested.filter((url) => !url.startsWith(`${origin}/`))).toEqual([]);
-    await page.close();
+    const result = await firstDecision(browser, origin);
+    console.log(`[consumer] vite build + preview: page load to first answer ${result.ms} ms`);
+    expectFraudRoute(result, origin);
   } finally {
     preview.child.kill();
   }
