@@ -14,17 +14,12 @@
  * - Keeps clef-web and onnxruntime-web out of dependency pre-bundling, so the engine's worker
  *   (`new Worker(new URL('./clef.worker.js', import.meta.url))`) resolves next to the library.
  */
-import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join, resolve, sep } from 'node:path';
 import { defaultClientConditions, type Connect, type Plugin } from 'vite';
-import { bundledModelDir, packageRoot } from '../node/bundled.js';
-import { BUNDLED_MODEL_PATH, ORT_PUBLIC_PATH, ORT_RUNTIME_FILES } from '../wire/assets.js';
+import { clefAssets, type AssetOptions } from '../node/assets.js';
 
-export interface ClefWebPluginOptions {
-  /** Serve and copy the bundled clef-nano (default true; 3.7 MB in the build). */
-  bundledModel?: boolean;
+export interface ClefWebPluginOptions extends AssetOptions {
   /** Send COOP/COEP on the dev and preview servers (default true). */
   crossOriginIsolation?: boolean;
 }
@@ -34,12 +29,6 @@ export const CROSS_ORIGIN_ISOLATION_HEADERS: Readonly<Record<string, string>> = 
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Embedder-Policy': 'require-corp',
 });
-
-/** onnxruntime-web's dist folder, as clef-web resolves the dependency. */
-export function ortDistDir(root = packageRoot()): string {
-  const require = createRequire(join(root, 'package.json'));
-  return dirname(require.resolve('onnxruntime-web'));
-}
 
 const CONTENT_TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
@@ -51,17 +40,6 @@ const CONTENT_TYPES: Record<string, string> = {
 function contentType(name: string): string {
   const ext = name.slice(name.lastIndexOf('.'));
   return CONTENT_TYPES[ext] ?? 'application/octet-stream';
-}
-
-/** Files under `dir` as paths relative to it ('/'-separated). */
-function listFiles(dir: string, prefix = ''): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...listFiles(path, `${prefix}${name}/`));
-    else out.push(prefix + name);
-  }
-  return out;
 }
 
 /** A middleware serving `files` (url name -> absolute path) under `mount`. */
@@ -76,30 +54,6 @@ function serveFiles(mount: string, files: Map<string, string>): Connect.NextHand
     res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
     createReadStream(path).pipe(res);
   };
-}
-
-/** What the plugin serves and copies: URL path -> (name -> file). */
-export function clefAssets(options: ClefWebPluginOptions = {}): Map<string, Map<string, string>> {
-  const root = packageRoot();
-  const ortDir = ortDistDir(root);
-  const ort = new Map(ORT_RUNTIME_FILES.map((name) => [name, join(ortDir, name)]));
-  for (const [name, path] of ort) {
-    if (!existsSync(path)) throw new Error(`clef-web: onnxruntime-web has no ${name} (${path})`);
-  }
-  const mounts = new Map([[ORT_PUBLIC_PATH, ort]]);
-  if (options.bundledModel ?? true) {
-    const modelDir = bundledModelDir(root);
-    const model = new Map(
-      listFiles(modelDir)
-        .filter((name) => !name.endsWith('.md'))
-        .map((name) => [name, resolve(modelDir, ...name.split('/'))]),
-    );
-    for (const path of model.values()) {
-      if (!path.startsWith(modelDir + sep)) throw new Error(`clef-web: bad model file ${path}`);
-    }
-    mounts.set(BUNDLED_MODEL_PATH, model);
-  }
-  return mounts;
 }
 
 export default function clefWeb(options: ClefWebPluginOptions = {}): Plugin {

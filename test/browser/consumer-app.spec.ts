@@ -10,9 +10,10 @@
  */
 import { expect, test } from '@playwright/test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { extname, join, normalize, resolve, sep } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MIB = 1024 * 1024;
@@ -352,5 +353,78 @@ test('npx clef-web serve from the installed package: a one-line hint, then the b
     expect(body.answers.route.choice).toBe('transfer');
   } finally {
     served.child.kill();
+  }
+});
+
+const ELEMENT_PAGE = `<!doctype html>
+<title>one script tag</title>
+<script type="module" src="/clef-web/clef-decide.js"></script>
+<clef-decide device="wasm" state="my card got declined at the grocery store even though I have money, why?">
+  <clef-choice name="route" instructions="Route this message to the team that handles it.">
+    <clef-option value="report_fraud">Reports fraudulent charges.</clef-option>
+    <clef-option value="card_declined">Asks why their card was declined.</clef-option>
+    <clef-option value="none">The message matches none of the other options.</clef-option>
+  </clef-choice>
+</clef-decide>
+<script type="module">
+  document.querySelector('clef-decide').addEventListener('clef-decision', (e) => {
+    window.__clefResult = e.detail.response;
+  });
+</script>
+`;
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+};
+
+/** Any static server with COOP/COEP (here node:http), serving `dir`. */
+function staticServer(dir: string): Promise<{ server: Server; origin: string }> {
+  const server = createServer((req, res) => {
+    const path = normalize(join(dir, decodeURIComponent((req.url ?? '/').split('?')[0]!)));
+    const file = path.endsWith(sep) ? join(path, 'index.html') : path;
+    if (!file.startsWith(dir) || !existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-embedder-policy': 'require-corp',
+    });
+    res.end(readFileSync(file));
+  });
+  return new Promise((resolveServer) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolveServer({ server, origin: `http://127.0.0.1:${port}` });
+    }),
+  );
+}
+
+test('one script tag: `clef-web assets --element` and any static server', async ({ browser }) => {
+  const site = join(app, 'static-site');
+  mkdirSync(site, { recursive: true });
+  run('npx', ['clef-web', 'assets', site, '--element'], app);
+  writeFileSync(join(site, 'index.html'), ELEMENT_PAGE);
+  const { server, origin } = await staticServer(site);
+  try {
+    const page = await browser.newPage();
+    const requested: string[] = [];
+    page.context().on('request', (r) => requested.push(r.url()));
+    await page.goto(`${origin}/`);
+    const handle = await page.waitForFunction(() => (window as any).__clefResult, undefined, {
+      timeout: 120_000,
+    });
+    const response = (await handle.jsonValue()) as any;
+    expect(response.model).toBe('clef-nano');
+    expect(response.answers.route.choice).toBe('card_declined');
+    expect(requested.filter((url) => !url.startsWith(`${origin}/`))).toEqual([]);
+    await page.close();
+  } finally {
+    server.close();
   }
 });
