@@ -49,6 +49,9 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = 
   return r.stdout;
 }
 
+// eslint-disable-next-line no-control-regex -- the escape that starts a terminal colour
+const ANSI_COLOUR = /\x1b\[[0-9;]*m/g;
+
 /** Starts a long-running command and resolves with the first stdout match of `ready`. */
 function start(
   cmd: string,
@@ -62,7 +65,7 @@ function start(
     const timer = setTimeout(() => reject(new Error(`${cmd} not ready:\n${out}`)), 120_000);
     const onData = (chunk: Buffer) => {
       // Vite colours its banner: match on the text alone.
-      out += chunk.toString().replace(/\x1b\[[0-9;]*m/g, '');
+      out += chunk.toString().replace(ANSI_COLOUR, '');
       const match = out.match(ready);
       if (match) {
         clearTimeout(timer);
