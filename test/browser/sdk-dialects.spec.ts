@@ -173,11 +173,11 @@ test('cloudflare and openai SDKs through clef.fetch and the service worker', asy
       const viaWorker = await calls(undefined, location.origin);
       handle.stop();
       await handle.registration.unregister();
-      const direct = await clef.systemone({ model, state, questions: systemOneQuestions });
+      const direct = await clef.systemone({ model, state, questions: systemOneQuestions as any });
       const chatDirect = await clef.systemone({
         model,
         state: chat.messages,
-        questions: chat.questions,
+        questions: chat.questions as any,
       });
       return { viaFetch, viaWorker, direct, chatDirect };
     },
