@@ -333,7 +333,7 @@ test('npx clef-web serve from the installed package: a one-line hint, then the b
     'npx',
     ['clef-web', 'serve', '--port', '0', '--threads', '1', '--quiet'],
     app,
-    /POST (http:\/\/127\.0\.0\.1:\d+)\/v1\/systemone/,
+    /listening on (http:\/\/127\.0\.0\.1:\d+)/,
   );
   try {
     const res = await fetch(`${served.match[1]}/v1/systemone`, {
