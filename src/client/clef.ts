@@ -18,6 +18,7 @@ import {
 import { connect, type Connection } from './connection.js';
 import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
 import { handleRoute } from '../http/routes.js';
+import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 
 export interface ClefOptions {
   /** URL of a converted package directory (the one holding manifest.json). */
@@ -45,10 +46,17 @@ export interface ClefOptions {
   remote?: RemoteOptions;
   /** Test hooks for the fallback and fault paths. */
   simulate?: FaultSimulation;
+  /**
+   * Opt-in calibrated answers for every decide() (default off): `DecisionWire.calibrated`
+   * beside the unchanged body, from the package's calibration file (`clef-web calibrate`).
+   */
+  calibration?: boolean | CalibrationAsk;
 }
 
 export interface DecideOptions {
   signal?: AbortSignal;
+  /** Per call: overrides ClefOptions.calibration (false: the plain decision). */
+  calibration?: boolean | CalibrationAsk;
 }
 
 export interface Clef {
@@ -75,6 +83,8 @@ function unwrap<T>(result: WireResult<T>): T {
 interface Pending {
   id: number;
   body: unknown;
+  /** Calibrated answers asked for (null: the plain decision). */
+  ask: CalibrationAsk | null;
   resolve: (wire: DecisionWire) => void;
   reject: (error: unknown) => void;
   /** The worker it was sent to; null while waiting for a replacement worker. */
@@ -99,6 +109,7 @@ function cloneFailure(body: unknown, error: unknown): Error {
 
 export async function createClef(options: ClefOptions): Promise<Clef> {
   if (options.remote) checkRemoteOptions(options.remote);
+  const defaultAsk = calibrationAsk(options.calibration);
   const given = options.worker;
   let givenUsed = false;
   const makeWorker = (): Worker => {
@@ -135,7 +146,9 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
 
   function send(p: Pending, conn: Connection): void {
     p.sentTo = conn;
-    conn.api.systemone(p.id, p.body).then(
+    const call =
+      p.ask === null ? conn.api.systemone(p.id, p.body) : conn.api.systemone(p.id, p.body, p.ask);
+    call.then(
       (result) => p.sentTo === conn && settle(p, () => unwrap(result)),
       (error: unknown) =>
         p.sentTo === conn &&
@@ -221,6 +234,7 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
     if (disposed) throw new DisposedError();
     const { signal } = opts;
     if (signal?.aborted) throw new AbortedError();
+    const ask = opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
     const id = nextId++;
     return new Promise<DecisionWire>((resolve, reject) => {
       const onAbort = () => {
@@ -236,6 +250,7 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
       const p: Pending = {
         id,
         body: request,
+        ask,
         resolve: (v) => (done(), resolve(v)),
         reject: (e) => (done(), reject(e)),
         sentTo: null,

@@ -21,7 +21,9 @@ export type FileRole =
   | 'lexicon'
   | 'tokenizer'
   | 'tokenizer-config'
-  | 'config';
+  | 'config'
+  /** Optional: `clef-web calibrate`'s calibration file (src/calibrate/file.ts). */
+  | 'calibration';
 
 export interface ManifestFile {
   /** Relative to the manifest, forward slashes, inside the package directory. */
