@@ -16,3 +16,4 @@ export * from './apply.js';
 export * from './decision.js';
 export * from './run.js';
 export * from './report.js';
+export * from './chart.js';

@@ -295,6 +295,7 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
     fetch: (input, init) =>
       handleRoute(new Request(input, init), {
         decide: (body, signal) => decide(body, { signal }),
+        decideCalibrated: (body, ask, signal) => decide(body, { signal, calibration: ask }),
         models,
       }),
     models: { list: async () => ({ models: await models() }) },

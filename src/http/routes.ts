@@ -8,12 +8,35 @@ import { parseRequestJson } from '../protocol/json.js';
 import { notJsonBodyError } from '../protocol/errors.js';
 import type { ErrorBody, ModelCard } from '../protocol/types.js';
 import { AbortedError, ClefError, DisposedError } from '../wire/errors.js';
+import {
+  calibrationAsk,
+  isCalibrationError,
+  type CalibratedDecision,
+  type CalibrationAsk,
+} from '../calibrate/index.js';
 
 export interface RouteBackend {
   /** Decides a losslessly parsed body; resolves to the response as JSON text. */
   decide(body: unknown, signal?: AbortSignal): Promise<{ json: string }>;
   models(): ModelCard[] | Promise<ModelCard[]>;
+  /**
+   * Optional: serves CALIBRATED_ROUTE (the body plus the calibrated extension). A backend
+   * without it answers that path 404, like any unknown path.
+   */
+  decideCalibrated?(
+    body: unknown,
+    ask: CalibrationAsk,
+    signal?: AbortSignal,
+  ): Promise<{ json: string; calibrated?: CalibratedDecision }>;
 }
+
+/**
+ * clef-web's own route for calibrated answers: POST a System One request, get
+ * `{"response": <the System One body, byte for byte>, "calibrated": <CalibratedDecision>}`;
+ * `?abstain_below=0.8` adds a confidence floor. SDKs never call it, and the System One routes
+ * answer exactly as before (docs/interop.md).
+ */
+export const CALIBRATED_ROUTE = '/v1/clef/calibrated';
 
 const WORKERS_AI = /^\/client\/v4\/accounts\/[^/]+\/ai\/run\/@cf\/cloudflare\/([^/]+)$/;
 
@@ -97,7 +120,8 @@ export async function handleRoute(request: Request, backend: RouteBackend): Prom
       return jsonResponse(405, JSON.stringify({ detail: 'Method Not Allowed' }));
     return jsonResponse(200, JSON.stringify({ models: await backend.models() }));
   }
-  if (!isDecision) return jsonResponse(404, JSON.stringify({ detail: 'Not Found' }));
+  const calibrated = path === CALIBRATED_ROUTE && backend.decideCalibrated !== undefined;
+  if (!isDecision && !calibrated) return jsonResponse(404, JSON.stringify({ detail: 'Not Found' }));
   if (request.method !== 'POST')
     return jsonResponse(405, JSON.stringify({ detail: 'Method Not Allowed' }));
 
@@ -111,6 +135,7 @@ export async function handleRoute(request: Request, backend: RouteBackend): Prom
     }
     // The Workers AI route names the model in its path; the body may omit it.
     if (workersAi && body instanceof Map && !body.has('model')) body.set('model', workersAi[1]!);
+    if (calibrated) return await calibratedResponse(request, body, backend);
     const { json } = await backend.decide(body, request.signal);
     if (workersAi) {
       return jsonResponse(200, `{"result":${json},"success":true,"errors":[],"messages":[]}`);
@@ -118,7 +143,24 @@ export async function handleRoute(request: Request, backend: RouteBackend): Prom
     return jsonResponse(200, json);
   } catch (error) {
     if (error instanceof AbortedError) throw new DOMException(error.message, 'AbortError');
+    if (isCalibrationError(error)) {
+      const status = error.code === 'calibration_unavailable' ? 501 : 422;
+      const detail = { code: error.code, message: error.message };
+      return jsonResponse(status, JSON.stringify({ detail }));
+    }
     const { status, body } = errorToHttp(error);
     return jsonResponse(status, workersAi ? workersAiError(status, body) : JSON.stringify(body));
   }
+}
+
+async function calibratedResponse(
+  request: Request,
+  body: unknown,
+  backend: RouteBackend,
+): Promise<Response> {
+  const below = new URL(request.url).searchParams.get('abstain_below');
+  const ask = calibrationAsk(below === null ? true : { abstainBelow: Number(below) }) ?? {};
+  const { json, calibrated } = await backend.decideCalibrated!(body, ask, request.signal);
+  // The body's text is embedded as it is: its bytes are the System One route's.
+  return jsonResponse(200, `{"response":${json},"calibrated":${JSON.stringify(calibrated)}}`);
 }
