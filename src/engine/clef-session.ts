@@ -8,6 +8,7 @@ import { EngineError } from '../wire/errors.js';
 import { backboneSpec, stateSpecs } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName } from './manifest.js';
 import { configureRuntime, createSession, ort, type ExternalFile } from './ort.js';
+import { ORT_PUBLIC_PATH } from '../wire/assets.js';
 import type { PackageFiles } from './package-fetch.js';
 import {
   checkInputs,
@@ -36,7 +37,7 @@ export async function createOrtDecisionSession(
   options: SessionOptions,
 ): Promise<DecisionSession> {
   configureRuntime({
-    wasmBase: new URL('/ort/', self.location.origin).href,
+    wasmBase: new URL(ORT_PUBLIC_PATH, self.location.origin).href,
     threads: options.threads,
   });
   const m = pkg.manifest;

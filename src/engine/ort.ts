@@ -1,7 +1,7 @@
 /**
  * The only module that imports the ML runtime. onnxruntime-web's WebGPU build also carries its
  * WASM (CPU) back end; its wasm binary and loader are served same-origin under `/ort/` (never a
- * CDN): see src/vite/index.ts.
+ * CDN): the files are listed in src/wire/assets.ts, served by src/vite/index.ts.
  */
 import * as ort from 'onnxruntime-web/webgpu';
 import type { DeviceName } from './manifest.js';

@@ -15,7 +15,7 @@ import {
 
 const PAGE = '/test/browser/pages/calibrated.html';
 const calibration: CalibrationFile = parseCalibration(
-  readFileSync('public/models/clef-nano/calibration.json', 'utf8'),
+  readFileSync('models/clef-nano/calibration.json', 'utf8'),
 );
 
 const OPTIONS = [
@@ -51,9 +51,9 @@ test.describe.serial('calibrated answers', () => {
     await page.waitForFunction(() => (window as any).harness !== undefined);
     await page.evaluate(async () => {
       const h = (window as any).harness;
-      await h.open('nano', { model: '/models/clef-nano/', device: 'wasm' });
+      await h.open('nano', { model: '/clef-web/models/clef-nano/', device: 'wasm' });
       await h.open('floor', {
-        model: '/models/clef-nano/',
+        model: '/clef-web/models/clef-nano/',
         device: 'wasm',
         calibration: { abstainBelow: 1 },
       });

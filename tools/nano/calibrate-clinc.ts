@@ -3,8 +3,8 @@
  * oos_test, never the reverse (cases: calibration-cases.ts; logits: clinc-logits.ts).
  *
  *   npx tsx tools/nano/calibrate-clinc.ts --fit /tmp/nano/logits-fit.json \
- *       --test /tmp/nano/logits-test.json --calibration public/models/clef-nano/calibration.json \
- *       [--svg public/models/clef-nano/reliability.svg] [--out /tmp/nano/calibration-figures.json]
+ *       --test /tmp/nano/logits-test.json --calibration models/clef-nano/calibration.json \
+ *       [--svg models/clef-nano/reliability.svg] [--out /tmp/nano/calibration-figures.json]
  *
  * The fit is the core's fitCalibration with the options `clef-web calibrate` was run with
  * (bands 2-12 and 13-255, 10% held out, seed 0), at 80%, 90% and 95% coverage; the 90% fit is

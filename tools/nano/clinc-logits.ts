@@ -20,7 +20,7 @@ export interface SavedLogits {
 
 const { values } = parseArgs({
   options: {
-    package: { type: 'string', default: 'public/models/clef-nano' },
+    package: { type: 'string', default: 'models/clef-nano' },
     part: { type: 'string', default: 'fit' },
     out: { type: 'string' },
   },
