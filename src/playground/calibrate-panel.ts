@@ -18,13 +18,17 @@ import {
   type CalibrationFile,
 } from '../calibrate/index.js';
 import type { Clef } from '../client/clef.js';
-import { sha256Hex } from '../engine/package-fetch.js';
 import { validateRequest } from '../protocol/validate.js';
 import type { EngineInfo } from '../wire/wire.js';
 
 export interface ClefCalibratedDetail {
   calibration: CalibrationFile;
   text: string;
+}
+
+async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 function download(name: string, text: string): void {
