@@ -158,7 +158,7 @@ export class ClefCalibratePanel extends LitElement {
       <input
         type="file"
         accept=".jsonl,.json,.txt"
-        aria-label="Labelled examples (JSONL)"
+        aria-label="Calibration data (labelled JSONL)"
         ?disabled=${!ready}
         @change=${(e: Event) => {
           const file = (e.target as HTMLInputElement).files?.[0];

@@ -38,7 +38,7 @@ test('calibrates labelled examples in the page, charts them and exports the file
   const page = await context.newPage();
   await page.goto('/');
   await expect(page.getByTestId('device')).toContainText('wasm', { timeout: 120_000 });
-  const input = page.getByLabel('Labelled examples (JSONL)');
+  const input = page.getByLabel('Calibration data (labelled JSONL)');
   await expect(input).toBeEnabled();
   await input.setInputFiles({
     name: 'labelled.jsonl',
