@@ -111,6 +111,10 @@ const rows: string[] = [
   '| coverage asked | question | n (test) | T | ECE before | ECE after | accuracy | coverage | mean set size | answered (set of one) | accuracy answered |',
   '|---|---|---|---|---|---|---|---|---|---|---|',
 ];
+const pooledRows: string[] = [
+  '| coverage asked | question | pooled T | ECE | coverage | mean set size |',
+  '|---|---|---|---|---|---|',
+];
 for (const coverage of [0.8, 0.9, 0.95]) {
   const { calibration, reports } = fitCalibration(fitRecords, { coverage, ...FIT });
   const thresholdBefore = reports[0]!.bands.map((b) => b.thresholdBefore);
@@ -137,7 +141,22 @@ for (const coverage of [0.8, 0.9, 0.95]) {
         `${pct(f.accuracyAnswered)} |`,
     );
   }
-  report[String(coverage)] = { calibration, figures: byKind };
+  // The same fit without bands' help: the choice type's own (pooled) entry for every question.
+  const pooled = calibration.types.choice!;
+  const pooledFigures: Record<string, Omit<Evaluation, 'reliability'>> = {};
+  for (const kind of Object.keys(KINDS) as Kind[]) {
+    const { reliability: _, ...f } = evaluate(
+      testRecords.filter((r) => r.kind === kind),
+      pooled.temperature,
+      pooled.threshold,
+    );
+    pooledFigures[kind] = f;
+    pooledRows.push(
+      `| ${pct(coverage)} | ${KINDS[kind]} | ${pooled.temperature.toFixed(3)} | ` +
+        `${f.ece.toFixed(4)} | ${pct(f.coverage)} | ${f.meanSetSize.toFixed(2)} |`,
+    );
+  }
+  report[String(coverage)] = { calibration, figures: byKind, pooled: pooledFigures };
   if (coverage === 0.9 && values.svg) {
     const f = byKind as Record<Kind, KindFigures>;
     const panels = (Object.keys(KINDS) as Kind[]).flatMap((kind) => [
@@ -153,5 +172,6 @@ for (const coverage of [0.8, 0.9, 0.95]) {
     writeFileSync(values.svg, reliabilitySvg(panels, caption));
   }
 }
-process.stdout.write(`${rows.join('\n')}\n`);
+process.stdout.write(`${rows.join('\n')}\n\nwithout bands (one choice entry for both):\n`);
+process.stdout.write(`${pooledRows.join('\n')}\n`);
 if (values.out) writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
