@@ -60,6 +60,12 @@ interface KindFigures {
   reliability: { before: Evaluation['reliability']; after: Evaluation['reliability'] };
 }
 
+/** The figures without the reliability bins. */
+function strip(e: Evaluation): Omit<Evaluation, 'reliability'> {
+  const { n, ece, accuracy, nll, coverage, meanSetSize } = e;
+  return { n, ece, accuracy, nll, coverage, meanSetSize };
+}
+
 function measure(file: CalibrationFile, thresholdBefore: number[], test: Rec[]): KindFigures {
   const entry = file.types.choice!;
   const k = test[0]!.logits.length;
@@ -76,7 +82,6 @@ function measure(file: CalibrationFile, thresholdBefore: number[], test: Rec[]):
     answered++;
     if (set[0] === r.label) right++;
   }
-  const strip = ({ reliability: _, ...rest }: Evaluation) => rest;
   return {
     n: test.length,
     before: strip(before),
@@ -145,10 +150,12 @@ for (const coverage of [0.8, 0.9, 0.95]) {
   const pooled = calibration.types.choice!;
   const pooledFigures: Record<string, Omit<Evaluation, 'reliability'>> = {};
   for (const kind of Object.keys(KINDS) as Kind[]) {
-    const { reliability: _, ...f } = evaluate(
-      testRecords.filter((r) => r.kind === kind),
-      pooled.temperature,
-      pooled.threshold,
+    const f = strip(
+      evaluate(
+        testRecords.filter((r) => r.kind === kind),
+        pooled.temperature,
+        pooled.threshold,
+      ),
     );
     pooledFigures[kind] = f;
     pooledRows.push(
