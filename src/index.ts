@@ -28,3 +28,12 @@ export type {
   DecisionTimings,
   DecisionWire,
 } from './wire/wire.js';
+export {
+  CalibrationError,
+  isCalibrationError,
+  type CalibrationErrorCode,
+  type CalibrationAsk,
+  type CalibratedDecision,
+  type CalibratedQuestion,
+  type UncalibratedQuestion,
+} from './calibrate/index.js';

@@ -6,7 +6,7 @@
 import { predictionSet } from './conformal.js';
 import { CalibrationError, inputError } from './errors.js';
 import { argmax, scaledSoftmax } from './softmax.js';
-import type { CalibrationFile } from './types.js';
+import type { BandCalibration, CalibrationFile, TypeCalibration } from './types.js';
 import type { QuestionType } from '../protocol/types.js';
 
 export interface ApplyOptions {
@@ -27,6 +27,13 @@ export interface CalibratedAnswer {
   abstain: boolean;
   /** The coverage the set was fitted for. */
   coverage: number;
+  /** The option-count band whose fit was used, or null for the type's own entry. */
+  band: { minOptions: number; maxOptions: number } | null;
+}
+
+/** The band of the type's entry that holds `options` options, if any. */
+export function bandFor(entry: TypeCalibration, options: number): BandCalibration | undefined {
+  return entry.bands?.find((b) => options >= b.minOptions && options <= b.maxOptions);
 }
 
 export function applyCalibration(
@@ -35,8 +42,8 @@ export function applyCalibration(
   logits: ArrayLike<number>,
   options: ApplyOptions = {},
 ): CalibratedAnswer {
-  const entry = calibration.types[type];
-  if (entry === undefined) {
+  const typeEntry = calibration.types[type];
+  if (typeEntry === undefined) {
     throw new CalibrationError(
       'calibration_type_missing',
       `The calibration has no entry for ${type} questions`,
@@ -47,6 +54,8 @@ export function applyCalibration(
   for (let i = 0; i < logits.length; i++) {
     if (!Number.isFinite(logits[i])) throw inputError(`${type}: logit ${i} is not finite`);
   }
+  const band = bandFor(typeEntry, logits.length);
+  const entry = band ?? typeEntry;
   const { abstainBelow } = options;
   if (abstainBelow !== undefined && !(abstainBelow >= 0 && abstainBelow <= 1)) {
     throw inputError(`abstainBelow must be in [0, 1], got ${abstainBelow}`);
@@ -56,5 +65,13 @@ export function applyCalibration(
   const top = argmax(probabilities);
   const confidence = probabilities[top] as number;
   const abstain = set.length > 1 || (abstainBelow !== undefined && confidence < abstainBelow);
-  return { probabilities, set, top, confidence, abstain, coverage: entry.coverage };
+  return {
+    probabilities,
+    set,
+    top,
+    confidence,
+    abstain,
+    coverage: entry.coverage,
+    band: band ? { minOptions: band.minOptions, maxOptions: band.maxOptions } : null,
+  };
 }

@@ -14,7 +14,9 @@ export type CalibrationErrorCode =
   /** A bad argument from code: options out of range, logits of the wrong length, NaN. */
   | 'calibration_input_invalid'
   /** applyCalibration asked for a question type the file has no calibration for. */
-  | 'calibration_type_missing';
+  | 'calibration_type_missing'
+  /** Calibrated answers were asked of a package that ships no calibration file. */
+  | 'calibration_unavailable';
 
 export class CalibrationError extends Error {
   readonly code: CalibrationErrorCode;

@@ -13,6 +13,7 @@ import {
   MAX_TEMPERATURE,
   MIN_TEMPERATURE,
   QUESTION_TYPES,
+  type BandCalibration,
   type CalibrationFile,
   type HeldOutFigures,
   type TypeCalibration,
@@ -93,11 +94,50 @@ function figures(v: unknown, path: string, heldOut: number, issues: Issues): Hel
   };
 }
 
-const TYPE_KEYS = ['temperature', 'threshold', 'coverage', 'n', 'heldOut'] as const;
+const ENTRY_KEYS = ['temperature', 'threshold', 'coverage', 'n', 'heldOut'] as const;
+const BAND_KEYS = ['minOptions', 'maxOptions', ...ENTRY_KEYS] as const;
 const COUNT = { min: 1, max: Number.MAX_SAFE_INTEGER, integer: true };
+const OPTIONS = { min: 2, max: MAX_OPTIONS, integer: true };
+
+/** `bands`, optional: an array of disjoint, ascending option-count bands. */
+function bandsOf(v: unknown, path: string, issues: Issues): BandCalibration[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.length === 0) {
+    issues.push(`${path}: must be a non-empty array`);
+    return undefined;
+  }
+  const bands = v.map((item, i): BandCalibration => {
+    const at = `${path}[${i}]`;
+    const o = exactObject(item, at, BAND_KEYS, issues) ?? {};
+    const minOptions = numberIn(o.minOptions, `${at}.minOptions`, OPTIONS, issues);
+    const maxOptions = numberIn(o.maxOptions, `${at}.maxOptions`, OPTIONS, issues);
+    if (minOptions > maxOptions) issues.push(`${at}: minOptions exceeds maxOptions`);
+    return { minOptions, maxOptions, ...entryCalibration(o, at, issues) };
+  });
+  bands.forEach((b, i) => {
+    const previous = bands[i - 1];
+    if (previous !== undefined && !(b.minOptions > previous.maxOptions)) {
+      issues.push(`${path}[${i}]: overlaps or precedes the band before it`);
+    }
+  });
+  return bands;
+}
 
 function typeCalibration(v: unknown, path: string, issues: Issues): TypeCalibration {
-  const o = exactObject(v, path, TYPE_KEYS, issues) ?? {};
+  const o = exactObject(v, path, [...ENTRY_KEYS, 'bands'], issues) ?? {};
+  const { bands: rawBands, ...rest } = o;
+  // `bands` is optional: exactObject reported it missing, which it may be.
+  if (rawBands === undefined) {
+    const at = issues.indexOf(`${path}.bands: missing`);
+    if (at >= 0) issues.splice(at, 1);
+  }
+  const entry = entryCalibration(rest, path, issues);
+  const bands = bandsOf(rawBands, `${path}.bands`, issues);
+  return bands === undefined ? entry : { ...entry, bands };
+}
+
+/** The fields of one entry (a type's or a band's), whose keys the caller has checked. */
+function entryCalibration(o: Obj, path: string, issues: Issues): Omit<TypeCalibration, 'bands'> {
   const temperature = numberIn(
     o.temperature,
     `${path}.temperature`,

@@ -19,8 +19,11 @@ import {
   CALIBRATION_METHOD,
   CALIBRATION_VERSION,
   QUESTION_TYPES,
+  type BandCalibration,
   type CalibrationFile,
   type CalibrationRecord,
+  type OptionBand,
+  type TypeCalibration,
   type Evaluation,
   type HeldOutFigures,
 } from './types.js';
@@ -37,6 +40,12 @@ export interface FitOptions {
   minPerType?: number;
   /** Floor on the held-out part per type (default 10). */
   minHeldOutPerType?: number;
+  /**
+   * Option-count bands fitted on their own inside each type (disjoint, within 2..255): a band
+   * with enough answers (the same minimum as a type) gets its own temperature and threshold;
+   * one with fewer is skipped (its questions use the type's entry) and reported.
+   */
+  bands?: readonly OptionBand[];
 }
 
 export const DEFAULT_HELD_OUT_FRACTION = 0.25;
@@ -53,8 +62,7 @@ export interface Requirement {
   forCoverage: number;
 }
 
-export interface TypeFitReport {
-  type: QuestionType;
+export interface GroupFitReport {
   n: { fit: number; heldOut: number };
   temperature: number;
   /** The likelihood wanted a temperature beyond [0.05, 20]; the fit is clamped there. */
@@ -64,6 +72,16 @@ export interface TypeFitReport {
   thresholdBefore: number;
   before: Evaluation;
   after: Evaluation;
+}
+
+export interface BandFitReport extends GroupFitReport, OptionBand {}
+
+export interface TypeFitReport extends GroupFitReport {
+  type: QuestionType;
+  /** Bands fitted on their own, ascending. */
+  bands: BandFitReport[];
+  /** Bands asked for that had answers, but too few to fit: they use the type's entry. */
+  skippedBands: Array<OptionBand & { have: number; need: number }>;
 }
 
 export interface FitResult {
@@ -78,6 +96,27 @@ interface ResolvedOptions {
   seed: number;
   minPerType: number;
   minHeldOutPerType: number;
+  bands: OptionBand[];
+}
+
+/** A choice question has at most 255 options. */
+const MAX_BAND_OPTIONS = 255;
+
+function checkBands(bands: readonly OptionBand[]): OptionBand[] {
+  const sorted = [...bands].sort((a, b) => a.minOptions - b.minOptions);
+  sorted.forEach((b, i) => {
+    const { minOptions: lo, maxOptions: hi } = b;
+    if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < 2 || hi < lo || hi > 255) {
+      throw inputError(`band ${lo}-${hi}: needs integers 2 <= min <= max <= ${MAX_BAND_OPTIONS}`);
+    }
+    const previous = sorted[i - 1];
+    if (previous !== undefined && previous.maxOptions >= lo) {
+      throw inputError(
+        `bands ${previous.minOptions}-${previous.maxOptions} and ${lo}-${hi} overlap`,
+      );
+    }
+  });
+  return sorted.map(({ minOptions, maxOptions }) => ({ minOptions, maxOptions }));
 }
 
 function resolve(options: FitOptions): ResolvedOptions {
@@ -87,6 +126,7 @@ function resolve(options: FitOptions): ResolvedOptions {
     seed: options.seed ?? 0,
     minPerType: options.minPerType ?? DEFAULT_MIN_PER_TYPE,
     minHeldOutPerType: options.minHeldOutPerType ?? DEFAULT_MIN_HELD_OUT_PER_TYPE,
+    bands: checkBands(options.bands ?? []),
   };
   const { coverage, heldOutFraction, seed, minPerType, minHeldOutPerType } = resolved;
   if (!(coverage > 0 && coverage < 1))
@@ -144,24 +184,20 @@ function thresholdAt(records: readonly CalibrationRecord[], temperature: number,
   return conformalThreshold(scores, coverage);
 }
 
-/** Per-type seeds differ so the three splits are not the same permutation. */
-function typeSeed(seed: number, type: QuestionType): number {
-  return (seed + Math.imul(QUESTION_TYPES.indexOf(type) + 1, 0x9e3779b9)) >>> 0;
+/** Per-type seeds differ so the three splits are not the same permutation; bands likewise. */
+function typeSeed(seed: number, type: QuestionType, band = -1): number {
+  const typed = (seed + Math.imul(QUESTION_TYPES.indexOf(type) + 1, 0x9e3779b9)) >>> 0;
+  return band < 0 ? typed : (typed + Math.imul(band + 1, 0x85ebca6b)) >>> 0;
 }
 
-function fitType(
-  type: QuestionType,
-  records: CalibrationRecord[],
-  o: ResolvedOptions,
-): TypeFitReport {
-  const split = splitIndices(records.length, o.heldOutFraction, typeSeed(o.seed, type));
+function fitGroup(records: CalibrationRecord[], o: ResolvedOptions, seed: number): GroupFitReport {
+  const split = splitIndices(records.length, o.heldOutFraction, seed);
   const fitPart = split.fit.map((i) => records[i] as CalibrationRecord);
   const heldPart = split.heldOut.map((i) => records[i] as CalibrationRecord);
   const t = fitTemperature(fitPart);
   const threshold = thresholdAt(fitPart, t.temperature, o.coverage);
   const thresholdBefore = thresholdAt(fitPart, 1, o.coverage);
   return {
-    type,
     n: { fit: fitPart.length, heldOut: heldPart.length },
     temperature: t.temperature,
     temperatureAtBound: t.atBound,
@@ -169,6 +205,39 @@ function fitType(
     thresholdBefore,
     before: evaluate(heldPart, 1, thresholdBefore),
     after: evaluate(heldPart, t.temperature, threshold),
+  };
+}
+
+function fitType(
+  type: QuestionType,
+  records: CalibrationRecord[],
+  o: ResolvedOptions,
+  need: number,
+): TypeFitReport {
+  const report: TypeFitReport = {
+    type,
+    ...fitGroup(records, o, typeSeed(o.seed, type)),
+    bands: [],
+    skippedBands: [],
+  };
+  o.bands.forEach((band, k) => {
+    const inBand = records.filter(
+      (r) => r.logits.length >= band.minOptions && r.logits.length <= band.maxOptions,
+    );
+    if (inBand.length === 0) return;
+    if (inBand.length < need) report.skippedBands.push({ ...band, have: inBand.length, need });
+    else report.bands.push({ ...band, ...fitGroup(inBand, o, typeSeed(o.seed, type, k)) });
+  });
+  return report;
+}
+
+function entryOf(r: GroupFitReport, coverage: number): Omit<TypeCalibration, 'bands'> {
+  return {
+    temperature: r.temperature,
+    threshold: r.threshold,
+    coverage,
+    n: { ...r.n },
+    heldOut: { before: figuresOf(r.before), after: figuresOf(r.after) },
   };
 }
 
@@ -209,16 +278,15 @@ export function fitCalibration(
       { need: need.total, shortfalls },
     );
   }
-  const reports = [...byType].map(([type, rs]) => fitType(type, rs, o));
+  const reports = [...byType].map(([type, rs]) => fitType(type, rs, o, need.total));
   const types: CalibrationFile['types'] = {};
   for (const r of reports) {
-    types[r.type] = {
-      temperature: r.temperature,
-      threshold: r.threshold,
-      coverage: o.coverage,
-      n: { ...r.n },
-      heldOut: { before: figuresOf(r.before), after: figuresOf(r.after) },
-    };
+    const bands: BandCalibration[] = r.bands.map((b) => ({
+      minOptions: b.minOptions,
+      maxOptions: b.maxOptions,
+      ...entryOf(b, o.coverage),
+    }));
+    types[r.type] = { ...entryOf(r, o.coverage), ...(bands.length > 0 ? { bands } : {}) };
   }
   const calibration: CalibrationFile = {
     format: CALIBRATION_FORMAT,

@@ -13,3 +13,7 @@ export * from './file.js';
 export * from './examples.js';
 export * from './fit.js';
 export * from './apply.js';
+export * from './decision.js';
+export * from './run.js';
+export * from './report.js';
+export * from './chart.js';

@@ -64,6 +64,27 @@ export interface TypeCalibration {
   coverage: number;
   n: { fit: number; heldOut: number };
   heldOut: { before: HeldOutFigures; after: HeldOutFigures };
+  /**
+   * Optional refinements by option count: a question whose option count lies in a band's
+   * [minOptions, maxOptions] uses the band's temperature and threshold, any other uses the
+   * entry's own (fitted on all the type's answers). One temperature and one threshold cannot
+   * serve a 151-way and a 10-option question alike: the larger list spreads its mass thinner
+   * (clef-nano's raw ECE is 0.118 on one and 0.028 on the other, and their sets differ in size
+   * by an order of magnitude). Bands are disjoint and in ascending order.
+   */
+  bands?: BandCalibration[];
+}
+
+/** A type's calibration for questions with minOptions..maxOptions options (inclusive). */
+export interface BandCalibration extends Omit<TypeCalibration, 'bands'> {
+  minOptions: number;
+  maxOptions: number;
+}
+
+/** An option-count range asked of the fit: [minOptions, maxOptions], inclusive. */
+export interface OptionBand {
+  minOptions: number;
+  maxOptions: number;
 }
 
 export const CALIBRATION_FORMAT = 'clef-web.calibration';

@@ -19,6 +19,7 @@ import { connect, type Connection } from './connection.js';
 import { defaultWorker } from './default-worker.js';
 import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
 import { handleRoute } from '../http/routes.js';
+import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
 
 export interface ClefOptions {
@@ -50,10 +51,17 @@ export interface ClefOptions {
   remote?: RemoteOptions;
   /** Test hooks for the fallback and fault paths. */
   simulate?: FaultSimulation;
+  /**
+   * Opt-in calibrated answers for every decide() (default off): `DecisionWire.calibrated`
+   * beside the unchanged body, from the package's calibration file (`clef-web calibrate`).
+   */
+  calibration?: boolean | CalibrationAsk;
 }
 
 export interface DecideOptions {
   signal?: AbortSignal;
+  /** Per call: overrides ClefOptions.calibration (false: the plain decision). */
+  calibration?: boolean | CalibrationAsk;
 }
 
 export interface Clef {
@@ -81,6 +89,8 @@ function unwrap<T>(result: WireResult<T>): T {
 interface Pending {
   id: number;
   body: unknown;
+  /** Calibrated answers asked for (null: the plain decision). */
+  ask: CalibrationAsk | null;
   resolve: (wire: DecisionWire) => void;
   reject: (error: unknown) => void;
   /** The worker it was sent to; null while waiting for a replacement worker. */
@@ -101,6 +111,7 @@ export const BUNDLED_MODEL_URL = BUNDLED_MODEL_PATH;
 
 export async function createClef(options: ClefOptions = {}): Promise<Clef> {
   if (options.remote) checkRemoteOptions(options.remote);
+  const defaultAsk = calibrationAsk(options.calibration);
   const given = options.worker;
   let givenUsed = false;
   const makeWorker = (): Worker => {
@@ -137,7 +148,9 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
 
   function send(p: Pending, conn: Connection): void {
     p.sentTo = conn;
-    conn.api.systemone(p.id, p.body).then(
+    const call =
+      p.ask === null ? conn.api.systemone(p.id, p.body) : conn.api.systemone(p.id, p.body, p.ask);
+    call.then(
       (result) => p.sentTo === conn && settle(p, () => unwrap(result)),
       (error: unknown) =>
         p.sentTo === conn &&
@@ -223,6 +236,7 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
     if (disposed) throw new DisposedError();
     const { signal } = opts;
     if (signal?.aborted) throw new AbortedError();
+    const ask = opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
     const id = nextId++;
     return new Promise<DecisionWire>((resolve, reject) => {
       const onAbort = () => {
@@ -238,6 +252,7 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
       const p: Pending = {
         id,
         body: request,
+        ask,
         resolve: (v) => (done(), resolve(v)),
         reject: (e) => (done(), reject(e)),
         sentTo: null,
@@ -282,6 +297,7 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
     fetch: (input, init) =>
       handleRoute(new Request(input, init), {
         decide: (body, signal) => decide(body, { signal }),
+        decideCalibrated: (body, ask, signal) => decide(body, { signal, calibration: ask }),
         models,
       }),
     models: { list: async () => ({ models: await models() }) },

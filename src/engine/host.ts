@@ -7,6 +7,13 @@ import { encodeRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import { validateRequest } from '../protocol/validate.js';
+import {
+  calibratedDecision,
+  calibrationAsk,
+  type CalibrationAsk,
+  type CalibrationFile,
+} from '../calibrate/index.js';
+import { readPackageCalibration } from './calibration.js';
 import { deviceOrder, probeCapabilities, type Capabilities } from './capabilities.js';
 import {
   AbortedError,
@@ -62,6 +69,7 @@ export class EngineHost implements WorkerApi {
   /** The loaded package's manifest: its file bytes are let go once the sessions hold them. */
   private manifest: PackageManifest | null = null;
   private tokenizer: ClefTokenizer | null = null;
+  private calibration: CalibrationFile | null = null;
   private session: DecisionSession | null = null;
   private options: LoadOptionsWire | null = null;
   private infoBase: Omit<EngineInfo, 'counters'> | null = null;
@@ -112,6 +120,7 @@ export class EngineHost implements WorkerApi {
           reasons,
         });
       }
+      this.calibration = readPackageCalibration(pkg.manifest, (f) => pkg.read(f));
       this.tokenizer = loadTokenizerSync(
         readJson(pkg, 'tokenizer'),
         readJson(pkg, 'tokenizer-config'),
@@ -173,10 +182,16 @@ export class EngineHost implements WorkerApi {
     });
   }
 
-  systemone(id: number, body: unknown): Promise<WireResult<DecisionWire>> {
+  systemone(
+    id: number,
+    body: unknown,
+    calibration?: CalibrationAsk,
+  ): Promise<WireResult<DecisionWire>> {
     return result(() => {
       if (this.disposed || !this.session) throw new DisposedError('No model is loaded');
-      return this.queue.push(id, (ctx) => this.decide(body, ctx));
+      const ask = calibration === undefined ? null : calibrationAsk(calibration);
+      if (ask !== null) calibratedDecision(this.calibration, [], [], ask); // refuse before queueing
+      return this.queue.push(id, (ctx) => this.decide(body, ctx, ask));
     });
   }
 
@@ -269,7 +284,11 @@ export class EngineHost implements WorkerApi {
     };
   }
 
-  private async decide(body: unknown, job: JobContext): Promise<DecisionWire> {
+  private async decide(
+    body: unknown,
+    job: JobContext,
+    ask: CalibrationAsk | null = null,
+  ): Promise<DecisionWire> {
     const ctx = this.staged(job);
     const m = this.manifest!;
     const t0 = performance.now();
@@ -299,6 +318,9 @@ export class EngineHost implements WorkerApi {
         backboneTokens: run.backboneTokens,
       },
       logits: run.logits.map((l) => Array.from(l)),
+      ...(ask === null
+        ? {}
+        : { calibrated: calibratedDecision(this.calibration, encoded.questions, run.logits, ask) }),
     };
   }
 

@@ -21,7 +21,9 @@ export type FileRole =
   | 'lexicon'
   | 'tokenizer'
   | 'tokenizer-config'
-  | 'config';
+  | 'config'
+  /** Optional: `clef-web calibrate`'s calibration file (src/calibrate/file.ts). */
+  | 'calibration';
 
 /** Roles whose files onnxruntime reads as external data. */
 const DATA_ROLES: ReadonlySet<string> = new Set(['backbone-data', 'head-data']);

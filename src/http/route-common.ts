@@ -2,6 +2,7 @@
  * What every route shares: the request id, reading a body as strict UTF-8 JSON text, JSON
  * responses (lone surrogates escaped), and the System One and Workers AI error bodies.
  */
+import type { CalibratedDecision, CalibrationAsk } from '../calibrate/index.js';
 import {
   internalError,
   notJsonBodyError,
@@ -16,6 +17,15 @@ export interface RouteBackend {
   /** Decides a losslessly parsed body; resolves to the response as JSON text. */
   decide(body: unknown, signal?: AbortSignal): Promise<{ json: string }>;
   models(): ModelCard[] | Promise<ModelCard[]>;
+  /**
+   * Optional: serves `/v1/clef/calibrated` (route-calibrated.ts), the body plus the calibrated
+   * extension. A backend without it answers that path 404, like any unknown path.
+   */
+  decideCalibrated?(
+    body: unknown,
+    ask: CalibrationAsk,
+    signal?: AbortSignal,
+  ): Promise<{ json: string; calibrated?: CalibratedDecision }>;
 }
 
 export function requestId(): string {

@@ -27,6 +27,7 @@ import {
   type RouteBackend,
 } from './route-common.js';
 import { chatCompletions, openAiDecisions } from './route-openai.js';
+import { calibratedRoute, servesCalibrated } from './route-calibrated.js';
 import { parseWorkersAiPath } from './workers-ai-path.js';
 
 export { errorToHttp, type RouteBackend } from './route-common.js';
@@ -104,6 +105,7 @@ export async function handleRoute(request: Request, backend: RouteBackend): Prom
     if (request.method !== 'GET') return jsonResponse(405, NOT_ALLOWED);
     return jsonResponse(200, JSON.stringify({ models: await backend.models() }));
   }
+  if (servesCalibrated(path, backend)) return calibratedRoute(request, backend);
   if (dialect === 'openai') {
     if (request.method !== 'POST') return openAiMethodNotAllowed(request.method);
     return chatCompletions(request, backend);

@@ -5,7 +5,8 @@ commands:
   verify <package-dir> --release <release-dir> [--requests N]     package vs the reference forward
   serve [<package-dir>] [--port 8787] [--host 127.0.0.1]          System One HTTP server (default: the bundled clef-nano)
   decide --package <dir> --in requests.jsonl --out responses.jsonl [--resume]   a file of requests
-  assets <dir> [--no-model] [--element]                           copy what a page serves same-origin`;
+  assets <dir> [--no-model] [--element]                           copy what a page serves same-origin
+  calibrate <package-dir> --examples labelled.jsonl [--coverage 0.9] [--out <dir>]   fit calibration`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -20,6 +21,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./decide/cli.js')).decideMain(rest);
     case 'assets':
       return (await import('./assets-cli.js')).assetsMain(rest);
+    case 'calibrate':
+      return (await import('./calibrate/cli.js')).calibrateMain(rest);
     case undefined:
     case '--help':
     case '-h':

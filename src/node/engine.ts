@@ -41,6 +41,14 @@ import {
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import type { SystemOneResponse, ValidRequest } from '../protocol/types.js';
 import { validateRequest } from '../protocol/validate.js';
+import {
+  calibratedDecision,
+  calibrationAsk,
+  type CalibratedDecision,
+  type CalibrationAsk,
+  type CalibrationFile,
+} from '../calibrate/index.js';
+import { readPackageCalibration } from '../engine/calibration.js';
 import { loadOrtNode, type NodeSessionOptions, type OrtNodeModule } from './ort-node.js';
 
 export const MANIFEST_FILE = 'manifest.json';
@@ -49,7 +57,12 @@ export const NODE_DEFAULT_CHUNK_TOKENS = 256;
 export const NODE_DEFAULT_CACHE_BUDGET_BYTES = 256 * 2 ** 20;
 /** Files the engine reads itself: up to this size they are read once and held. */
 const IN_MEMORY_MAX_BYTES = 256 * 2 ** 20;
-const HELD_ROLES: ReadonlySet<FileRole> = new Set(['tokenizer', 'tokenizer-config', 'lexicon']);
+const HELD_ROLES: ReadonlySet<FileRole> = new Set([
+  'tokenizer',
+  'tokenizer-config',
+  'lexicon',
+  'calibration',
+]);
 
 export interface NodeEngineOptions {
   chunkTokens?: number;
@@ -64,6 +77,11 @@ export interface RunOptions {
    * feeds small uneven chunks); the sessions are shared, each chunk size has its own cache.
    */
   chunkTokens?: number;
+  /**
+   * Opt-in: also return `calibrated` (calibrated probabilities, prediction sets, abstention)
+   * from the package's calibration file; throws calibration_unavailable when it has none.
+   */
+  calibration?: boolean | CalibrationAsk;
 }
 
 export interface NodeDecision {
@@ -73,6 +91,8 @@ export interface NodeDecision {
   /** One array per question (request order), one logit per option in encoded order. */
   logits: Float32Array[];
   encoded: EncodedRequest;
+  /** Only when asked for (RunOptions.calibration): beside the body, never inside it. */
+  calibrated?: CalibratedDecision;
 }
 
 export interface NodeEngine {
@@ -82,6 +102,8 @@ export interface NodeEngine {
   readonly models: readonly string[];
   /** Backbone tokens per run unless a call asks for another chunk size. */
   readonly chunkTokens: number;
+  /** The package's verified calibration file, or null when it ships none. */
+  readonly calibration: CalibrationFile | null;
   /** Validates, encodes and decides one System One request body; throws SystemOneError. */
   decide(body: unknown, run?: RunOptions): Promise<NodeDecision>;
   /** Logits of an already validated request. */
@@ -246,6 +268,7 @@ export async function loadNodePackage(
   const verified = await verifyPackageFiles(dir, manifest);
   const pathOf = (f: ManifestFile) => verified.paths.get(f.path) as string;
   const bytesOf = (f: ManifestFile) => verified.bytes.get(f.path);
+  const calibration = readPackageCalibration(manifest, bytesOf);
 
   const tokenizerFile = requireFile(manifest, 'tokenizer');
   const configFile = manifest.files.find((f) => f.role === 'tokenizer-config');
@@ -290,7 +313,7 @@ export async function loadNodePackage(
       cacheBudgetBytes,
       manifest.architecture.headWidth,
     );
-    return newEngine(manifest, tokenizer, runners, handle);
+    return newEngine(manifest, tokenizer, runners, handle, calibration);
   } catch (e) {
     await Promise.all(sessions.map((s) => s.release().catch(() => undefined)));
     await handle?.close();
@@ -396,6 +419,7 @@ function newEngine(
   tokenizer: ClefTokenizer,
   runners: RunnerSet,
   handle: FileHandle | null,
+  calibration: CalibrationFile | null,
 ): NodeEngine {
   const models = [manifest.model.name, ...manifest.model.aliases];
   // One request at a time: a runner's prefix cache and state tensors are not re-entrant.
@@ -418,13 +442,19 @@ function newEngine(
     tokenizer,
     models,
     chunkTokens: runners.defaultChunkTokens,
+    calibration,
     logits,
     async decide(body, run = {}) {
+      const ask = calibrationAsk(run.calibration);
+      if (ask !== null) calibratedDecision(calibration, [], [], ask); // refuse before running
       const limits = { ...manifest.limits, contextTokens: manifest.contextTokens };
       const request = validateRequest(body, { models, limits });
       const out = await logits(request, run);
       const response = buildResponse(request, out.encoded, out.logits, request.model);
-      return { response, json: serializeResponse(request, response), ...out };
+      const decision = { response, json: serializeResponse(request, response), ...out };
+      if (ask === null) return decision;
+      const calibrated = calibratedDecision(calibration, out.encoded.questions, out.logits, ask);
+      return { ...decision, calibrated };
     },
     dispose: () =>
       serial(async () => {

@@ -2,6 +2,7 @@
 import { html, nothing, type TemplateResult } from 'lit';
 import type { PlaygroundView } from './view-state.js';
 import { renderLog } from './view-log.js';
+import './calibrate-panel.js';
 import { renderModel } from './view-model.js';
 import { renderRequest } from './view-request.js';
 import { renderAnswersCard, renderJson, renderLatency, renderPromptCard } from './view-results.js';
@@ -40,6 +41,7 @@ export function renderPage(app: PlaygroundView): TemplateResult {
       <div class="column">${renderModel(app)} ${renderRequest(app)}</div>
       <div class="column">
         ${renderAnswersCard(app)} ${renderLatency(app)} ${renderPromptCard(app)} ${renderJson(app)}
+        <clef-calibrate-panel .clef=${app.clef} .info=${app.info}></clef-calibrate-panel>
       </div>
       ${renderLog(app)}
     </main>

@@ -4,6 +4,12 @@
  * catches the same class (with its `code`) that the worker threw, never a bare string.
  */
 import { SystemOneError } from '../protocol/errors.js';
+import {
+  CalibrationError,
+  type CalibratedDecision,
+  type CalibrationAsk,
+  type CalibrationErrorCode,
+} from '../calibrate/index.js';
 import type { ErrorBody } from '../protocol/types.js';
 import {
   AbortedError,
@@ -22,7 +28,13 @@ import {
 export type WireError =
   | { kind: 'systemone'; status: number; body: ErrorBody; message: string }
   | { kind: 'clef'; code: ClefErrorCode; message: string; details: Record<string, unknown> }
-  | { kind: 'other'; name: string; message: string };
+  | { kind: 'other'; name: string; message: string }
+  | {
+      kind: 'calibration';
+      code: CalibrationErrorCode;
+      message: string;
+      details: Record<string, unknown>;
+    };
 
 export function toWireError(error: unknown): WireError {
   if (error instanceof SystemOneError) {
@@ -36,6 +48,10 @@ export function toWireError(error: unknown): WireError {
       details: { ...error.details },
     };
   }
+  if (error instanceof CalibrationError) {
+    const { code, message, details } = error;
+    return { kind: 'calibration', code, message, details: { ...details } };
+  }
   if (error instanceof Error) return { kind: 'other', name: error.name, message: error.message };
   return { kind: 'other', name: 'Error', message: String(error) };
 }
@@ -46,6 +62,8 @@ export function fromWireError(wire: WireError): Error {
       return SystemOneError.fromBody(wire.status, wire.body);
     case 'clef':
       return reviveClefError(wire.code, wire.message, wire.details);
+    case 'calibration':
+      return new CalibrationError(wire.code, wire.message, wire.details);
     case 'other':
       // An unexpected failure inside the worker is an engine failure, typed as such.
       return new EngineError(`${wire.name}: ${wire.message}`, { cause: wire.name });
@@ -208,6 +226,11 @@ export interface DecisionWire {
    * answers that did not come from a local forward.
    */
   logits?: number[][];
+  /**
+   * Only when calibrated answers were asked for (createClef({ calibration }) or per call):
+   * calibrated probabilities, prediction sets and abstention, beside the unchanged body.
+   */
+  calibrated?: CalibratedDecision;
 }
 
 /** The worker's surface, as Comlink exposes it. */
@@ -216,7 +239,12 @@ export interface WorkerApi {
     options: LoadOptionsWire,
     onProgress?: (p: LoadProgress) => void,
   ): Promise<WireResult<EngineInfo>>;
-  systemone(id: number, body: unknown): Promise<WireResult<DecisionWire>>;
+  /** `calibration`: ask for `DecisionWire.calibrated` (absent: the plain decision). */
+  systemone(
+    id: number,
+    body: unknown,
+    calibration?: CalibrationAsk,
+  ): Promise<WireResult<DecisionWire>>;
   cancel(id: number): Promise<boolean>;
   /**
    * Takes the Web Lock `name` and holds it until the worker ends, resolving once it is held: the

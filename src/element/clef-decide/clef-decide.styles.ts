@@ -49,6 +49,23 @@ export const answerStyles = css`
     color: var(--_muted);
     font-size: 0.85em;
   }
+  .clef-unsure,
+  .clef-sure {
+    margin: 0 0 0.35rem;
+    font-size: 0.9em;
+  }
+  .clef-unsure {
+    padding: 0.35rem 0.6rem;
+    border-left: 3px solid var(--clef-unsure-color, #b7791f);
+    background: color-mix(in srgb, var(--clef-unsure-color, #b7791f) 10%, transparent);
+  }
+  .clef-unsure ul {
+    margin: 0.2rem 0 0;
+    padding-left: 1.2rem;
+  }
+  .clef-sure {
+    color: var(--_muted);
+  }
   .clef-bars {
     display: grid;
     grid-template-columns: minmax(3rem, max-content) minmax(4rem, 1fr) 3.4rem;

@@ -4,6 +4,7 @@ import { BUNDLED_MODEL_PATH } from '../../wire/assets.js';
 import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
 import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
 import { describeDecision, renderAnswers } from './answer-view.js';
+import { calibratedNote, calibratedQuestion } from './calibrated-view.js';
 import { answerStyles, decideStyles } from './clef-decide.styles.js';
 import {
   engineKey,
@@ -27,7 +28,8 @@ const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
  *
  * @summary A private, in-page decision: state + questions in, probabilities out.
  *
- * @event clef-decision - A decision arrived. `detail`: `{ request, response, json, timings }`.
+ * @event clef-decision - A decision arrived. `detail`: `{ request, response, json, timings,
+ *   calibrated? }` (`calibrated`: prediction sets and abstention, with `calibrated`/`abstain-below`).
  * @event clef-error - Loading or deciding failed. `detail`: `{ error, code, status?, body?, message, phase }`.
  * @event clef-progress - Model load progress. `detail`: `LoadProgress`.
  *
@@ -48,6 +50,9 @@ const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
  * @csspart progress - Model load progress.
  * @csspart error - An error message; `retry` is its button.
  * @csspart empty - The placeholder before the first decision.
+ * @csspart unsure - The "not sure" note of an abstaining calibrated answer; `set` its list,
+ *   `set-option` each option of the prediction set.
+ * @csspart sure - The note of a calibrated answer that does not abstain.
  *
  * @cssprop --clef-bar-color - Fill of the bars.
  * @cssprop --clef-bar-chosen-color - Fill of the chosen option's bar, and the answer's colour.
@@ -60,6 +65,7 @@ const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
  * @cssprop --clef-muted-color - Secondary text.
  * @cssprop --clef-accent-color - Progress bar and focus ring.
  * @cssprop --clef-error-color - Errors.
+ * @cssprop --clef-unsure-color - Accent of the "not sure" note (default amber).
  * @cssprop --clef-background - Background behind the score marker's ring.
  */
 export class ClefDecide extends LitElement {
@@ -74,6 +80,8 @@ export class ClefDecide extends LitElement {
     questions: { attribute: false },
     debounce: { type: Number },
     label: { type: String },
+    calibrated: { type: Boolean },
+    abstainBelow: { type: Number, attribute: 'abstain-below' },
     _progress: { state: true },
     _loaded: { state: true },
     _deciding: { state: true },
@@ -98,6 +106,10 @@ export class ClefDecide extends LitElement {
   declare debounce: number;
   /** Accessible name of the answers region (default "Decision"). */
   declare label: string | undefined;
+  /** Ask for calibrated answers (the package must ship a calibration: `clef-web calibrate`). */
+  declare calibrated: boolean;
+  /** Abstain ("not sure") also under this calibrated confidence, in [0, 1]; implies calibrated. */
+  declare abstainBelow: number | undefined;
 
   declare private _progress: LoadProgress | null;
   declare private _loaded: boolean;
@@ -121,6 +133,7 @@ export class ClefDecide extends LitElement {
     this.device = 'auto';
     this.questions = null;
     this.debounce = 300;
+    this.calibrated = false;
     this._progress = null;
     this._loaded = false;
     this._deciding = false;
@@ -180,7 +193,10 @@ export class ClefDecide extends LitElement {
       this.connectEngine();
     }
     if (changed.has('htmlFor') && this.hasUpdated) this.bindField();
-    const inputs = ['state', 'questions', 'modelName', 'model', 'device'] as const;
+    const inputs = [
+      ...['state', 'questions', 'modelName', 'model', 'device'],
+      ...['calibrated', 'abstainBelow'],
+    ] as const;
     if (inputs.some((k) => changed.has(k)) || !this.hasUpdated) this.schedule(0);
   }
 
@@ -207,7 +223,10 @@ export class ClefDecide extends LitElement {
       phase = 'decide';
       if (controller.signal.aborted) return null;
       const request: SystemOneRequest = { model, state, questions };
-      const wire = await clef.decide(request, { signal: controller.signal });
+      const below = this.abstainBelow;
+      const calibration =
+        below !== undefined && Number.isFinite(below) ? { abstainBelow: below } : this.calibrated;
+      const wire = await clef.decide(request, { signal: controller.signal, calibration });
       // Replaced, or cancelled by typing: the answer describes a state that is gone.
       if (this.controller !== controller || controller.signal.aborted) return null;
       const detail: ClefDecisionDetail = { request, ...wire };
@@ -369,10 +388,11 @@ export class ClefDecide extends LitElement {
       >
         ${
           result
-            ? renderAnswers(
-                result.response,
-                (id, view) => html`<slot name=${`answer-${id}`}>${view}</slot>`,
-              )
+            ? renderAnswers(result.response, (id, view) => {
+                const q = calibratedQuestion(result.calibrated, id);
+                const note = q ? calibratedNote(q) : nothing;
+                return html`<slot name=${`answer-${id}`}>${note}${view}</slot>`;
+              })
             : this._error || loading
               ? nothing
               : html`<div class="empty" part="empty">

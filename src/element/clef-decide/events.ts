@@ -5,6 +5,7 @@ import { SystemOneError } from '../../protocol/errors.js';
 import type { ErrorBody, SystemOneRequest, SystemOneResponse } from '../../protocol/types.js';
 import { ClefError } from '../../wire/errors.js';
 import type { DecisionTimings, LoadProgress } from '../../wire/wire.js';
+import type { CalibratedDecision } from '../../calibrate/decision.js';
 
 export interface ClefDecisionDetail {
   /** The request as sent (model, state, questions). */
@@ -14,6 +15,11 @@ export interface ClefDecisionDetail {
   /** The response as JSON text, keys in request order. */
   json: string;
   timings: DecisionTimings;
+  /**
+   * With `calibrated` or `abstain-below`: per question the calibrated probabilities, the
+   * prediction set (`set`, option ids) and `abstain`; absent otherwise.
+   */
+  calibrated?: CalibratedDecision;
 }
 
 export interface ClefErrorDetail {
