@@ -7,7 +7,7 @@ import { Lexicon } from '../clef/lexicon.js';
 import { EngineError } from '../wire/errors.js';
 import { backboneSpec, stateSpecs } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName } from './manifest.js';
-import { configureRuntime, createSession, ort, type ExternalFile } from './ort.js';
+import { createSession, startRuntime, type ExternalFile, type OrtModule } from './ort.js';
 import type { PackageFiles } from './package-fetch.js';
 import {
   checkInputs,
@@ -18,10 +18,20 @@ import {
 } from './runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
 
-const adapter: RuntimeAdapter = {
+const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
   float32: (data, dims) => new ort.Tensor('float32', data, dims),
   int64: (data, dims) => new ort.Tensor('int64', data, dims),
-};
+});
+
+/** Where the worker finds onnxruntime-web's wasm: same origin, /ort/. */
+export function runtimeOptions(threads: number) {
+  return { wasmBase: new URL('/ort/', self.location.origin).href, threads };
+}
+
+/** Starts the device's runtime (import, wasm, back end) ahead of the package's download. */
+export async function startOrtRuntime(device: DeviceName, threads: number) {
+  return (await startRuntime(device, runtimeOptions(threads))).start;
+}
 
 /** Chunk of backbone tokens per run: bounds the attention scores' memory. */
 export const DEFAULT_CHUNK_TOKENS = 256;
@@ -35,37 +45,47 @@ export async function createOrtDecisionSession(
   device: DeviceName,
   options: SessionOptions,
 ): Promise<DecisionSession> {
-  configureRuntime({
-    wasmBase: new URL('/ort/', self.location.origin).href,
-    threads: options.threads,
-  });
   const m = pkg.manifest;
+  const sessionMs: Record<string, number> = {};
+  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      sessionMs[name] = performance.now() - t0;
+    }
+  };
   const spec = backboneSpec(m);
   const states = stateSpecs(spec);
   const gpuOutputs = device === 'webgpu' ? ['hidden', ...states.map((s) => s.output)] : [];
   const sessions: SessionLike[] = [];
   try {
-    const backbone = await createSession(
-      pkg.read(requireFile(m, 'backbone')),
-      externalFiles(pkg, 'backbone-data'),
-      device,
-      gpuOutputs,
+    const { ort, start } = await startRuntime(device, runtimeOptions(options.threads));
+    const backbone = await timed('backbone', () =>
+      createSession(
+        ort,
+        pkg.read(requireFile(m, 'backbone')),
+        externalFiles(pkg, 'backbone-data'),
+        device,
+        gpuOutputs,
+      ),
     );
     sessions.push(backbone);
     const headData = externalFiles(pkg, 'head-data');
     // The memory rows stay on the GPU too (fed back as past_memory, cached, read by
     // head_decide): reading them back cost 4·width bytes per prefix token on every miss.
-    const headMemory = await createSession(
-      pkg.read(requireFile(m, 'head-memory')),
-      headData,
-      device,
-      device === 'webgpu' ? ['memory'] : [],
+    const headMemory = await timed('headMemory', () =>
+      createSession(
+        ort,
+        pkg.read(requireFile(m, 'head-memory')),
+        headData,
+        device,
+        device === 'webgpu' ? ['memory'] : [],
+      ),
     );
     sessions.push(headMemory);
-    const headDecide = await createSession(
-      pkg.read(requireFile(m, 'head-decide')),
-      headData,
-      device,
+    const headDecide = await timed('headDecide', () =>
+      createSession(ort, pkg.read(requireFile(m, 'head-decide')), headData, device),
     );
     sessions.push(headDecide);
     checkInputs(backbone, requireFile(m, 'backbone').path, [
@@ -78,7 +98,7 @@ export async function createOrtDecisionSession(
     const chunkTokens =
       Number((m.graphs as { chunkTokens?: number }).chunkTokens) || DEFAULT_CHUNK_TOKENS;
     const runner = new ClefRunner(
-      adapter,
+      adapterFor(ort),
       { backbone, headMemory, headDecide },
       states,
       lexicon,
@@ -95,6 +115,8 @@ export async function createOrtDecisionSession(
     }
     return {
       device,
+      runtime: start,
+      sessionMs,
       run: (encoded, ctx) => runner.run(encoded, ctx),
       lost: () => lost,
       cacheStats: () => runner.cacheStats(),

@@ -7,7 +7,12 @@ import { encodeRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import { validateRequest } from '../protocol/validate.js';
-import { deviceOrder, probeCapabilities, type Capabilities } from './capabilities.js';
+import {
+  deviceOrder,
+  probeCapabilities,
+  type Capabilities,
+  type DevicePlan,
+} from './capabilities.js';
 import {
   AbortedError,
   DeviceError,
@@ -20,7 +25,7 @@ import { fetchPackage, type PackageFiles } from './package-fetch.js';
 import { requireFile, type DeviceName, type PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
-import type { DecisionSession, SessionFactory } from './session.js';
+import type { DecisionSession, RuntimeStarter, SessionFactory } from './session.js';
 import {
   toWireError,
   type DecisionStage,
@@ -29,6 +34,7 @@ import {
   type FaultSimulation,
   type LoadOptionsWire,
   type LoadProgress,
+  type RuntimePhases,
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
@@ -73,7 +79,10 @@ export class EngineHost implements WorkerApi {
   private deviceLossPending = false;
   private stalledAt: DecisionStage | null = null;
 
-  constructor(private readonly createSession: SessionFactory) {}
+  constructor(
+    private readonly createSession: SessionFactory,
+    private readonly startRuntime?: RuntimeStarter,
+  ) {}
 
   load(
     options: LoadOptionsWire,
@@ -90,17 +99,32 @@ export class EngineHost implements WorkerApi {
           webgpu: false,
           shaderF16: false,
           adapter: null,
+          fallbackAdapter: false,
           webgpuReason: 'WebGPU disabled by the caller (simulate.noWebgpu)',
         };
       }
       const report = (p: LoadProgress) => onProgress?.(p);
-      const pkg = await fetchPackage(options.model, { cache: options.cache, onProgress: report });
+      // The device is known once the manifest is: its runtime starts then, during the download.
+      let plan: DevicePlan | null = null;
+      let early: Promise<RuntimePhases> | null = null;
+      const pkg = await fetchPackage(options.model, {
+        cache: options.cache,
+        onProgress: report,
+        onManifest: (manifest) => {
+          plan = deviceOrder(options.device, manifest, caps);
+          const first = plan.order[0];
+          if (first && this.startRuntime) {
+            early = this.startRuntime(first, caps.threads);
+            early.catch(() => undefined); // session creation reports it, or falls back
+          }
+        },
+      });
       if (options.dtype && options.dtype !== pkg.manifest.variant.dtype) {
         throw new PackageError(
           `The package at ${options.model} is the ${pkg.manifest.variant.dtype} variant, not ${options.dtype}`,
         );
       }
-      const { order, skipped } = deviceOrder(options.device, pkg.manifest, caps);
+      const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
       if (order.length === 0) {
         const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
         const tooLarge = skipped.some((s) => s.device === 'wasm' && s.reason.includes('4 GiB'));
@@ -112,16 +136,19 @@ export class EngineHost implements WorkerApi {
           reasons,
         });
       }
+      const tokenizerStart = performance.now();
       this.tokenizer = loadTokenizerSync(
         readJson(pkg, 'tokenizer'),
         readJson(pkg, 'tokenizer-config'),
       );
+      const tokenizerMs = performance.now() - tokenizerStart;
       report({ phase: 'compile', loadedBytes: 0, totalBytes: 0 });
       const compileStart = performance.now();
       let fallbackReason: string | null =
         skipped.length && options.device === 'auto'
           ? skipped.map((s) => `${s.device} skipped: ${s.reason}`).join('; ')
           : null;
+      let deviceReason = reason;
       let lastError: unknown = null;
       for (const device of order) {
         try {
@@ -136,11 +163,13 @@ export class EngineHost implements WorkerApi {
         } catch (e) {
           lastError = e;
           fallbackReason = `${device} failed to load: ${(e as Error).message}`;
+          deviceReason = `${reason}; then ${fallbackReason}`;
         }
       }
       if (!this.session) {
         throw lastError instanceof Error ? lastError : new EngineError(String(lastError));
       }
+      await (early as Promise<unknown> | null)?.catch(() => undefined);
       // The runtime copied graphs and weights into its own memory (wasm heap or GPU buffers), and
       // the lexicon keeps its rows: holding the fetched files as well would double the engine's
       // footprint (measured in docs/benchmarks.md). A later WASM fallback fetches them again.
@@ -158,12 +187,17 @@ export class EngineHost implements WorkerApi {
         device: this.session.device,
         adapter: this.session.device === 'webgpu' ? caps.adapter : null,
         fallbackReason,
+        deviceReason,
         contextTokens: m.contextTokens,
         threads: caps.threads,
         loadMs: {
           download: pkg.downloadMs,
           verify: pkg.verifyMs,
+          tokenizer: tokenizerMs,
           compile: now - compileStart,
+          runtime: this.session.runtime ?? null,
+          sessions: this.session.sessionMs ?? {},
+          warmup: null,
           total: now - started,
         },
         cacheProblem: pkg.cacheProblem,
@@ -320,7 +354,13 @@ export class EngineHost implements WorkerApi {
         threads: (await probeCapabilities()).threads,
         cacheBudgetBytes: this.options!.cacheBudgetBytes,
       });
-      this.infoBase = { ...this.infoBase!, device: 'wasm', adapter: null, fallbackReason: reason };
+      this.infoBase = {
+        ...this.infoBase!,
+        device: 'wasm',
+        adapter: null,
+        fallbackReason: reason,
+        deviceReason: reason,
+      };
       return this.session.run(encoded, ctx);
     }
   }

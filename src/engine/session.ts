@@ -6,6 +6,7 @@ import type { EncodedRequest } from '../clef/prompt.js';
 import type { DeviceName } from './manifest.js';
 import type { PackageFiles } from './package-fetch.js';
 import type { JobContext } from './queue.js';
+import type { RuntimePhases } from '../wire/wire.js';
 
 export interface SessionRun {
   /** One array per question, in the encoded option order. */
@@ -19,6 +20,9 @@ export interface SessionRun {
 
 export interface DecisionSession {
   readonly device: DeviceName;
+  /** How the device's runtime came up, and session creation per graph (ms). */
+  readonly runtime?: RuntimePhases;
+  readonly sessionMs?: Record<string, number>;
   run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun>;
   /** True once the session's device is gone (a lost WebGPU device). */
   lost(): boolean;
@@ -43,3 +47,6 @@ export type SessionFactory = (
   device: DeviceName,
   options: SessionOptions,
 ) => Promise<DecisionSession>;
+
+/** Starts a device's runtime ahead of session creation (overlapping the download). */
+export type RuntimeStarter = (device: DeviceName, threads: number) => Promise<RuntimePhases>;
