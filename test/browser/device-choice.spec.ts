@@ -7,7 +7,15 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import type { EngineInfo } from '../../src/wire/wire.js';
-import { FP32, MODEL, mustDecide, mustLoad, openPage, type Outcome } from './engine-helpers.js';
+import {
+  FP32,
+  MODEL,
+  infoOf,
+  mustDecide,
+  mustLoad,
+  openPage,
+  type Outcome,
+} from './engine-helpers.js';
 
 const GOOD = {
   model: MODEL,
@@ -68,8 +76,13 @@ test('the real headless adapter is a software fallback, and auto picks WASM, say
   expect(files).toContain('ort-wasm-simd-threaded.wasm');
   expect(files.filter((f) => f.endsWith('.wasm'))).toEqual(['ort-wasm-simd-threaded.wasm']);
   expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/wasm');
+  expect(info.counters.decisions).toBe(0);
   const got = await mustDecide(page, 'auto', GOOD);
   expect(Object.keys(got.response.answers)).toEqual(['late']);
+  // The page's info() is read from the engine at each call: its counters moved.
+  const now = await infoOf(page, 'auto');
+  expect(now.counters.decisions).toBe(1);
+  expect(now.counters.backboneTokens).toBe(got.timings.backboneTokens);
 });
 
 test("an explicit 'webgpu' still runs on the software adapter, on the WebGPU build", async ({
