@@ -7,7 +7,13 @@ import { Lexicon } from '../clef/lexicon.js';
 import { EngineError } from '../wire/errors.js';
 import { backboneSpec, stateSpecs } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName } from './manifest.js';
-import { createSession, startRuntime, type ExternalFile, type OrtModule } from './ort.js';
+import {
+  createSession,
+  startRuntime,
+  type ExternalFile,
+  type OrtModule,
+  type RuntimeBuild,
+} from './ort.js';
 import type { PackageFiles } from './package-fetch.js';
 import {
   checkInputs,
@@ -24,13 +30,13 @@ const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
 });
 
 /** Where the worker finds onnxruntime-web's wasm: same origin, /ort/. */
-export function runtimeOptions(threads: number) {
-  return { wasmBase: new URL('/ort/', self.location.origin).href, threads };
+export function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
+  return { wasmBase: new URL('/ort/', self.location.origin).href, threads, wasmBuild };
 }
 
 /** Starts the device's runtime (import, wasm, back end) ahead of the package's download. */
-export async function startOrtRuntime(device: DeviceName, threads: number) {
-  return (await startRuntime(device, runtimeOptions(threads))).start;
+export async function startOrtRuntime(device: DeviceName, threads: number, build?: RuntimeBuild) {
+  return (await startRuntime(device, runtimeOptions(threads, build))).start;
 }
 
 /** Chunk of backbone tokens per run: bounds the attention scores' memory. */
@@ -60,7 +66,10 @@ export async function createOrtDecisionSession(
   const gpuOutputs = device === 'webgpu' ? ['hidden', ...states.map((s) => s.output)] : [];
   const sessions: SessionLike[] = [];
   try {
-    const { ort, start } = await startRuntime(device, runtimeOptions(options.threads));
+    const { ort, start } = await startRuntime(
+      device,
+      runtimeOptions(options.threads, options.wasmBuild),
+    );
     const backbone = await timed('backbone', () =>
       createSession(
         ort,
@@ -121,6 +130,7 @@ export async function createOrtDecisionSession(
       lost: () => lost,
       cacheStats: () => runner.cacheStats(),
       counters: () => runner.counters(),
+      clearCache: () => runner.clearCache(),
       simulateDeviceLoss: () => gpuDevice?.destroy?.(),
       dispose: () => runner.dispose(),
     };

@@ -77,6 +77,8 @@ export class EngineHost implements WorkerApi {
   /** simulate.stallAt, consumed as decisions reach each stage. */
   private stalls: DecisionStage[] = [];
   private deviceLossPending = false;
+  /** The engine's own warm-up decision is queued or running (not a request: not pending). */
+  private warming = false;
   private stalledAt: DecisionStage | null = null;
 
   constructor(
@@ -114,7 +116,7 @@ export class EngineHost implements WorkerApi {
           plan = deviceOrder(options.device, manifest, caps);
           const first = plan.order[0];
           if (first && this.startRuntime) {
-            early = this.startRuntime(first, caps.threads);
+            early = this.startRuntime(first, caps.threads, options.wasmBuild);
             early.catch(() => undefined); // session creation reports it, or falls back
           }
         },
@@ -158,6 +160,7 @@ export class EngineHost implements WorkerApi {
           this.session = await this.createSession(pkg, device, {
             threads: caps.threads,
             cacheBudgetBytes: options.cacheBudgetBytes,
+            wasmBuild: options.wasmBuild,
           });
           break;
         } catch (e) {
@@ -202,9 +205,38 @@ export class EngineHost implements WorkerApi {
         },
         cacheProblem: pkg.cacheProblem,
       };
+      if (options.warmUp !== false) this.warmUp();
       report({ phase: 'ready', loadedBytes: 0, totalBytes: 0 });
       return this.snapshot();
     });
+  }
+
+  /**
+   * One small decision, queued first: the browser's wasm tier-up (and shader compilation) happen
+   * here rather than in the page's first request. Not counted; the prefix cache is emptied.
+   */
+  private warmUp(): void {
+    const m = this.manifest!;
+    const body = {
+      model: m.model.name,
+      state: 'warm-up',
+      questions: { w: { type: 'choice', criteria: { a: null, b: null } } },
+    };
+    const started = performance.now();
+    const job = async (ctx: JobContext) => {
+      const counters = { ...this.counters };
+      // No fault hooks: a test's stallAt or device loss is meant for its own requests.
+      await this.decide(body, { ...ctx, enter: async () => undefined }, false);
+      this.session?.clearCache?.();
+      Object.assign(this.counters, counters);
+      this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: performance.now() - started };
+    };
+    // A failed warm-up changes nothing: the first request reports the problem, if it persists.
+    this.warming = true;
+    this.queue
+      .push(-1, job)
+      .catch(() => undefined)
+      .finally(() => (this.warming = false));
   }
 
   systemone(id: number, body: unknown): Promise<WireResult<DecisionWire>> {
@@ -259,7 +291,7 @@ export class EngineHost implements WorkerApi {
         cacheEntries: cache.entries,
         cacheBytes: cache.bytes,
         readbackBytes: session?.readbackBytes ?? 0,
-        pending: this.queue.size,
+        pending: this.queue.size - (this.warming ? 1 : 0),
         liveTensors: session?.liveTensors ?? 0,
         cachedTensors: session?.cachedTensors ?? 0,
         ...resourceCounts(),
@@ -303,8 +335,8 @@ export class EngineHost implements WorkerApi {
     };
   }
 
-  private async decide(body: unknown, job: JobContext): Promise<DecisionWire> {
-    const ctx = this.staged(job);
+  private async decide(body: unknown, job: JobContext, hooks = true): Promise<DecisionWire> {
+    const ctx = hooks ? this.staged(job) : job;
     const m = this.manifest!;
     const t0 = performance.now();
     const request = validateRequest(body, {
@@ -353,6 +385,7 @@ export class EngineHost implements WorkerApi {
       this.session = await this.createSession(pkg, 'wasm' as DeviceName, {
         threads: (await probeCapabilities()).threads,
         cacheBudgetBytes: this.options!.cacheBudgetBytes,
+        wasmBuild: this.options!.wasmBuild,
       });
       this.infoBase = {
         ...this.infoBase!,

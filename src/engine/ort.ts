@@ -8,20 +8,32 @@
 import type * as OrtTypes from 'onnxruntime-web';
 import type { DeviceName } from './manifest.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
+import { installRuntimeCache, runtimeCacheStats } from './wasm-cache.js';
 
 export type OrtModule = typeof OrtTypes;
 export type OrtTensor = OrtTypes.Tensor;
 export type OrtSession = OrtTypes.InferenceSession;
 
-/** Which onnxruntime-web build a device loads, and its wasm file under /ort/. */
+/** The onnxruntime-web builds, and their wasm files under /ort/. */
 export const RUNTIME_BUILDS = {
-  wasm: { entry: 'onnxruntime-web/wasm', wasm: 'ort-wasm-simd-threaded.wasm' },
-  webgpu: { entry: 'onnxruntime-web/webgpu', wasm: 'ort-wasm-simd-threaded.asyncify.wasm' },
+  plain: { entry: 'onnxruntime-web/wasm', wasm: 'ort-wasm-simd-threaded.wasm' },
+  asyncify: { entry: 'onnxruntime-web/webgpu', wasm: 'ort-wasm-simd-threaded.asyncify.wasm' },
 } as const;
+export type RuntimeBuild = keyof typeof RUNTIME_BUILDS;
 
 export interface RuntimeOptions {
   wasmBase: string;
   threads: number;
+  /**
+   * The build for WASM: 'plain' (default, measured faster to load and no slower to run) or
+   * 'asyncify' (the WebGPU build's CPU back end; the bench compares the two). WebGPU always
+   * runs 'asyncify'.
+   */
+  wasmBuild?: RuntimeBuild;
+}
+
+export function buildFor(device: DeviceName, wasmBuild: RuntimeBuild = 'plain'): RuntimeBuild {
+  return device === 'webgpu' ? 'asyncify' : wasmBuild;
 }
 
 /** How one device's runtime came up: its JavaScript, then its wasm and back end. */
@@ -38,6 +50,8 @@ export interface RuntimeStart {
   wasmFetchMs: number | null;
   /** Bytes of the wasm that crossed the network (0: from the HTTP cache). */
   wasmTransferBytes: number | null;
+  /** Where the wasm came from: Cache Storage ('cache'), the server ('network', then cached). */
+  wasmSource: 'cache' | 'network';
 }
 
 interface Started {
@@ -45,12 +59,12 @@ interface Started {
   start: RuntimeStart;
 }
 
-const started = new Map<DeviceName, Promise<Started>>();
+const started = new Map<string, Promise<Started>>();
 
-function importBuild(device: DeviceName): Promise<OrtModule> {
+function importBuild(build: RuntimeBuild): Promise<OrtModule> {
   // Literal specifiers, so bundlers see both builds and split each into its own chunk.
   return (
-    device === 'webgpu' ? import('onnxruntime-web/webgpu') : import('onnxruntime-web/wasm')
+    build === 'asyncify' ? import('onnxruntime-web/webgpu') : import('onnxruntime-web/wasm')
   ) as Promise<OrtModule>;
 }
 
@@ -65,35 +79,41 @@ function wasmResource(file: string): PerformanceResourceTiming | undefined {
  * download; session creation then only builds graphs.
  */
 export function startRuntime(device: DeviceName, options: RuntimeOptions): Promise<Started> {
-  let pending = started.get(device);
+  const build = buildFor(device, options.wasmBuild);
+  // One module per build; its back end (the WebGPU device) once per device.
+  const key = `${build} ${device}`;
+  let pending = started.get(key);
   if (!pending) {
     pending = (async () => {
       const t0 = performance.now();
-      const ort = await importBuild(device);
+      const ort = await importBuild(build);
       const t1 = performance.now();
       ort.env.wasm.wasmPaths = options.wasmBase;
       ort.env.wasm.numThreads = options.threads;
       ort.env.logLevel = 'error';
+      installRuntimeCache(options.wasmBase, ort.env.versions.web ?? 'unknown');
+      const hitsBefore = runtimeCacheStats.hits;
       const probe = await ort.InferenceSession.create(IDENTITY_GRAPH, {
         executionProviders: [device === 'webgpu' ? 'webgpu' : 'wasm'],
         logSeverityLevel: 3, // its Identity runs on the CPU EP: no warning about that
       });
       await probe.release();
       const t2 = performance.now();
-      const fetched = wasmResource(RUNTIME_BUILDS[device].wasm);
+      const fetched = wasmResource(RUNTIME_BUILDS[build].wasm);
       return {
         ort,
         start: {
-          build: RUNTIME_BUILDS[device].entry,
+          build: RUNTIME_BUILDS[build].entry,
           importMs: t1 - t0,
           initMs: t2 - t1,
           wasmFetchMs: fetched ? fetched.responseEnd - fetched.startTime : null,
           wasmTransferBytes: fetched ? fetched.transferSize : null,
+          wasmSource: runtimeCacheStats.hits > hitsBefore ? 'cache' : 'network',
         },
       };
     })();
-    started.set(device, pending);
-    pending.catch(() => started.delete(device));
+    started.set(key, pending);
+    pending.catch(() => started.delete(key));
   }
   return pending;
 }

@@ -32,6 +32,8 @@ export interface DecisionSession {
    * cache holds (optional: benchmarks and leak checks read them).
    */
   counters?(): { readbackBytes: number; liveTensors?: number; cachedTensors?: number };
+  /** Empties the prefix cache (after the engine's own warm-up decision). */
+  clearCache?(): void;
   /** Test hook: destroy the GPU device under the running session (WebGPU only). */
   simulateDeviceLoss?(): void;
   dispose(): Promise<void>;
@@ -39,6 +41,7 @@ export interface DecisionSession {
 
 export interface SessionOptions {
   threads: number;
+  wasmBuild?: 'plain' | 'asyncify';
   cacheBudgetBytes: number;
 }
 
@@ -49,4 +52,8 @@ export type SessionFactory = (
 ) => Promise<DecisionSession>;
 
 /** Starts a device's runtime ahead of session creation (overlapping the download). */
-export type RuntimeStarter = (device: DeviceName, threads: number) => Promise<RuntimePhases>;
+export type RuntimeStarter = (
+  device: DeviceName,
+  threads: number,
+  wasmBuild?: 'plain' | 'asyncify',
+) => Promise<RuntimePhases>;

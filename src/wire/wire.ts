@@ -107,6 +107,10 @@ export interface LoadOptionsWire {
   cacheBudgetBytes: number;
   /** Use Cache Storage for package files (default true). */
   cache: boolean;
+  /** Make one small decision right after load, in the background (default true). */
+  warmUp?: boolean;
+  /** onnxruntime-web build for the WASM device (default 'plain'; see ClefOptions.wasmBuild). */
+  wasmBuild?: 'plain' | 'asyncify';
   /** Test hooks for the fault paths (see FaultSimulation). */
   simulate?: FaultSimulation;
 }
@@ -205,6 +209,8 @@ export interface RuntimePhases {
   wasmFetchMs: number | null;
   /** Wasm bytes that crossed the network (0 when the HTTP cache answered), when known. */
   wasmTransferBytes: number | null;
+  /** 'cache': the wasm (and, where the browser keeps it, its compiled code) from Cache Storage. */
+  wasmSource: 'cache' | 'network';
 }
 
 /**

@@ -142,3 +142,23 @@ test('load phases are reported: download, verify, tokenizer, runtime, each graph
   // The sessions are part of the load; the runtime started during the download.
   expect(l.total).toBeGreaterThan(Object.values(l.sessions).reduce((a, b) => a + b, 0));
 });
+
+test('the engine warms itself up after load: not counted, cache left empty, cost reported', async ({
+  page,
+}) => {
+  await openPage(page);
+  await mustLoad(page, 'warm', { model: FP32, device: 'wasm' });
+  await mustLoad(page, 'cold', { model: FP32, device: 'wasm', warmUp: false });
+  // A request queues behind the warm-up, so once it is answered the warm-up is done.
+  await mustDecide(page, 'warm', GOOD);
+  await mustDecide(page, 'cold', GOOD);
+  const warm = await infoOf(page, 'warm');
+  const cold = await infoOf(page, 'cold');
+  expect(warm.loadMs.warmup).toBeGreaterThan(0);
+  expect(cold.loadMs.warmup).toBeNull();
+  for (const info of [warm, cold]) {
+    expect(info.counters).toMatchObject({ decisions: 1, prefixMisses: 1, pending: 0 });
+    expect(info.counters.cacheEntries).toBe(1); // the request's own state, not the warm-up's
+  }
+  expect(warm.counters.backboneTokens).toBe(cold.counters.backboneTokens);
+});

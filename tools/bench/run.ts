@@ -20,6 +20,9 @@
  *   --scenarios ID,ID               only these scenarios (e.g. s2048-q1-o2-miss)
  *   --label TEXT                    appended to the results file name (e.g. "before")
  *   --no-write                      print only
+ *   --first-answer                  instead: time to first answer on clef-nano, cold and warm,
+ *                                   per onnxruntime-web build, vs onnxruntime-node
+ *                                   (tools/bench/first-answer.ts; its options follow)
  * Timings never feed pass/fail unit tests: this is run by hand and its results committed.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +32,7 @@ import { execFileSync } from 'node:child_process';
 import { createServer } from 'vite';
 import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
 import { benchBrowser, type BrowserRun, type ScenarioBodies } from './browser.js';
+import { firstAnswerMain } from './first-answer.js';
 import { benchNode, type NodeRun } from './node-ceiling.js';
 import { loadAverage } from './proc.js';
 import { RequestMaker, scenario, type Scenario } from './requests.js';
@@ -141,6 +145,7 @@ function slug(s: string): string {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--first-answer')) return firstAnswerMain();
   const args = parseArgs(process.argv.slice(2));
   const log = (s: string) => console.log(s);
   if (!existsSync('public/models/tiny/manifest.json')) {
@@ -348,6 +353,7 @@ async function main(): Promise<void> {
         scenarios: figures.backends,
         targets: targets(figures),
       });
+      mkdirSync('bench/work', { recursive: true });
       writeFileSync('bench/work/partial-results.json', resultsJson(loadAverage()).json);
     }
   } finally {
