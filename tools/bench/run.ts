@@ -20,6 +20,7 @@
  *   --scenarios ID,ID               only these scenarios (e.g. s2048-q1-o2-miss)
  *   --label TEXT                    appended to the results file name (e.g. "before")
  *   --no-write                      print only
+ *   --wasm-build plain|asyncify     onnxruntime-web build for WASM (default plain, the engine's)
  *   --first-answer                  instead: time to first answer on clef-nano, cold and warm,
  *                                   per onnxruntime-web build, vs onnxruntime-node
  *                                   (tools/bench/first-answer.ts; its options follow)
@@ -107,6 +108,7 @@ function parseArgs(argv: string[]) {
     write: true,
     packages: [] as Array<{ key: string; dir: string }>,
     scenarios: null as string[] | null,
+    wasmBuild: 'plain' as 'plain' | 'asyncify',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -125,6 +127,7 @@ function parseArgs(argv: string[]) {
       o.packages.push({ key, dir: dir.replace(/\/+$/, '') });
     } else if (a === '--scenarios') o.scenarios = next().split(',');
     else if (a === '--no-write') o.write = false;
+    else if (a === '--wasm-build') o.wasmBuild = next() as 'plain' | 'asyncify';
     else throw new Error(`unknown argument ${a} (see the header of tools/bench/run.ts)`);
   }
   return o;
@@ -308,7 +311,16 @@ async function main(): Promise<void> {
           notes.push(`${m.key}: ${gpuRuns} runs per scenario on WebGPU (SwiftShader is slow here)`);
         }
         log(`  ${device}:`);
-        const run = await benchBrowser(baseUrl, m.url, device, warmup, mine, log, m.budgetMs);
+        const run = await benchBrowser(
+          baseUrl,
+          m.url,
+          device,
+          warmup,
+          mine,
+          log,
+          m.budgetMs,
+          args.wasmBuild,
+        );
         browserVersion ||= run.browserVersion;
         userAgent ||= run.userAgent;
         if (run.info?.device === 'webgpu') adapter = run.info.adapter;
