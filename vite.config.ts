@@ -1,20 +1,13 @@
 import { defineConfig } from 'vite';
-import { ortAssets } from './src/vite/index.js';
+import clefWeb from './src/vite/index.js';
 
 /**
- * Multi-threaded WASM needs SharedArrayBuffer, which needs cross-origin isolation: every server
- * we ship (dev and preview) sends these two headers.
+ * The playground, built with the same plugin a user's app uses (`clef-web/vite`): onnxruntime's
+ * wasm and the bundled clef-nano served same-origin, COOP/COEP on dev and preview.
  */
-export const crossOriginIsolation = {
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Embedder-Policy': 'require-corp',
-};
-
 export default defineConfig({
-  plugins: [ortAssets()],
-  server: { headers: crossOriginIsolation, host: '127.0.0.1' },
-  preview: { headers: crossOriginIsolation, host: '127.0.0.1' },
-  worker: { format: 'es' },
+  plugins: [clefWeb()],
+  server: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1' },
   build: { outDir: 'dist/app', target: 'es2022' },
-  optimizeDeps: { exclude: ['onnxruntime-web'] },
 });

@@ -1,26 +1,55 @@
-import { defaultClientConditions, defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig, type Plugin } from 'vite';
 
-/** The library build: ESM, runtime deps left to the consumer's bundler. */
+/**
+ * The library build (`dist/lib`, ESM) for people who bundle clef-web into their app: the page
+ * API (`clef-web`), `<clef-decide>` (`clef-web/element`) and the service-worker route
+ * (`clef-web/sw`). Runtime dependencies stay imports for the consumer's bundler. The engine's
+ * worker is built on its own (vite.worker.config.ts) as dist/lib/clef.worker.js; this build
+ * points at it with the pattern bundlers resolve: see src/client/default-worker.ts.
+ */
+function prebuiltWorker(): Plugin {
+  const id = '\0clef-web:default-worker';
+  const placeholder = '__CLEF_WEB_WORKER_URL__';
+  return {
+    name: 'clef-web:prebuilt-worker',
+    enforce: 'pre',
+    resolveId(source, importer) {
+      if (source === './default-worker.js' && importer?.includes('/src/client/')) return id;
+      return null;
+    },
+    load(loaded) {
+      if (loaded !== id) return null;
+      // The URL is filled in after Vite's worker plugin has run, so that plugin leaves the
+      // expression alone and the output says exactly `new Worker(new URL('./clef.worker.js',
+      // import.meta.url), ...)` (every chunk sits in dist/lib beside the worker).
+      return `export function defaultWorker() {
+  return new Worker(new URL(${placeholder}, import.meta.url), { type: 'module', name: 'clef-web' });
+}`;
+    },
+    renderChunk(code) {
+      return code.includes(placeholder)
+        ? { code: code.replaceAll(placeholder, "'./clef.worker.js'"), map: null }
+        : null;
+    },
+  };
+}
+
 export default defineConfig({
   // A library, not a site: the dev models and the service worker stay out of it.
   publicDir: false,
-  resolve: {
-    // Pick onnxruntime-web's build that loads its wasm from wasmPaths (/ort/, same-origin)
-    // instead of inlining 28 MB of it into the worker chunk.
-    conditions: ['onnxruntime-web-use-extern-wasm', ...defaultClientConditions],
-  },
-  worker: { format: 'es' },
+  plugins: [prebuiltWorker()],
   build: {
     outDir: 'dist/lib',
     target: 'es2022',
-    emptyOutDir: true,
+    emptyOutDir: false,
     sourcemap: true,
     lib: {
-      entry: { index: 'src/index.ts' },
+      entry: { index: 'src/index.ts', element: 'src/element/index.ts', sw: 'src/sw/index.ts' },
       formats: ['es'],
     },
     rollupOptions: {
-      external: [/^onnxruntime-/, /^@huggingface\//, 'comlink', /^lit/, /^node:/],
+      external: ['comlink', /^lit/, /^onnxruntime-/],
     },
   },
+  resolve: { conditions: [...defaultClientConditions] },
 });

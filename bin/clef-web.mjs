@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// `npx clef-web <command>`: the project's command-line tools (convert, verify, ...), written in
-// TypeScript and run through tsx so a clone needs no build step first.
-import { register } from 'tsx/esm/api';
+// `npx clef-web <command>`: convert, verify, serve, decide. Runs the compiled Node product
+// (dist/node); in a checkout, `npm run build:node` makes it.
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/node/cli.ts');
+const cli = new URL('../dist/node/node/cli.js', import.meta.url);
+if (!existsSync(cli)) {
+  console.error('clef-web: dist/node is missing (in a checkout, run `npm run build:node` first)');
+  process.exit(1);
+}
+const { main } = await import(cli.href);
 process.exitCode = await main(process.argv.slice(2));

@@ -6,7 +6,7 @@
  * - Navigations: network first, the cached page when offline (responses keep their headers,
  *   COOP/COEP included, so the page stays cross-origin isolated offline).
  * - /ort/ (the runtime's wasm): cache first.
- * - /models/: manifest.json network first (a rebuilt package is seen at once and its stale
+ * - /models/ and /clef-web/models/ (the bundled clef-nano): manifest.json network first (a rebuilt package is seen at once and its stale
  *   files are dropped); other files cache first. Package files usually live in the engine's
  *   own Cache Storage (clef-web-packages-v1, keyed `url?sha256=`, see
  *   src/engine/package-fetch.ts): they are served from there and never stored twice.
@@ -20,6 +20,11 @@
  */
 
 const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
+
+/** Model packages: the dev models under /models/, the bundled one the plugin serves. */
+/** @param {string} pathname */
+const isPackagePath = (pathname) =>
+  pathname.startsWith('/models/') || pathname.startsWith('/clef-web/models/');
 
 // The System One routes (POST /v1/systemone, /v1/decisions, GET /v1/models, the Workers AI
 // shape) on this origin, answered by a controlled page's engine: see src/sw/route.ts,
@@ -78,7 +83,7 @@ sw.addEventListener('fetch', (event) => {
     event.respondWith(networkFirst(request, event, { fallback: '/' }));
   } else if (url.pathname.startsWith('/ort/')) {
     event.respondWith(cacheFirst(request, event));
-  } else if (url.pathname.startsWith('/models/')) {
+  } else if (isPackagePath(url.pathname)) {
     event.respondWith(
       url.pathname.endsWith('/manifest.json')
         ? manifestNetworkFirst(request, event)
@@ -232,7 +237,7 @@ async function precache(urls) {
     const key = url.href;
     try {
       const isPackageFile =
-        url.pathname.startsWith('/models/') && !url.pathname.endsWith('/manifest.json');
+        isPackagePath(url.pathname) && !url.pathname.endsWith('/manifest.json');
       if ((await cache.match(key, MATCH)) || (isPackageFile && (await engineCopy(key)))) {
         cached.push(key);
         continue;

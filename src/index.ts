@@ -10,7 +10,13 @@ export {
   type EncodeOptions,
   type TextTokenizer,
 } from './clef/prompt.js';
-export { createClef, type Clef, type ClefOptions, type DecideOptions } from './client/clef.js';
+export {
+  BUNDLED_MODEL_URL,
+  createClef,
+  type Clef,
+  type ClefOptions,
+  type DecideOptions,
+} from './client/clef.js';
 export { handleRoute, type RouteBackend } from './http/routes.js';
 export { registerSystemOneRoute } from './client/service-worker.js';
 export type { RemoteOptions } from './client/escalation.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite. Unit tests (Vitest, Node) then browser tests (Playwright driving
-// Debian's Chromium). It never skips the browser half: no Chromium is a failure that says what
+// `npm test`: the whole suite. The build, unit tests (Vitest, Node), then browser tests
+// (Playwright driving Debian's Chromium, the consumer-app test among them). It never skips the browser half: no Chromium is a failure that says what
 // to install. The last line is the total, `N passed, N failed`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
@@ -35,6 +35,10 @@ function readJson(path) {
     return null;
   }
 }
+
+// 0. The build: the CLI tests run the compiled Node product (bin/clef-web.mjs -> dist/node) and
+// the consumer-app test packs dist/ into a fresh app.
+if (run('npm', ['run', 'build']) !== 0) failed += 1;
 
 // 1. Unit tests.
 rmSync('test-results/unit.json', { force: true });

@@ -16,12 +16,17 @@ import {
   type WireResult,
 } from '../wire/wire.js';
 import { connect, type Connection } from './connection.js';
+import { defaultWorker } from './default-worker.js';
 import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
 import { handleRoute } from '../http/routes.js';
+import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
 
 export interface ClefOptions {
-  /** URL of a converted package directory (the one holding manifest.json). */
-  model: string | URL;
+  /**
+   * URL of a converted package directory (the one holding manifest.json). Default: the bundled
+   * clef-nano at `/clef-web/models/clef-nano/`, which the `clef-web/vite` plugin serves.
+   */
+  model?: string | URL;
   /** 'auto' (default): WebGPU when it can run the package, else WASM. */
   device?: 'auto' | 'webgpu' | 'wasm';
   /** Refuse a package whose dtype differs (fp32, fp16, q8, q4, mixed). */
@@ -67,11 +72,12 @@ export interface DecideOptions {
 
 export interface Clef {
   /** Decides a System One request; resolves to exactly the response body. */
-  systemone(
-    request: SystemOneRequest | unknown,
-    options?: DecideOptions,
-  ): Promise<SystemOneResponse>;
-  /** Like systemone, with the JSON text (request key order kept) and timings. */
+  systemone(request: SystemOneRequest, options?: DecideOptions): Promise<SystemOneResponse>;
+  /**
+   * Like systemone, with the JSON text (request key order kept) and timings. Takes any body
+   * (parsed JSON from elsewhere, `parseRequestJson`'s output): it is validated in full, and a
+   * bad one rejects with SystemOneError (422).
+   */
   decide(request: SystemOneRequest | unknown, options?: DecideOptions): Promise<DecisionWire>;
   /** A fetch-compatible function serving the System One routes (give it to System One SDKs). */
   fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
@@ -98,20 +104,16 @@ interface Pending {
 
 export const DEFAULT_CACHE_BUDGET = 256 * 1024 * 1024;
 
-function defaultWorker(): Worker {
-  return new Worker(new URL('../../workers/clef.worker.ts', import.meta.url), {
-    type: 'module',
-    name: 'clef-web',
-  });
-}
-
 /** Structured clone refused the body (a function, a symbol): answer as the contract says. */
 function cloneFailure(body: unknown, error: unknown): Error {
   validateRequest(body); // throws the 422 for what is not JSON
   return new EngineError(`The request could not be sent to the engine: ${String(error)}`);
 }
 
-export async function createClef(options: ClefOptions): Promise<Clef> {
+/** The bundled clef-nano's URL in a page served with the `clef-web/vite` plugin. */
+export const BUNDLED_MODEL_URL = BUNDLED_MODEL_PATH;
+
+export async function createClef(options: ClefOptions = {}): Promise<Clef> {
   if (options.remote) checkRemoteOptions(options.remote);
   const given = options.worker;
   let givenUsed = false;
@@ -123,7 +125,7 @@ export async function createClef(options: ClefOptions): Promise<Clef> {
     return given;
   };
   const loadOptions: LoadOptionsWire = {
-    model: new URL(String(options.model), globalThis.location?.href).href,
+    model: new URL(String(options.model ?? BUNDLED_MODEL_URL), globalThis.location?.href).href,
     device: options.device ?? 'auto',
     dtype: options.dtype,
     cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET,

@@ -14,6 +14,7 @@ import {
   type OrtModule,
   type RuntimeBuild,
 } from './ort.js';
+import { ORT_PUBLIC_PATH } from '../wire/assets.js';
 import type { PackageFiles } from './package-fetch.js';
 import {
   checkInputs,
@@ -29,9 +30,9 @@ const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
   int64: (data, dims) => new ort.Tensor('int64', data, dims),
 });
 
-/** Where the worker finds onnxruntime-web's wasm: same origin, /ort/. */
+/** Where the worker finds onnxruntime-web's wasm: same origin, ORT_PUBLIC_PATH (/ort/). */
 export function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
-  return { wasmBase: new URL('/ort/', self.location.origin).href, threads, wasmBuild };
+  return { wasmBase: new URL(ORT_PUBLIC_PATH, self.location.origin).href, threads, wasmBuild };
 }
 
 /** Starts the device's runtime (import, wasm, back end) ahead of the package's download. */

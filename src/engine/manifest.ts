@@ -23,6 +23,9 @@ export type FileRole =
   | 'tokenizer-config'
   | 'config';
 
+/** Roles whose files onnxruntime reads as external data. */
+const DATA_ROLES: ReadonlySet<string> = new Set(['backbone-data', 'head-data']);
+
 export interface ManifestFile {
   /** Relative to the manifest, forward slashes, inside the package directory. */
   path: string;
@@ -109,6 +112,12 @@ export function parseManifest(value: unknown): PackageManifest {
       fail(`file path ${JSON.stringify(f.path)} points outside the package`);
     }
     if (!Number.isInteger(f.bytes) || f.bytes < 0) fail(`${f.path}: bytes`);
+    if (f.bytes >= 2 ** 32 && DATA_ROLES.has(f.role)) {
+      // onnxruntime-web reads external data with 32-bit offsets: such a file loads wrongly.
+      fail(
+        `${f.path} is ${(f.bytes / 2 ** 30).toFixed(2)} GiB: external data files must stay under 4 GiB (re-convert with this version's converter, which splits them)`,
+      );
+    }
     if (typeof f.sha256 !== 'string' || !SHA256.test(f.sha256)) fail(`${f.path}: sha256`);
   }
   const v = m.variant;

@@ -3,7 +3,8 @@
  * `onnxruntime-web/wasm` (the plain SIMD-threaded wasm, 14.2 MB) for WASM, and
  * `onnxruntime-web/webgpu` (the asyncify wasm, 26.8 MB, which carries the CPU back end too) for
  * WebGPU. docs/benchmarks.md has the measurement behind the choice. The wasm binaries and loaders
- * are served same-origin under `/ort/` (never a CDN): see src/vite/index.ts.
+ * are served same-origin under `/ort/` (never a CDN): listed in src/wire/assets.ts, served by
+ * src/vite/index.ts.
  */
 import type * as OrtTypes from 'onnxruntime-web';
 import type { DeviceName } from './manifest.js';

@@ -3,8 +3,9 @@ const USAGE = `usage: clef-web <command> [options]
 commands:
   convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed   Clef release -> browser package
   verify <package-dir> --release <release-dir> [--requests N]     package vs the reference forward
-  serve <package-dir> [--port 8787] [--host 127.0.0.1]            System One HTTP server (loopback)
-  decide --package <dir> --in requests.jsonl --out responses.jsonl [--resume]   a file of requests`;
+  serve [<package-dir>] [--port 8787] [--host 127.0.0.1]          System One HTTP server (default: the bundled clef-nano)
+  decide --package <dir> --in requests.jsonl --out responses.jsonl [--resume]   a file of requests
+  assets <dir> [--no-model] [--element]                           copy what a page serves same-origin`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -17,6 +18,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./serve/cli.js')).serveMain(rest);
     case 'decide':
       return (await import('./decide/cli.js')).decideMain(rest);
+    case 'assets':
+      return (await import('./assets-cli.js')).assetsMain(rest);
     case undefined:
     case '--help':
     case '-h':

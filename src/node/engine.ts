@@ -16,7 +16,6 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import * as ort from 'onnxruntime-node';
 import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
 import { encodeRequest, type EncodedRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
@@ -42,6 +41,7 @@ import {
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import type { SystemOneResponse, ValidRequest } from '../protocol/types.js';
 import { validateRequest } from '../protocol/validate.js';
+import { loadOrtNode, type NodeSessionOptions, type OrtNodeModule } from './ort-node.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 /** Backbone tokens per run unless the caller or the manifest says otherwise (as in the browser). */
@@ -92,10 +92,12 @@ export interface NodeEngine {
   dispose(): Promise<void>;
 }
 
-const adapter: RuntimeAdapter = {
-  float32: (data, dims) => new ort.Tensor('float32', data, dims),
-  int64: (data, dims) => new ort.Tensor('int64', data, dims),
-};
+function nodeAdapter(ort: OrtNodeModule): RuntimeAdapter {
+  return {
+    float32: (data, dims) => new ort.Tensor('float32', data, dims),
+    int64: (data, dims) => new ort.Tensor('int64', data, dims),
+  };
+}
 
 /** Node runs one request at a time to completion: nothing cancels it. */
 const NEVER_CANCELLED: JobContext = {
@@ -234,6 +236,7 @@ export async function loadNodePackage(
   dir: string,
   options: NodeEngineOptions = {},
 ): Promise<NodeEngine> {
+  const ort = await loadOrtNode();
   const manifest = await readPackageManifest(dir);
   const chunkTokens =
     options.chunkTokens ??
@@ -253,7 +256,7 @@ export async function loadNodePackage(
   const states = stateSpecs(backboneSpec(manifest));
   const lexiconFile = requireFile(manifest, 'lexicon');
 
-  const sessionOptions: ort.InferenceSession.SessionOptions = {
+  const sessionOptions: NodeSessionOptions = {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
     ...(options.threads !== undefined ? { intraOpNumThreads: options.threads } : {}),
@@ -279,6 +282,7 @@ export async function loadNodePackage(
     const graphs: RunnerGraphs = { backbone, headMemory, headDecide };
     const cacheBudgetBytes = options.cacheBudgetBytes ?? NODE_DEFAULT_CACHE_BUDGET_BYTES;
     const runners = new RunnerSet(
+      nodeAdapter(ort),
       graphs,
       states,
       opened.lexicon,
@@ -343,6 +347,7 @@ class RunnerSet {
   private readonly runners = new Map<number, ClefRunner>();
 
   constructor(
+    private readonly adapter: RuntimeAdapter,
     private readonly graphs: RunnerGraphs,
     private readonly states: StateSpec[],
     private readonly lexicon: SpanMeanSource,
@@ -366,7 +371,7 @@ class RunnerSet {
             headDecide: borrowed(g.headDecide),
           };
       runner = new ClefRunner(
-        adapter,
+        this.adapter,
         graphs,
         this.states,
         this.lexicon,

@@ -1,8 +1,9 @@
 /** The playground's example requests and its model sources. */
+import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
 import type { FormState } from './request-form.js';
 
 /** The bundled model: clef-nano (trained by tools/nano; model card in its folder). */
-export const DEFAULT_PACKAGE = '/models/clef-nano/';
+export const DEFAULT_PACKAGE = BUNDLED_MODEL_PATH;
 export const DEFAULT_PACKAGE_NOTE =
   'clef-nano, a small model trained to route messages among the CLINC150 intents';
 

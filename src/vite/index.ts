@@ -1,47 +1,93 @@
 /**
- * Serves onnxruntime-web's wasm and its loader same-origin under `/ort/` (dev and preview) and
- * copies them into the build. onnxruntime-web would otherwise fetch them from a CDN: nothing may
- * leave the page's origin.
+ * `clef-web/vite`: the Vite plugin a page using clef-web needs.
+ *
+ * ```ts
+ * import clefWeb from 'clef-web/vite';
+ * export default { plugins: [clefWeb()] };
+ * ```
+ *
+ * - Serves onnxruntime-web's loader and wasm (only the files the engine loads) under `/ort/`,
+ *   and the bundled clef-nano under `/clef-web/models/clef-nano/`, in dev and preview, and
+ *   copies both into the build: nothing is fetched from another origin.
+ * - Sends COOP/COEP on dev and preview (threaded WASM needs cross-origin isolation; your
+ *   production server must send them too: see the README).
+ * - Keeps clef-web and onnxruntime-web out of dependency pre-bundling, so the engine's worker
+ *   (`new Worker(new URL('./clef.worker.js', import.meta.url))`) resolves next to the library.
  */
-import { createReadStream, existsSync, readdirSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Plugin } from 'vite';
+import { defaultClientConditions, type Connect, type Plugin } from 'vite';
+import { clefAssets, type AssetOptions } from '../node/assets.js';
 
-export const ORT_PUBLIC_PATH = '/ort/';
-const ORT_DIST = join(process.cwd(), 'node_modules', 'onnxruntime-web', 'dist');
-/** The files the runtime may ask for: the wasm binaries and their Emscripten loaders. */
-const ORT_FILE = /^ort-wasm-simd-threaded(\.[a-z]+)?\.(wasm|mjs)$/;
-
-export function ortAssetNames(): string[] {
-  return readdirSync(ORT_DIST).filter((name) => ORT_FILE.test(name));
+export interface ClefWebPluginOptions extends AssetOptions {
+  /** Send COOP/COEP on the dev and preview servers (default true). */
+  crossOriginIsolation?: boolean;
 }
 
-export function ortAssets(): Plugin {
-  const serve: Plugin['configureServer'] = (server) => {
-    server.middlewares.use(ORT_PUBLIC_PATH, (req, res, next) => {
-      const name = (req.url ?? '').split('?')[0].replace(/^\//, '');
-      const path = join(ORT_DIST, name);
-      if (!ORT_FILE.test(name) || !existsSync(path)) return next();
-      res.setHeader(
-        'Content-Type',
-        name.endsWith('.wasm') ? 'application/wasm' : 'text/javascript',
-      );
-      res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
-      createReadStream(path).pipe(res);
-    });
+/** Multi-threaded WASM needs SharedArrayBuffer, which needs cross-origin isolation. */
+export const CROSS_ORIGIN_ISOLATION_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+});
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.wasm': 'application/wasm',
+  '.mjs': 'text/javascript',
+  '.json': 'application/json',
+  '.onnx': 'application/octet-stream',
+};
+
+function contentType(name: string): string {
+  const ext = name.slice(name.lastIndexOf('.'));
+  return CONTENT_TYPES[ext] ?? 'application/octet-stream';
+}
+
+/** A middleware serving `files` (url name -> absolute path) under `mount`. */
+function serveFiles(mount: string, files: Map<string, string>): Connect.NextHandleFunction {
+  return (req, res, next) => {
+    const pathname = decodeURIComponent((req.url ?? '').split('?')[0] ?? '');
+    if (!pathname.startsWith(mount)) return next();
+    const path = files.get(pathname.slice(mount.length));
+    if (path === undefined) return next();
+    res.setHeader('Content-Type', contentType(path));
+    res.setHeader('Content-Length', String(statSync(path).size));
+    res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+    createReadStream(path).pipe(res);
+  };
+}
+
+export default function clefWeb(options: ClefWebPluginOptions = {}): Plugin {
+  const headers = options.crossOriginIsolation === false ? {} : CROSS_ORIGIN_ISOLATION_HEADERS;
+  let assets: Map<string, Map<string, string>> | null = null;
+  const mounts = () => (assets ??= clefAssets(options));
+  const middlewares = (use: (fn: Connect.NextHandleFunction) => void) => {
+    for (const [mount, files] of mounts()) use(serveFiles(mount, files));
   };
   return {
-    name: 'clef-web:ort-assets',
-    configureServer: serve,
+    name: 'clef-web',
+    config: () => ({
+      server: { headers: { ...headers } },
+      preview: { headers: { ...headers } },
+      worker: { format: 'es' },
+      // When onnxruntime-web is bundled from source (the checkout's playground), pick its build
+      // that loads the wasm from /ort/ instead of emitting a second 27 MB copy as an asset.
+      resolve: { conditions: ['onnxruntime-web-use-extern-wasm', ...defaultClientConditions] },
+      optimizeDeps: { exclude: ['clef-web', 'onnxruntime-web'] },
+    }),
+    configureServer: (server) => middlewares((fn) => server.middlewares.use(fn)),
+    configurePreviewServer: (server) => middlewares((fn) => server.middlewares.use(fn)),
     async generateBundle() {
-      for (const name of ortAssetNames()) {
-        this.emitFile({
-          type: 'asset',
-          fileName: `ort/${name}`,
-          source: await readFile(join(ORT_DIST, name)),
-        });
+      for (const [mount, files] of mounts()) {
+        for (const [name, path] of files) {
+          this.emitFile({
+            type: 'asset',
+            fileName: mount.slice(1) + name,
+            source: await readFile(path),
+          });
+        }
       }
     },
   };
 }
+
+export { clefWeb };

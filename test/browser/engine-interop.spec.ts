@@ -64,7 +64,7 @@ for (const device of DEVICES) {
               });
               if (response.ok) count.push(i);
             } else {
-              await clef.systemone(body);
+              await clef.systemone(body as any);
               count.push(i);
             }
           }
@@ -130,7 +130,7 @@ for (const device of DEVICES) {
             }
           };
           const typed = await client.systemOne({ model, state, questions });
-          const direct = await clef.systemone({ model, state, questions });
+          const direct = await clef.systemone({ model, state, questions } as any);
           const models = await client.models.list();
           const invalid = await caught(client.systemOne({ model, state: 5, questions }));
           const overLength = await caught(client.systemOne(tooLong));

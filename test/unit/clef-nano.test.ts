@@ -1,4 +1,4 @@
-// The committed clef-nano package (public/models/clef-nano, issue 8): it loads and verifies, and
+// The committed clef-nano package (models/clef-nano, issue 8): it loads and verifies, and
 // routes plain support messages to the CLINC150 intent a person would pick (labels written by
 // hand here, not taken from the model), with `none` for an out-of-scope question. A smoke check
 // of the shipped artefact; the model card's figures come from tools/nano/eval.ts.
@@ -32,7 +32,7 @@ const CASES: Array<[string, string]> = [
 let engine: NodeEngine;
 
 beforeAll(async () => {
-  engine = await loadNodePackage('public/models/clef-nano', { threads: 1 });
+  engine = await loadNodePackage('models/clef-nano', { threads: 1 });
 }, 60_000);
 
 afterAll(async () => {

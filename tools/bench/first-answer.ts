@@ -5,7 +5,7 @@
  * each load phase from `info().loadMs`; and onnxruntime-node's load + first answer on the same
  * package. Runs alternate builds and visits so drift lands on all of them alike.
  *
- *   npx tsx tools/bench/first-answer.ts [--model public/models/clef-nano] [--runs 3]
+ *   npx tsx tools/bench/first-answer.ts [--model models/clef-nano] [--url URL] [--runs 3]
  *       [--builds plain,asyncify] [--label TEXT] [--no-write]
  * (also `npm run bench -- --first-answer ...`, which passes its arguments on).
  */
@@ -19,6 +19,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import { loadNodePackage } from '../../src/node/engine.js';
 import type { LoadPhases } from '../../src/wire/wire.js';
 import { loadAverage } from './proc.js';
+import { BUNDLED_MODEL_PATH } from '../../src/wire/assets.js';
 
 const REQUEST = {
   model: 'clef-nano',
@@ -107,10 +108,10 @@ const median = (xs: number[]) => {
 
 export async function benchFirstAnswer(
   baseUrl: string,
-  options: { dir: string; runs: number; builds: string[] },
+  options: { dir: string; url: string; runs: number; builds: string[] },
   log: (s: string) => void,
 ) {
-  const model = `/${options.dir.replace(/^public\//, '').replace(/\/?$/, '/')}`;
+  const model = options.url;
   const visits: Visit[] = [];
   const node: Array<{ loadMs: number; firstMs: number }> = [];
   for (let run = 0; run < options.runs; run++) {
@@ -171,7 +172,9 @@ async function main() {
   const { values } = parseArgs({
     options: {
       'first-answer': { type: 'boolean' },
-      model: { type: 'string', default: 'public/models/clef-nano' },
+      // The bundled clef-nano: its directory (for onnxruntime-node) and where the page gets it.
+      model: { type: 'string', default: 'models/clef-nano' },
+      url: { type: 'string', default: BUNDLED_MODEL_PATH },
       runs: { type: 'string', default: '3' },
       builds: { type: 'string', default: 'plain,asyncify' },
       label: { type: 'string', default: 'first-answer' },
@@ -191,7 +194,12 @@ async function main() {
   try {
     const result = await benchFirstAnswer(
       `http://127.0.0.1:${port}`,
-      { dir: values.model!, runs: Number(values.runs), builds: values.builds!.split(',') },
+      {
+        dir: values.model!,
+        url: values.url!,
+        runs: Number(values.runs),
+        builds: values.builds!.split(','),
+      },
       (s) => console.log(s),
     );
     const loadEnd = loadAverage();

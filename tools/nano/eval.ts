@@ -4,7 +4,7 @@
  * runner, prompt encoding and validation the browser uses, on onnxruntime's CPU kernels), and
  * optionally the PyTorch probabilities eval.py wrote, through the same metric code.
  *
- *   npx tsx tools/nano/eval.ts --package public/models/clef-nano \
+ *   npx tsx tools/nano/eval.ts --package models/clef-nano \
  *       [--torch /tmp/nano/torch-probs.json] [--no-engine] [--out /tmp/nano/eval.json]
  *
  * Figures: 150-way accuracy (argmax over the 150 intents of the 151-option question, in-scope
@@ -256,7 +256,7 @@ function table(columns: Array<[string, Figures]>): string {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      package: { type: 'string', default: 'public/models/clef-nano' },
+      package: { type: 'string', default: 'models/clef-nano' },
       torch: { type: 'string' },
       'no-engine': { type: 'boolean', default: false },
       // Save the package's probabilities, or read them back instead of running the engine.

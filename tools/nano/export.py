@@ -4,7 +4,7 @@
         --tokenizer /tmp/nano/tokenizer --out /tmp/nano/release
 
 Then convert it with the project's converter:
-    npx clef-web convert /tmp/nano/release public/models/clef-nano --dtype fp32 --name clef-nano
+    npx clef-web convert /tmp/nano/release models/clef-nano --dtype fp32 --name clef-nano
 """
 import argparse
 import os

@@ -5,7 +5,7 @@
  * package's answers through the Node engine, so the preset's behaviour is checked before it is
  * shown.
  *
- *   npx tsx tools/nano/preset.ts [--package public/models/clef-nano] [--body-only]
+ *   npx tsx tools/nano/preset.ts [--package models/clef-nano] [--body-only]
  */
 import { parseArgs } from 'node:util';
 import { loadNodePackage } from '../../src/node/engine.js';
@@ -52,7 +52,7 @@ const STATES = [
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      package: { type: 'string', default: 'public/models/clef-nano' },
+      package: { type: 'string', default: 'models/clef-nano' },
       'body-only': { type: 'boolean', default: false },
     },
   });

@@ -1,5 +1,6 @@
 import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { ifDefined } from 'lit/directives/if-defined.js';
+import { BUNDLED_MODEL_PATH } from '../../wire/assets.js';
 import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
 import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
 import { describeDecision, renderAnswers } from './answer-view.js';
@@ -116,7 +117,7 @@ export class ClefDecide extends LitElement {
 
   constructor() {
     super();
-    this.model = '/models/clef-nano/';
+    this.model = BUNDLED_MODEL_PATH;
     this.device = 'auto';
     this.questions = null;
     this.debounce = 300;

@@ -75,6 +75,12 @@ interface DataFile {
   size: number;
 }
 
+/**
+ * onnxruntime-web addresses external data with 32-bit offsets: a data file of 4 GiB or more
+ * loads without an error and computes garbage (measured: NaN). Every file stays below this.
+ */
+export const MAX_EXTERNAL_DATA_FILE_BYTES = 2 ** 32 - 1;
+
 const DEFAULT_OPSETS: OpsetImport[] = [
   { domain: '', version: 17 },
   { domain: 'com.microsoft', version: 1 },
@@ -97,6 +103,11 @@ export class GraphBuilder {
       alignment: 64,
       ...options,
     };
+    if (this.opts.maxDataFileBytes > MAX_EXTERNAL_DATA_FILE_BYTES) {
+      throw new Error(
+        `maxDataFileBytes ${this.opts.maxDataFileBytes} is 4 GiB or more: onnxruntime-web cannot address such a file`,
+      );
+    }
   }
 
   /** A fresh value/node name based on `hint` (the hint itself when still free). */
@@ -280,6 +291,13 @@ export class GraphBuilder {
 
   /** The data file the next tensor of `length` bytes goes to (a new one when full). */
   private fileFor(length: number): DataFile {
+    if (length > this.opts.maxDataFileBytes) {
+      // Alone in a file it would still pass the limit (and at 4 GiB, load wrongly): refuse.
+      throw new Error(
+        `a tensor of ${length} bytes is larger than the ${this.opts.maxDataFileBytes}-byte data file limit ` +
+          '(quantise it, or keep it in a form the converter splits)',
+      );
+    }
     const file = this.dataFiles[this.dataFiles.length - 1];
     if (
       file !== undefined &&

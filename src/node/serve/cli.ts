@@ -1,9 +1,10 @@
 /**
- * `npx clef-web serve <package-dir> [--port 8787] [--host 127.0.0.1]`: the System One routes over
+ * `npx clef-web serve [<package-dir>] [--port 8787] [--host 127.0.0.1]`: the System One routes over
  * HTTP, answered by the package on onnxruntime-node. SIGINT/SIGTERM finish what was received,
  * then exit; a second signal exits at once.
  */
 import { parseArgs } from 'node:util';
+import { bundledModelDir } from '../bundled.js';
 import { loadNodePackage } from '../engine.js';
 import { isLoopbackHost } from './refusals.js';
 import {
@@ -16,7 +17,7 @@ import {
   startServer,
 } from './server.js';
 
-export const SERVE_USAGE = `usage: clef-web serve <package-dir> [--port ${DEFAULT_PORT}] [--host ${DEFAULT_HOST}]
+export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFAULT_PORT}] [--host ${DEFAULT_HOST}]
   [--allow-host NAME]...          extra Host header names to accept (a DNS name for a non-loopback bind)
   [--max-body-bytes N]            default ${DEFAULT_MAX_BODY_BYTES}
   [--max-queue N]                 queued requests before 503 overloaded, default ${DEFAULT_MAX_QUEUE}
@@ -54,7 +55,7 @@ export async function serveMain(argv: string[]): Promise<number> {
         quiet: { type: 'boolean' },
       },
     }));
-    if (positionals.length !== 1) throw new Error('one package directory is needed');
+    if (positionals.length > 1) throw new Error('at most one package directory');
     port = positiveInt('port', values.port, DEFAULT_PORT, 0);
     options = {
       host: values.host ?? DEFAULT_HOST,
@@ -77,7 +78,8 @@ export async function serveMain(argv: string[]): Promise<number> {
 
   let engine;
   try {
-    engine = await loadNodePackage(positionals[0]!, threads ? { threads } : {});
+    // No package named: the bundled clef-nano, so `npx clef-web serve` answers at once.
+    engine = await loadNodePackage(positionals[0] ?? bundledModelDir(), threads ? { threads } : {});
   } catch (e) {
     console.error(`clef-web serve: ${(e as Error).message}`);
     return 1;

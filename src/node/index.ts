@@ -1,0 +1,26 @@
+/**
+ * `clef-web/node`: the Node product as a library. The engine (onnxruntime-node, an optional peer
+ * dependency: install it to decide in Node), the System One server, batch decisions, the
+ * converter and the verifier, the same code the `clef-web` CLI runs.
+ */
+export {
+  loadNodePackage,
+  readPackageManifest,
+  verifyPackageFiles,
+  type NodeDecision,
+  type NodeEngine,
+  type NodeEngineOptions,
+} from './engine.js';
+export {
+  startServer,
+  nodeEngineBackend,
+  type RunningServer,
+  type ServeEngine,
+  type ServeOptions,
+} from './serve/server.js';
+export { decideFile, type DecideFileOptions, type DecideSummary } from './decide/cli.js';
+export { convertRelease, type ConvertOptions } from './convert/package.js';
+export { measureFidelity, type FidelityOptions, type FidelityReport } from './verify/fidelity.js';
+export { bundledModelDir } from './bundled.js';
+export { MissingDependencyError, ORT_NODE_VERSION } from './ort-node.js';
+export { main } from './cli.js';

@@ -1,0 +1,52 @@
+/**
+ * The only module of the Node product that imports onnxruntime-node, and only when a command
+ * needs it (serve, decide, verify, calibrate): it is an optional peer dependency, so a browser
+ * user's `npm install clef-web` never downloads it. Missing, it is a typed error whose message
+ * names the install command (the CLI prints that one line).
+ */
+import type * as OrtNode from 'onnxruntime-node';
+
+export type OrtNodeModule = typeof OrtNode;
+export type NodeSessionOptions = OrtNode.InferenceSession.SessionOptions;
+
+/** The onnxruntime-node version the package's graphs are tested with. */
+export const ORT_NODE_VERSION = '1.30.0';
+
+export class MissingDependencyError extends Error {
+  readonly code = 'missing_dependency';
+  constructor(
+    readonly dependency: string,
+    readonly install: string,
+    why: string,
+  ) {
+    super(`${why} needs ${dependency}, which is not installed: run \`${install}\``);
+    this.name = 'MissingDependencyError';
+  }
+}
+
+let loaded: Promise<OrtNodeModule> | null = null;
+
+function notFound(e: unknown): boolean {
+  const code = (e as { code?: string } | null)?.code;
+  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+}
+
+/** onnxruntime-node, imported once; `why` names what needs it for the error message. */
+export function loadOrtNode(why = 'Running a package in Node'): Promise<OrtNodeModule> {
+  loaded ??= import('onnxruntime-node').then(
+    (m) => ((m as { default?: OrtNodeModule }).default ?? m) as OrtNodeModule,
+    (e: unknown) => {
+      loaded = null;
+      if (notFound(e)) {
+        throw new MissingDependencyError(
+          'onnxruntime-node',
+          // The flag skips its optional CUDA download (clef-web runs on the CPU build it ships).
+          `npm install onnxruntime-node@${ORT_NODE_VERSION} --onnxruntime-node-install=skip`,
+          why,
+        );
+      }
+      throw e;
+    },
+  );
+  return loaded;
+}

@@ -1,0 +1,65 @@
+// The layout shows the architecture: no import circles anywhere, and the arrows between the
+// product's folders point one way (README "Layout"). Read from the source text, so a new
+// import that breaks either fails here with the files named.
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { circles, importGraph } from './support/import-graph.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const graph = importGraph(ROOT, ['src', 'workers', 'tools', 'test', 'bin']);
+
+/** `src/<part>` for product files, else the top folder. */
+function part(file: string): string {
+  const [top, second] = file.split('/');
+  return top === 'src' && second && !second.includes('.') ? `src/${second}` : (top as string);
+}
+
+/** Importer part -> parts it must never import. */
+const FORBIDDEN: Record<string, RegExp> = {
+  'src/protocol': /^(?!src\/protocol$)/, // protocol imports nothing else of the project
+  'src/clef': /^src\/(engine|client|element|playground|node|http|wire)$/,
+  'src/wire': /^src\/(engine|client|element|playground|node|http)$/,
+  'src/http': /^src\/(engine|client|element|playground|node)$/,
+  'src/engine': /^src\/(client|element|playground|node|http)$/,
+  'src/client': /^src\/(engine|element|playground|node)$/,
+  'src/element': /^src\/(engine|playground|node)$/,
+  'src/playground': /^src\/(engine|node)$/,
+  'src/calibrate': /^src\/(engine|client|element|playground|node|http)$/,
+  'src/sw': /^src\/(engine|element|playground|node)$/,
+};
+
+describe('the import graph', () => {
+  it('reads the source (guards against a silently empty graph)', () => {
+    expect(graph.size).toBeGreaterThan(150);
+    expect(graph.get('src/client/clef.ts')).toContain('src/wire/wire.ts');
+  });
+
+  it('has no circles', () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
+  it('points downwards: no forbidden arrow between the parts, and src never imports tools', () => {
+    const bad: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = part(file);
+      for (const target of targets) {
+        const to = part(target);
+        if (from.startsWith('src') && to === 'tools') bad.push(`${file} -> ${target}`);
+        const rule = FORBIDDEN[from];
+        if (rule && to !== from && rule.test(to)) bad.push(`${file} -> ${target}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('finds a circle and a forbidden arrow when there is one (the checks can fail)', () => {
+    const g = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['a.ts']],
+      ['c.ts', []],
+    ]);
+    expect(circles(g)).toEqual([['a.ts', 'b.ts']]);
+    expect(FORBIDDEN['src/protocol']!.test('src/clef')).toBe(true);
+    expect(FORBIDDEN['src/client']!.test('src/engine')).toBe(true);
+  });
+});
