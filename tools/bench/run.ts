@@ -65,7 +65,7 @@ interface ModelSpec {
 }
 
 const NO_WASM_NOTE =
-  "no WASM: onnxruntime-web's WebGPU build (the engine's import) has no CPU kernel for " +
+  "no WASM: onnxruntime-web's WebGPU build (the engine's WASM build until issue 15) has no CPU kernel for " +
   'GatherBlockQuantized, the q8 embedding of the q4/q8 packages; real-q4-f16emb (fp16 ' +
   'embedding, same layers) stands in for it';
 
