@@ -236,8 +236,7 @@ async function precache(urls) {
     if (url.origin !== sw.location.origin || url.pathname.startsWith(LOCAL_PREFIX)) continue;
     const key = url.href;
     try {
-      const isPackageFile =
-        isPackagePath(url.pathname) && !url.pathname.endsWith('/manifest.json');
+      const isPackageFile = isPackagePath(url.pathname) && !url.pathname.endsWith('/manifest.json');
       if ((await cache.match(key, MATCH)) || (isPackageFile && (await engineCopy(key)))) {
         cached.push(key);
         continue;

@@ -4,6 +4,7 @@
  * (or no Cache Storage at all) is reported and loading carries on without caching.
  */
 import { DownloadError, IntegrityError, PackageError } from '../wire/errors.js';
+import { downloadFile } from './download.js';
 import { parseManifest, type ManifestFile, type PackageManifest } from './manifest.js';
 import type { LoadProgress } from '../wire/wire.js';
 
@@ -16,6 +17,8 @@ export interface FetchOptions {
   cache?: boolean;
   /** Called once the manifest is read, before any other file is fetched. */
   onManifest?: (manifest: PackageManifest) => void;
+  /** Ask for persistent storage from this package size on (default PERSIST_ABOVE_BYTES). */
+  persistAboveBytes?: number;
 }
 
 export interface PackageFiles {
@@ -25,6 +28,13 @@ export interface PackageFiles {
   manifestSha256: string;
   /** Why caching is off, when it is (quota, no Cache Storage); null when files were cached. */
   cacheProblem: string | null;
+  /**
+   * For packages over PERSIST_ABOVE_BYTES: whether the browser granted persistent storage
+   * (cached gigabytes are then not evicted under storage pressure); null when not asked.
+   */
+  persisted: boolean | null;
+  /** Broken transfers resumed with HTTP Range. */
+  resumes: number;
   bytesFromNetwork: number;
   bytesFromCache: number;
   /** Time spent fetching (network or cache) and hashing, in ms. */
@@ -44,32 +54,6 @@ export function packageUrl(baseUrl: string, path: string): string {
   return new URL(path, new URL(base, globalThis.location?.href)).href;
 }
 
-async function readBody(
-  response: Response,
-  expected: number,
-  onChunk: (n: number) => void,
-): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array(await response.arrayBuffer());
-  const out = new Uint8Array(expected);
-  let offset = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (offset + value.byteLength > expected) {
-      await reader.cancel();
-      throw new DownloadError(`${response.url}: more bytes than the manifest's ${expected}`);
-    }
-    out.set(value, offset);
-    offset += value.byteLength;
-    onChunk(value.byteLength);
-  }
-  if (offset !== expected) {
-    throw new DownloadError(`${response.url}: got ${offset} bytes, the manifest says ${expected}`);
-  }
-  return out;
-}
-
 async function openCache(): Promise<{ cache: Cache | null; problem: string | null }> {
   if (typeof caches === 'undefined')
     return { cache: null, problem: 'Cache Storage is unavailable' };
@@ -78,6 +62,43 @@ async function openCache(): Promise<{ cache: Cache | null; problem: string | nul
   } catch (e) {
     return { cache: null, problem: `Cache Storage could not be opened: ${(e as Error).message}` };
   }
+}
+
+/** Packages at least this big ask for persistent storage (1 GiB). */
+export const PERSIST_ABOVE_BYTES = 2 ** 30;
+
+function cacheKeyOf(baseUrl: string, file: ManifestFile): string {
+  // The cache key carries the hash: a changed package never reads a stale file.
+  return `${packageUrl(baseUrl, file.path)}?sha256=${file.sha256}`;
+}
+
+/** Whether the files not cached yet fit in the origin's storage quota. */
+async function storageRoom(
+  cache: Cache,
+  baseUrl: string,
+  manifest: PackageManifest,
+): Promise<{ problem: string | null }> {
+  const storage = globalThis.navigator?.storage;
+  if (!storage?.estimate) return { problem: null };
+  let missing = 0;
+  for (const file of manifest.files) {
+    const hit = await cache.match(cacheKeyOf(baseUrl, file)).catch(() => undefined);
+    if (!hit) missing += file.bytes;
+  }
+  const { quota, usage } = await storage.estimate().catch(() => ({}) as StorageEstimate);
+  if (quota === undefined || usage === undefined || missing <= quota - usage) {
+    return { problem: null };
+  }
+  const mb = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+  return {
+    problem: `Not cached: the package needs ${mb(missing)} more and the storage quota leaves ${mb(Math.max(0, quota - usage))}`,
+  };
+}
+
+async function askPersistence(): Promise<boolean | null> {
+  const storage = globalThis.navigator?.storage;
+  if (!storage?.persist) return null;
+  return storage.persist().catch(() => false);
 }
 
 export async function fetchPackage(
@@ -110,17 +131,27 @@ export async function fetchPackage(
   let { cache, problem } =
     options.cache === false ? { cache: null, problem: 'caching disabled' } : await openCache();
   const totalBytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
+  if (cache) {
+    // Before downloading gigabytes: will what is not cached yet fit in the quota?
+    const room = await storageRoom(cache, baseUrl, manifest);
+    if (room.problem) {
+      problem = room.problem;
+      cache = null;
+    }
+  }
+  const persistAbove = options.persistAboveBytes ?? PERSIST_ABOVE_BYTES;
+  const persisted = totalBytes >= persistAbove ? await askPersistence() : null;
   let loadedBytes = 0;
   let bytesFromNetwork = 0;
   let bytesFromCache = 0;
   const contents = new Map<string, Uint8Array>();
   let downloadMs = 0;
+  let resumes = 0;
   let verifyMs = 0;
 
   for (const file of manifest.files) {
     const url = packageUrl(baseUrl, file.path);
-    // The cache key carries the hash: a changed package never reads a stale file.
-    const cacheKey = `${url}?sha256=${file.sha256}`;
+    const cacheKey = cacheKeyOf(baseUrl, file);
     let data: Uint8Array | null = null;
     let fromCache = false;
     const fetchStart = performance.now();
@@ -132,23 +163,16 @@ export async function fetchPackage(
       }
     }
     if (!data) {
-      let response: Response;
-      try {
-        response = await fetch(url, { signal });
-      } catch (e) {
-        throw new DownloadError(`Could not fetch ${file.path}: ${(e as Error).message}`, {
-          file: file.path,
-        });
-      }
-      if (!response.ok) {
-        throw new DownloadError(`Could not fetch ${file.path}: HTTP ${response.status}`, {
-          file: file.path,
-        });
-      }
-      data = await readBody(response, file.bytes, (n) => {
-        loadedBytes += n;
-        onProgress?.({ phase: 'download', file: file.path, loadedBytes, totalBytes });
+      const downloaded = await downloadFile(url, file.bytes, {
+        signal,
+        name: file.path,
+        onChunk: (n) => {
+          loadedBytes += n;
+          onProgress?.({ phase: 'download', file: file.path, loadedBytes, totalBytes });
+        },
       });
+      data = downloaded.data;
+      resumes += downloaded.resumes;
       bytesFromNetwork += data.byteLength;
     } else {
       loadedBytes += data.byteLength;
@@ -181,6 +205,8 @@ export async function fetchPackage(
     baseUrl,
     manifestSha256,
     cacheProblem: problem,
+    persisted,
+    resumes,
     bytesFromNetwork,
     bytesFromCache,
     downloadMs,

@@ -1,86 +1,95 @@
 /**
- * The HTTP routes of system-one.md, as a function from a fetch `Request` to a `Response`. The
- * page API's `clef.fetch` uses it, and so can a service worker or a Node server: it needs only
- * a backend that decides a parsed body and lists models.
+ * The HTTP routes of system-one.md and the OpenAI dialects, as a function from a fetch
+ * `Request` to a `Response`. The page API's `clef.fetch` uses it, and so do the service worker
+ * (src/sw/route.ts) and `clef-web serve`: it needs only a backend that decides a parsed body and
+ * lists models. Which route, and which dialect answers errors:
+ *
+ * | path                                            | dialect                                 |
+ * |-------------------------------------------------|-----------------------------------------|
+ * | `POST /v1/systemone`                            | System One                              |
+ * | `POST /v1/decisions`                            | OpenAI Decisions if the body is one (1), else System One |
+ * | `POST /client/v4/accounts/<a>/ai/run/<model>`   | Workers AI envelope; `<model>` literal or percent-encoded (2) |
+ * | `POST /v1/chat/completions`                     | OpenAI Chat Completions (./route-openai.ts) |
+ * | `GET /v1/models`                                | System One                              |
+ *
+ * (1) `isOpenAiDecisionsBody`: `questions` is an array, or `input` without `state`. A body that
+ * is not JSON cannot be told apart, so it gets System One's 400.
+ * (2) `parseWorkersAiPath`; a model outside `@cf/cloudflare/` is a 404 in the envelope.
  */
-import { internalError, overloadedError, SystemOneError } from '../protocol/errors.js';
-import { parseRequestJson } from '../protocol/json.js';
-import { notJsonBodyError } from '../protocol/errors.js';
-import type { ErrorBody, ModelCard } from '../protocol/types.js';
-import { AbortedError, ClefError, DisposedError } from '../wire/errors.js';
+import { isOpenAiDecisionsBody } from './openai-decisions.js';
+import { invalidRequest } from './openai-errors.js';
+import {
+  errorToHttp,
+  jsonResponse,
+  readJsonBody,
+  rethrowAbort,
+  workersAiError,
+  type RouteBackend,
+} from './route-common.js';
+import { chatCompletions, openAiDecisions } from './route-openai.js';
+import { parseWorkersAiPath } from './workers-ai-path.js';
 
-export interface RouteBackend {
-  /** Decides a losslessly parsed body; resolves to the response as JSON text. */
-  decide(body: unknown, signal?: AbortSignal): Promise<{ json: string }>;
-  models(): ModelCard[] | Promise<ModelCard[]>;
-}
+export { errorToHttp, type RouteBackend } from './route-common.js';
 
-const WORKERS_AI = /^\/client\/v4\/accounts\/[^/]+\/ai\/run\/@cf\/cloudflare\/([^/]+)$/;
+export type RouteDialect = 'system-one' | 'workers-ai' | 'openai' | 'decisions';
 
-function requestId(): string {
-  return (
-    globalThis.crypto?.randomUUID?.() ??
-    `${Date.now().toString(16)}-${Math.random().toString(16).slice(2)}`
-  );
-}
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+/** Any `/ai/run/...` path: the Workers AI dialect, served model or not. */
+const WORKERS_AI_SHAPE = /^\/client\/v4\/accounts\/[^/]+\/ai\/run\/./;
+export const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';
 
 /**
- * A response body goes out as UTF-8, which cannot carry a lone surrogate (it would arrive as
- * U+FFFD, and a choice's probabilities under a key the client never sent). In JSON text one can
- * only sit inside a string, where its `\uXXXX` escape means the same code unit.
+ * The dialect of a path's error bodies: `decisions` is `/v1/decisions`, where only the body
+ * says whether the client speaks System One or OpenAI (see the table above).
  */
-function escapeLoneSurrogates(json: string): string {
-  return json.replace(LONE_SURROGATE, (unit) => `\\u${unit.charCodeAt(0).toString(16)}`);
+export function routeDialect(pathname: string): RouteDialect {
+  if (WORKERS_AI_SHAPE.test(pathname)) return 'workers-ai';
+  if (pathname === CHAT_COMPLETIONS_PATH) return 'openai';
+  if (pathname === '/v1/decisions') return 'decisions';
+  return 'system-one';
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const NOT_ALLOWED = JSON.stringify({ detail: 'Method Not Allowed' });
 
-/**
- * The body's JSON text. RFC 8259 §8.1: JSON between systems is UTF-8, so other bytes are not
- * JSON (decoding them would answer U+FFFD as if the client had sent it); one leading byte order
- * mark may be ignored, as Python's json.loads ignores it, but not two.
- */
-async function bodyText(request: Request): Promise<string> {
-  let text: string;
+function openAiMethodNotAllowed(method: string): Response {
+  const e = invalidRequest([
+    {
+      param: null,
+      code: 'method_not_allowed',
+      message: `${method} is not allowed on ${CHAT_COMPLETIONS_PATH}: use POST.`,
+    },
+  ]);
+  return jsonResponse(405, JSON.stringify(e.body));
+}
+
+function workersAiNoModel(path: string): Response {
+  const segment = path.replace(/^.*?\/ai\/run\//, '');
+  let model = segment;
   try {
-    text = UTF8.decode(await request.arrayBuffer());
+    model = decodeURIComponent(segment);
   } catch {
-    throw notJsonBodyError('Request body is not valid JSON: it is not valid UTF-8');
+    // Malformed percent-encoding: name it as sent.
   }
-  return text.startsWith('\ufeff') ? text.slice(1) : text;
+  const message = `No such model ${JSON.stringify(model)}: this server serves @cf/cloudflare/<model> only`;
+  const body = { detail: { error_type: 'api_usage_error' as const, message } };
+  return jsonResponse(404, workersAiError(404, body));
 }
 
-function jsonResponse(status: number, text: string): Response {
-  return new Response(escapeLoneSurrogates(text), {
-    status,
-    headers: { 'content-type': 'application/json', 'x-typesafe-request-id': requestId() },
-  });
-}
-
-/** Maps any failure to the contract's status and body. */
-export function errorToHttp(error: unknown): { status: number; body: ErrorBody } {
-  if (error instanceof SystemOneError) return { status: error.status, body: error.body };
-  if (error instanceof DisposedError) {
-    const e = overloadedError('No model is loaded');
-    return { status: e.status, body: e.body };
+/** System One (and Workers AI) decisions: the body as parsed goes to the engine. */
+async function systemOne(
+  body: unknown,
+  backend: RouteBackend,
+  signal: AbortSignal,
+  workersAiModel: string | null,
+): Promise<Response> {
+  // The Workers AI route names the model in its path; the body may omit it.
+  if (workersAiModel !== null && body instanceof Map && !body.has('model')) {
+    body.set('model', workersAiModel);
   }
-  const message = error instanceof ClefError ? error.message : 'The engine failed';
-  const e = internalError(message);
-  return { status: e.status, body: e.body };
-}
-
-function workersAiError(status: number, body: ErrorBody): string {
-  const message = Array.isArray(body.detail)
-    ? body.detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; ')
-    : body.detail.message;
-  return JSON.stringify({
-    success: false,
-    errors: [{ code: status, message }],
-    result: null,
-    messages: [],
-  });
+  const { json } = await backend.decide(body, signal);
+  if (workersAiModel !== null) {
+    return jsonResponse(200, `{"result":${json},"success":true,"errors":[],"messages":[]}`);
+  }
+  return jsonResponse(200, json);
 }
 
 /**
@@ -89,35 +98,32 @@ function workersAiError(status: number, body: ErrorBody): string {
  */
 export async function handleRoute(request: Request, backend: RouteBackend): Promise<Response> {
   const path = new URL(request.url).pathname;
-  const workersAi = WORKERS_AI.exec(path);
-  const isDecision = path === '/v1/systemone' || path === '/v1/decisions' || workersAi !== null;
+  const dialect = routeDialect(path);
 
   if (path === '/v1/models') {
-    if (request.method !== 'GET')
-      return jsonResponse(405, JSON.stringify({ detail: 'Method Not Allowed' }));
+    if (request.method !== 'GET') return jsonResponse(405, NOT_ALLOWED);
     return jsonResponse(200, JSON.stringify({ models: await backend.models() }));
   }
+  if (dialect === 'openai') {
+    if (request.method !== 'POST') return openAiMethodNotAllowed(request.method);
+    return chatCompletions(request, backend);
+  }
+  const workersAi = dialect === 'workers-ai' ? parseWorkersAiPath(path) : null;
+  if (dialect === 'workers-ai' && workersAi === null && request.method === 'POST') {
+    return workersAiNoModel(path);
+  }
+  const isDecision = path === '/v1/systemone' || dialect === 'decisions' || workersAi !== null;
   if (!isDecision) return jsonResponse(404, JSON.stringify({ detail: 'Not Found' }));
-  if (request.method !== 'POST')
-    return jsonResponse(405, JSON.stringify({ detail: 'Method Not Allowed' }));
+  if (request.method !== 'POST') return jsonResponse(405, NOT_ALLOWED);
 
   try {
-    const text = await bodyText(request);
-    let body: unknown;
-    try {
-      body = parseRequestJson(text);
-    } catch (e) {
-      throw notJsonBodyError(`Request body is not valid JSON: ${(e as Error).message}`);
+    const body = await readJsonBody(request);
+    if (dialect === 'decisions' && isOpenAiDecisionsBody(body)) {
+      return await openAiDecisions(body, backend, request.signal);
     }
-    // The Workers AI route names the model in its path; the body may omit it.
-    if (workersAi && body instanceof Map && !body.has('model')) body.set('model', workersAi[1]!);
-    const { json } = await backend.decide(body, request.signal);
-    if (workersAi) {
-      return jsonResponse(200, `{"result":${json},"success":true,"errors":[],"messages":[]}`);
-    }
-    return jsonResponse(200, json);
+    return await systemOne(body, backend, request.signal, workersAi?.name ?? null);
   } catch (error) {
-    if (error instanceof AbortedError) throw new DOMException(error.message, 'AbortError');
+    rethrowAbort(error);
     const { status, body } = errorToHttp(error);
     return jsonResponse(status, workersAi ? workersAiError(status, body) : JSON.stringify(body));
   }

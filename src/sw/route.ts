@@ -23,6 +23,7 @@ import { AbortedError } from '../wire/errors.js';
 import { fromWireError } from '../wire/wire.js';
 import { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
 import { handleRoute, type RouteBackend } from '../http/routes.js';
+import { parseWorkersAiPath } from '../http/workers-ai-path.js';
 
 export { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
 
@@ -70,15 +71,15 @@ export interface SystemOneRoute {
   onMessage(event: SwMessageEventLike): boolean;
 }
 
-const ROUTE_PATH =
-  /^\/v1\/(?:systemone|decisions|models)$|^\/client\/v4\/accounts\/[^/]+\/ai\/run\/@cf\/cloudflare\/[^/]+$/;
+const ROUTE_PATH = /^\/v1\/(?:systemone|decisions|models|chat\/completions)$/;
 
 /** The route path of a URL path under `basePath`, or null when it is not a System One route. */
 export function systemOneRoutePath(pathname: string, basePath = ''): string | null {
   const base = basePath.replace(/\/+$/, '');
   if (base && !pathname.startsWith(`${base}/`)) return null;
   const path = pathname.slice(base.length);
-  return ROUTE_PATH.test(path) ? path : null;
+  // The Workers AI route with the model's slashes literal or percent-encoded (Cloudflare's SDK).
+  return ROUTE_PATH.test(path) || parseWorkersAiPath(path) !== null ? path : null;
 }
 
 /** True for a request to this origin's System One routes. */

@@ -475,7 +475,18 @@ describe('graceful shutdown', () => {
   it('`clef-web serve` on SIGTERM answers every queued request, then exits 0', async () => {
     const child = spawn(
       process.execPath,
-      ['bin/clef-web.mjs', 'serve', tiny.dir, '--port', '0', '--host', '0.0.0.0', '--threads', '1'],
+      [
+        'bin/clef-web.mjs',
+        'serve',
+        tiny.dir,
+        '--port',
+        '0',
+        '--host',
+        '0.0.0.0',
+        '--insecure-no-auth',
+        '--threads',
+        '1',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -485,7 +496,11 @@ describe('graceful shutdown', () => {
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
       await waitFor(() => /listening on http:\/\/\S+/.test(stdout), 30_000);
-      const url = /listening on (http:\/\/\S+)/.exec(stdout)![1]!;
+      // The address actually bound, then where this machine reaches it.
+      expect(stdout).toMatch(
+        /listening on http:\/\/0\.0\.0\.0:\d+ \(from this machine: http:\/\/127\.0\.0\.1:\d+\)/,
+      );
+      const url = /from this machine: (http:\/\/[^)\s]+)/.exec(stdout)![1]!;
       // Binding beyond loopback was asked for: it says so (on stderr, its own pipe).
       await waitFor(() => /warning: bound to 0\.0\.0\.0/.test(stderr), 5000);
       const long = 'The parcel arrived late and damaged. '.repeat(40);

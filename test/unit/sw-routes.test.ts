@@ -10,6 +10,8 @@ import {
   type SwClientLike,
   type SwScopeLike,
 } from '../../src/sw/route.js';
+import Cloudflare from 'cloudflare';
+import OpenAI from 'openai';
 import { parseRequestJson } from '../../src/protocol/json.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
@@ -100,10 +102,20 @@ describe('which requests the service worker answers', () => {
       '/v1/decisions',
       '/v1/models',
       '/client/v4/accounts/a1/ai/run/@cf/cloudflare/clef-flash',
+      // Cloudflare's SDK percent-encodes the model's slashes.
+      '/client/v4/accounts/a1/ai/run/@cf%2Fcloudflare%2Fclef-flash',
+      '/v1/chat/completions',
     ];
     for (const path of yes)
       expect(matchesSystemOneRoute(new Request(ORIGIN + path), ORIGIN)).toBe(true);
-    const no = ['/v1/systemone/x', '/index.html', '/v1', '/client/v4/accounts/a/ai/run/@cf/meta/m'];
+    const no = [
+      '/v1/systemone/x',
+      '/index.html',
+      '/v1',
+      '/client/v4/accounts/a/ai/run/@cf/meta/m',
+      '/client/v4/accounts/a/ai/run/@cf%252Fcloudflare%252Fm',
+      '/v1/chat/completions/x',
+    ];
     for (const path of no)
       expect(matchesSystemOneRoute(new Request(ORIGIN + path), ORIGIN)).toBe(false);
     expect(matchesSystemOneRoute(new Request('https://other.example/v1/systemone'), ORIGIN)).toBe(
@@ -141,6 +153,49 @@ describe('relaying to a page', () => {
     expect(await models.json()).toEqual({
       models: [{ name: TINY_MODEL, description: 'tiny', release_date: '2026-10-01' }],
     });
+  });
+
+  it('serves the unmodified cloudflare and openai SDKs, answering as the engine does', async () => {
+    const a = page('a', pageClef());
+    const sw = createSystemOneRoute(scope([a]));
+    sw.onMessage({ data: { type: RELAY.ready }, source: { id: 'a' } });
+    const paths: string[] = [];
+    // What a controlled page's fetch does: the service worker answers the request.
+    const swFetch = (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      paths.push(new URL(request.url).pathname);
+      return sw.respond({ request, clientId: 'a' });
+    };
+    const state = 'The parcel never came.';
+    const expected = JSON.parse(
+      (
+        await engine.decide({
+          model: TINY_MODEL,
+          state,
+          questions: { late: { type: 'noul', instructions: 'Is it late?' } },
+        })
+      ).json,
+    );
+    const cf = new Cloudflare({ apiToken: 't', baseURL: `${ORIGIN}/client/v4`, fetch: swFetch });
+    const result = await cf.ai.run(`@cf/cloudflare/${TINY_MODEL}`, {
+      account_id: 'acct',
+      state,
+      questions: { late: { type: 'noul', instructions: 'Is it late?' } },
+    } as never);
+    expect(result).toEqual(expected);
+    const oa = new OpenAI({ apiKey: 'k', baseURL: `${ORIGIN}/v1`, fetch: swFetch, maxRetries: 0 });
+    const decision = await oa.decisions.create({
+      model: TINY_MODEL,
+      input: state,
+      questions: [{ type: 'predicate', name: 'late', instructions: 'Is it late?' }],
+    });
+    expect(decision.answers).toEqual([
+      { type: 'predicate', name: 'late', probability: expected.answers.late.noul },
+    ]);
+    expect(paths).toEqual([
+      `/client/v4/accounts/acct/ai/run/@cf%2Fcloudflare%2F${TINY_MODEL}`,
+      '/v1/decisions',
+    ]);
   });
 
   it('passes the contract errors through (a 422 decided by the page)', async () => {

@@ -22,6 +22,19 @@ export interface DriveOptions {
   generate?: GenerateOptions;
   /** A request with no answer after this long is a hang (default 15 s). */
   hangMs?: number;
+  /** The route posted to (default /v1/systemone). */
+  path?: string;
+  /** Another dialect's cases and checks (default System One's generator and checkResponse). */
+  dialect?: {
+    makeCase(seed: number, index: number): SentCase;
+    check(c: SentCase, status: number, text: string): string[];
+  };
+}
+
+/** What the driver sends: a case's kind (for summaries) and body. */
+export interface SentCase {
+  kind: string;
+  body: string | Uint8Array;
 }
 
 export interface DriveSummary {
@@ -44,7 +57,7 @@ interface Answer {
   text: string;
 }
 
-function send(url: URL, agent: Agent, c: FuzzCase, hangMs: number): Promise<Answer> {
+function send(url: URL, agent: Agent, c: SentCase, hangMs: number): Promise<Answer> {
   const body = typeof c.body === 'string' ? Buffer.from(c.body, 'utf8') : Buffer.from(c.body);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -85,7 +98,7 @@ function headerProblems(a: Answer): string[] {
 }
 
 export async function driveServe(o: DriveOptions): Promise<DriveSummary> {
-  const target = new URL('/v1/systemone', o.url);
+  const target = new URL(o.path ?? '/v1/systemone', o.url);
   const concurrency = o.concurrency ?? 4;
   const batch = o.batch ?? 500;
   const hangMs = o.hangMs ?? 15_000;
@@ -103,7 +116,7 @@ export async function driveServe(o: DriveOptions): Promise<DriveSummary> {
   };
   const started = performance.now();
   const one = async (i: number) => {
-    const c = generateCase(o.seed, i, o.generate);
+    const c = o.dialect ? o.dialect.makeCase(o.seed, i) : generateCase(o.seed, i, o.generate);
     const t0 = performance.now();
     let answer: Answer;
     try {
@@ -121,7 +134,9 @@ export async function driveServe(o: DriveOptions): Promise<DriveSummary> {
     summary.byStatus[answer.status] = (summary.byStatus[answer.status] ?? 0) + 1;
     const problems = [
       ...headerProblems(answer),
-      ...checkResponse(c, answer.status, answer.text, o),
+      ...(o.dialect
+        ? o.dialect.check(c, answer.status, answer.text)
+        : checkResponse(c as FuzzCase, answer.status, answer.text, o)),
     ];
     if (problems.length > 0)
       summary.mismatches.push(`case ${i} (${c.kind}): ${problems.join('; ')}`);

@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { bundledModelDir } from '../bundled.js';
 import { loadNodePackage } from '../engine.js';
+import { checkAccessOptions } from './access.js';
 import { isLoopbackHost } from './refusals.js';
 import {
   DEFAULT_CLIENT_TIMEOUT_MS,
@@ -15,6 +16,7 @@ import {
   DEFAULT_PORT,
   nodeEngineBackend,
   startServer,
+  type ServeOptions,
 } from './server.js';
 
 export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFAULT_PORT}] [--host ${DEFAULT_HOST}]
@@ -23,7 +25,12 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
   [--max-queue N]                 queued requests before 503 overloaded, default ${DEFAULT_MAX_QUEUE}
   [--client-timeout-ms N]         time to send a request, default ${DEFAULT_CLIENT_TIMEOUT_MS}
   [--shutdown-grace-ms N]         time to finish in-flight requests on SIGINT/SIGTERM, default 30000
+  [--api-key KEY]                 require Authorization: Bearer KEY on every request (or set CLEF_WEB_API_KEY)
+  [--insecure-no-auth]            allow a non-loopback --host without a key
   [--threads N] [--quiet]`;
+
+/** The environment variable `serve` reads its API key from when --api-key is not given. */
+export const API_KEY_ENV = 'CLEF_WEB_API_KEY';
 
 function positiveInt(name: string, text: string | undefined, fallback: number, min = 1): number {
   if (text === undefined) return fallback;
@@ -32,11 +39,17 @@ function positiveInt(name: string, text: string | undefined, fallback: number, m
   return n;
 }
 
+function apiKeyOption(flag: string | undefined): { apiKey?: string } {
+  const key = flag ?? process.env[API_KEY_ENV];
+  if (key === undefined || key === '') return {};
+  return { apiKey: key };
+}
+
 export async function serveMain(argv: string[]): Promise<number> {
   let values;
   let positionals;
   let port: number;
-  let options;
+  let options: ServeOptions & { host: string };
   let graceMs: number;
   let threads: number | null;
   try {
@@ -53,6 +66,8 @@ export async function serveMain(argv: string[]): Promise<number> {
         'shutdown-grace-ms': { type: 'string' },
         threads: { type: 'string' },
         quiet: { type: 'boolean' },
+        'api-key': { type: 'string' },
+        'insecure-no-auth': { type: 'boolean' },
       },
     }));
     if (positionals.length > 1) throw new Error('at most one package directory');
@@ -68,7 +83,10 @@ export async function serveMain(argv: string[]): Promise<number> {
         DEFAULT_CLIENT_TIMEOUT_MS,
       ),
       allowedHosts: values['allow-host'] ?? [],
+      insecureNoAuth: values['insecure-no-auth'] === true,
+      ...apiKeyOption(values['api-key']),
     };
+    checkAccessOptions(options.host, options);
     graceMs = positiveInt('shutdown-grace-ms', values['shutdown-grace-ms'], 30_000, 0);
     threads = values.threads !== undefined ? positiveInt('threads', values.threads, 1) : null;
   } catch (e) {
@@ -95,15 +113,19 @@ export async function serveMain(argv: string[]): Promise<number> {
           ),
   });
   const { model, variant } = engine.manifest;
-  console.log(`clef-web serve: ${model.name} (${variant.dtype}) listening on ${server.url}`);
+  const auth = options.apiKey !== undefined ? 'API key required' : 'no API key';
+  const reach = server.url === server.boundUrl ? '' : ` (from this machine: ${server.url})`;
   console.log(
-    `  POST ${server.url}/v1/systemone (and /v1/decisions), GET ${server.url}/v1/models,` +
-      ` POST ${server.url}/client/v4/accounts/<any>/ai/run/@cf/cloudflare/<model>`,
+    `clef-web serve: ${model.name} (${variant.dtype}) listening on ${server.boundUrl}${reach}, ${auth}`,
   );
-  if (!isLoopbackHost(options.host)) {
+  console.log(
+    `  POST /v1/systemone, /v1/decisions (System One or OpenAI), /v1/chat/completions,` +
+      ` /client/v4/accounts/<any>/ai/run/@cf/cloudflare/<model>; GET /v1/models`,
+  );
+  if (!isLoopbackHost(options.host) && options.apiKey === undefined) {
     console.error(
-      `warning: bound to ${options.host}, so other machines can reach this server; it has no` +
-        ' authentication and answers anyone who can connect.',
+      `warning: bound to ${options.host} with --insecure-no-auth: other machines can reach this` +
+        ' server, and it answers anyone who can connect.',
     );
   }
 

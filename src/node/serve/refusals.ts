@@ -1,17 +1,23 @@
 /**
- * Bodies of the answers the server gives before a request reaches the routes (wrong Host, too
- * large, too slow, another origin): the contract's error shape, or the Workers AI envelope on
- * that route, so a client's error handling reads them like any other failure.
+ * Bodies of the answers the server gives before a request reaches the routes (wrong Host, no or
+ * a wrong API key, too large, too slow, another origin), in the dialect of the path
+ * (`routeDialect`), so a client's error handling reads them like any other failure:
+ * System One's `{"detail":{error_type,message}}`, the Workers AI envelope, or OpenAI's
+ * `{"error":{message,type,param,code}}`. On `/v1/decisions` the body has not been read (or is
+ * not JSON), so nothing says which of its two dialects the client speaks: the body carries both
+ * `detail` (System One's, which the TypeSafe SDK reads) and `error` (OpenAI's, which the openai
+ * SDK reads), and each client reads its own member.
  */
 import { isUtf8 } from 'node:buffer';
+import { routeDialect, type RouteDialect } from '../../http/routes.js';
 import type { ApiErrorType } from '../../protocol/types.js';
 
 export interface Refusal {
   status: number;
   message: string;
+  /** OpenAI's `code` (e.g. `invalid_api_key`); by default one for the status. */
+  code?: string;
 }
-
-const WORKERS_AI_PATH = /^\/client\/v4\/accounts\/[^/]+\/ai\/run\/@cf\/cloudflare\/[^/]+$/;
 
 function errorType(status: number): ApiErrorType {
   if (status === 503) return 'overloaded';
@@ -19,8 +25,29 @@ function errorType(status: number): ApiErrorType {
   return 'api_usage_error';
 }
 
-export function refusalBody(path: string, refusal: Refusal): string {
-  if (WORKERS_AI_PATH.test(path)) {
+const OPENAI_CODE: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'invalid_api_key',
+  403: 'cross_origin_refused',
+  408: 'request_timeout',
+  413: 'request_too_large',
+  421: 'misdirected_request',
+  503: 'overloaded',
+};
+
+function openAiError(refusal: Refusal) {
+  return {
+    message: refusal.message,
+    type: refusal.status >= 500 ? 'server_error' : 'invalid_request_error',
+    param: null,
+    code: refusal.code ?? OPENAI_CODE[refusal.status] ?? 'internal_error',
+  };
+}
+
+/** The refusal's body for a request to `path` (`dialect` overrides the path's). */
+export function refusalBody(path: string, refusal: Refusal, dialect?: RouteDialect): string {
+  const d = dialect ?? routeDialect(path);
+  if (d === 'workers-ai') {
     return JSON.stringify({
       success: false,
       errors: [{ code: refusal.status, message: refusal.message }],
@@ -28,9 +55,10 @@ export function refusalBody(path: string, refusal: Refusal): string {
       messages: [],
     });
   }
-  return JSON.stringify({
-    detail: { error_type: errorType(refusal.status), message: refusal.message },
-  });
+  if (d === 'openai') return JSON.stringify({ error: openAiError(refusal) });
+  const detail = { error_type: errorType(refusal.status), message: refusal.message };
+  if (d === 'decisions') return JSON.stringify({ detail, error: openAiError(refusal) });
+  return JSON.stringify({ detail });
 }
 
 /** True for addresses only this machine can reach. */

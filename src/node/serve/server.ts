@@ -10,21 +10,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { networkInterfaces, hostname } from 'node:os';
 import type { Socket } from 'node:net';
-import { handleRoute } from '../../http/routes.js';
+import { checkBearer } from '../../http/bearer.js';
+import { allowedHostHeaders, checkAccessOptions } from './access.js';
+import { authenticationError } from '../../http/openai-errors.js';
+import { handleRoute, routeDialect } from '../../http/routes.js';
 import { AbortedError } from '../../wire/errors.js';
 import { SerialQueue } from '../../engine/queue.js';
 import { overloadedError } from '../../protocol/errors.js';
 import type { ModelCard } from '../../protocol/types.js';
 import type { NodeEngine } from '../engine.js';
-import {
-  escapeLoneSurrogates,
-  isLoopbackHost,
-  notJsonBytes,
-  refusalBody,
-  type Refusal,
-} from './refusals.js';
+
+export { allowedHostHeaders, ServeConfigError } from './access.js';
+import { escapeLoneSurrogates, notJsonBytes, refusalBody, type Refusal } from './refusals.js';
 
 /** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
 export interface ServeEngine {
@@ -58,6 +56,13 @@ export interface ServeOptions {
   allowedHosts?: string[];
   /** Called once per answered request (access log, tests). */
   onResponse?: (entry: ResponseLogEntry) => void;
+  /**
+   * When set, every request must carry `Authorization: Bearer <apiKey>` (compared in constant
+   * time), else 401 in the path's dialect. 1 to 4096 visible ASCII characters.
+   */
+  apiKey?: string;
+  /** Allows a non-loopback `host` without `apiKey` (anyone who can connect is served). */
+  insecureNoAuth?: boolean;
 }
 
 export interface ResponseLogEntry {
@@ -73,7 +78,10 @@ export interface ResponseLogEntry {
 }
 
 export interface RunningServer {
+  /** A URL this machine reaches the server at (loopback for a wildcard bind). */
   readonly url: string;
+  /** The URL of the address actually bound (`http://0.0.0.0:8787`, `http://[::1]:8787`). */
+  readonly boundUrl: string;
   readonly host: string;
   readonly port: number;
   /** Requests waiting for or in the engine. */
@@ -94,29 +102,6 @@ export const DEFAULT_MAX_QUEUE = 128;
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
 /** Seconds a 503 overloaded suggests waiting (clients such as the TypeSafe SDK honour it). */
 const RETRY_AFTER_S = 1;
-
-/** Host names (with port) a request may address: the DNS-rebinding defence. */
-export function allowedHostHeaders(
-  boundHost: string,
-  port: number,
-  extra: string[] = [],
-): string[] {
-  const names = new Set<string>(['localhost', '127.0.0.1', '[::1]']);
-  const bracket = (h: string) => (h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
-  const wildcard = boundHost === '0.0.0.0' || boundHost === '::';
-  if (!wildcard) names.add(bracket(boundHost));
-  if (!isLoopbackHost(boundHost)) {
-    // Bound to the network: the machine's own names and addresses address it too.
-    names.add(hostname());
-    if (wildcard) {
-      for (const list of Object.values(networkInterfaces())) {
-        for (const a of list ?? []) names.add(bracket(a.address));
-      }
-    }
-  }
-  for (const h of extra) names.add(bracket(h));
-  return [...names].map((n) => `${n.toLowerCase()}:${port}`);
-}
 
 /** Writes a response; headers go through setHeader so the access log can read the id back. */
 function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer) {
@@ -165,6 +150,8 @@ export async function startServer(
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
   const clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+  const apiKey = options.apiKey;
+  checkAccessOptions(host, options);
   const queue = new SerialQueue();
   let allowedHosts = new Set<string>();
   let closing = false;
@@ -231,6 +218,16 @@ export async function startServer(
       return refuse(res, path, { status: 403, message }, true);
     }
 
+    // The API key, before the body is read: a client without it costs no more than its headers.
+    if (apiKey !== undefined) {
+      const result = checkBearer(req.headers.authorization, apiKey);
+      if (result !== 'ok') {
+        res.setHeader('www-authenticate', 'Bearer');
+        const { message, code } = authenticationError(result);
+        return refuse(res, path, { status: 401, message, code }, true);
+      }
+    }
+
     let url: URL;
     try {
       url = new URL(rawPath, `http://${boundUrlHost}`);
@@ -271,10 +268,21 @@ export async function startServer(
       // Bytes that cannot be JSON text: 400 as system-one.md's "body is not JSON".
       const notJson = notJsonBytes(body);
       if (notJson !== undefined) {
-        return refuse(res, path, {
+        // Not JSON: on /v1/decisions nothing says it is OpenAI's, so System One answers (as
+        // handleRoute does).
+        const dialect = routeDialect(path) === 'decisions' ? 'system-one' : undefined;
+        const refusal = {
           status: 400,
           message: `Request body is not valid JSON: ${notJson}`,
-        });
+          code: 'invalid_json',
+        };
+        send(
+          res,
+          400,
+          { 'content-type': 'application/json' },
+          Buffer.from(refusalBody(path, refusal, dialect)),
+        );
+        return;
       }
     }
 
@@ -328,7 +336,10 @@ export async function startServer(
   server.maxConnections = Math.max(64, maxQueue * 2);
   // `Expect: 100-continue`: refuse an oversized body before the client sends it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (Number(req.headers['content-length'] ?? 0) <= maxBodyBytes) res.writeContinue();
+    const authorized =
+      apiKey === undefined || checkBearer(req.headers.authorization, apiKey) === 'ok';
+    if (authorized && Number(req.headers['content-length'] ?? 0) <= maxBodyBytes)
+      res.writeContinue();
     server.emit('request', req, res);
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
@@ -366,6 +377,7 @@ export async function startServer(
   let closed: Promise<void> | null = null;
   return {
     url: `http://${urlHost}:${port}`,
+    boundUrl: `http://${boundUrlHost}:${port}`,
     host,
     port,
     pending: () => queue.size,
