@@ -38,6 +38,20 @@ export interface ClefOptions {
   /** Keep package files in Cache Storage (default true). */
   cache?: boolean;
   /**
+   * Right after load, the engine makes one small decision of its own (default true), queued
+   * before any request: the browser compiles and tiers up onnxruntime's code (and, on a GPU,
+   * the shaders) then, so the page's first real decision runs at settled speed. It is not
+   * counted in info().counters and leaves the prefix cache empty; `info().loadMs.warmup` says
+   * what it cost. false skips it.
+   */
+  warmUp?: boolean;
+  /**
+   * The onnxruntime-web build the WASM device runs: 'plain' (default: 14 MB of wasm, the faster
+   * one in docs/benchmarks.md) or 'asyncify' (the WebGPU build's CPU back end, 27 MB). For
+   * measurements; WebGPU always loads the asyncify build.
+   */
+  wasmBuild?: 'plain' | 'asyncify';
+  /**
    * A worker to use instead of the bundled one (it must run workers/clef.worker), or a function
    * that makes one. With a function (or the bundled worker) a lost worker is replaced by a new
    * one; a lost Worker object cannot be, and later calls reject with WorkerLostError.
@@ -127,6 +141,8 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
     dtype: options.dtype,
     cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET,
     cache: options.cache ?? true,
+    warmUp: options.warmUp ?? true,
+    ...(options.wasmBuild ? { wasmBuild: options.wasmBuild } : {}),
     simulate: options.simulate,
   };
   let disposed = false;

@@ -8,6 +8,11 @@ export interface Capabilities {
   readonly webgpu: boolean;
   readonly shaderF16: boolean;
   readonly adapter: string | null;
+  /**
+   * The adapter is a software fallback (SwiftShader, WARP...): `adapter.info.isFallbackAdapter`,
+   * or, where a browser lacks that flag, a SwiftShader adapter by name. False without WebGPU.
+   */
+  readonly fallbackAdapter: boolean;
   /** Why WebGPU is unavailable, when it is. */
   readonly webgpuReason: string | null;
   readonly crossOriginIsolated: boolean;
@@ -18,59 +23,85 @@ export interface Capabilities {
 /** The WASM back end is 32-bit: weights, activations and state share 4 GiB. */
 export const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
 
-interface GpuAdapterLike {
+export interface GpuAdapterLike {
   features: { has(name: string): boolean };
   limits: { maxStorageBufferBindingSize: number };
-  info?: { vendor?: string; architecture?: string; description?: string };
+  info?: {
+    vendor?: string;
+    architecture?: string;
+    description?: string;
+    device?: string;
+    isFallbackAdapter?: boolean;
+  };
+  /** The older place of the flag (Chrome before 136). */
+  isFallbackAdapter?: boolean;
 }
-interface GpuLike {
+export interface GpuLike {
   requestAdapter(options?: unknown): Promise<GpuAdapterLike | null>;
+}
+
+/** A software adapter: the flag when the browser gives it, else SwiftShader by name. */
+export function isFallbackAdapter(adapter: GpuAdapterLike): boolean {
+  const flag = adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter;
+  if (typeof flag === 'boolean') return flag;
+  const i = adapter.info;
+  const name = [i?.vendor, i?.architecture, i?.device, i?.description].join(' ');
+  return /swiftshader/i.test(name);
 }
 
 let probed: Promise<Readonly<Capabilities>> | null = null;
 
 export function probeCapabilities(): Promise<Readonly<Capabilities>> {
-  probed ??= (async () => {
-    const isolated = globalThis.crossOriginIsolated === true;
-    const cores = globalThis.navigator?.hardwareConcurrency ?? 1;
-    const base = {
-      crossOriginIsolated: isolated,
-      // Threads need SharedArrayBuffer, i.e. a cross-origin-isolated page; leave one core free.
-      threads: isolated ? Math.max(1, Math.min(4, cores - 1)) : 1,
-    };
-    const gpu = (globalThis.navigator as { gpu?: GpuLike } | undefined)?.gpu;
-    if (!gpu) {
-      return Object.freeze({
-        ...base,
-        webgpu: false,
-        shaderF16: false,
-        adapter: null,
-        webgpuReason: 'navigator.gpu is missing (no WebGPU in this browser or context)',
-        maxStorageBufferBindingSize: null,
-      });
-    }
-    let adapter: GpuAdapterLike | null = null;
-    let reason: string | null = null;
-    try {
-      adapter = await gpu.requestAdapter();
-      if (!adapter) reason = 'requestAdapter() returned no adapter';
-    } catch (e) {
-      reason = `requestAdapter() failed: ${(e as Error).message}`;
-    }
-    const info = adapter?.info;
+  probed ??= probeWith(
+    (globalThis.navigator as { gpu?: GpuLike } | undefined)?.gpu,
+    globalThis.crossOriginIsolated === true,
+    globalThis.navigator?.hardwareConcurrency ?? 1,
+  );
+  return probed;
+}
+
+/** The probe itself, on a given `navigator.gpu` (tests pass a fake one). */
+export async function probeWith(
+  gpu: GpuLike | undefined,
+  isolated: boolean,
+  cores: number,
+): Promise<Readonly<Capabilities>> {
+  const base = {
+    crossOriginIsolated: isolated,
+    // Threads need SharedArrayBuffer, i.e. a cross-origin-isolated page; leave one core free.
+    threads: isolated ? Math.max(1, Math.min(4, cores - 1)) : 1,
+  };
+  if (!gpu) {
     return Object.freeze({
       ...base,
-      webgpu: adapter !== null,
-      shaderF16: adapter?.features.has('shader-f16') ?? false,
-      adapter: adapter
-        ? [info?.vendor, info?.architecture, info?.description].filter(Boolean).join(' ') ||
-          'unknown'
-        : null,
-      webgpuReason: reason,
-      maxStorageBufferBindingSize: adapter?.limits.maxStorageBufferBindingSize ?? null,
+      webgpu: false,
+      shaderF16: false,
+      adapter: null,
+      fallbackAdapter: false,
+      webgpuReason: 'navigator.gpu is missing (no WebGPU in this browser or context)',
+      maxStorageBufferBindingSize: null,
     });
-  })();
-  return probed;
+  }
+  let adapter: GpuAdapterLike | null = null;
+  let reason: string | null = null;
+  try {
+    adapter = await gpu.requestAdapter();
+    if (!adapter) reason = 'requestAdapter() returned no adapter';
+  } catch (e) {
+    reason = `requestAdapter() failed: ${(e as Error).message}`;
+  }
+  const info = adapter?.info;
+  return Object.freeze({
+    ...base,
+    webgpu: adapter !== null,
+    shaderF16: adapter?.features.has('shader-f16') ?? false,
+    adapter: adapter
+      ? [info?.vendor, info?.architecture, info?.description].filter(Boolean).join(' ') || 'unknown'
+      : null,
+    fallbackAdapter: adapter ? isFallbackAdapter(adapter) : false,
+    webgpuReason: reason,
+    maxStorageBufferBindingSize: adapter?.limits.maxStorageBufferBindingSize ?? null,
+  });
 }
 
 /** Why `device` cannot run this package here, or null when it can. */
@@ -96,19 +127,56 @@ export function deviceProblem(
   return null;
 }
 
-/** The devices to try, in order: the explicit one alone, or every usable one best first. */
+export interface DevicePlan {
+  /** Devices to try, best first. */
+  order: DeviceName[];
+  skipped: Array<{ device: DeviceName; reason: string }>;
+  /** Why order[0] is first: what `info().deviceReason` says when it loads. */
+  reason: string;
+}
+
+/**
+ * The devices to try, in order: the explicit one alone, or every usable one best first. `auto`
+ * puts WASM before a software (fallback) WebGPU adapter: SwiftShader emulates the GPU on the CPU
+ * and ran clef-nano's first decision ~60× slower than WASM (docs/benchmarks.md). An explicit
+ * 'webgpu' uses whatever adapter there is.
+ */
 export function deviceOrder(
   requested: 'auto' | DeviceName,
   manifest: PackageManifest,
   caps: Capabilities,
-): { order: DeviceName[]; skipped: Array<{ device: DeviceName; reason: string }> } {
-  const candidates: DeviceName[] = requested === 'auto' ? ['webgpu', 'wasm'] : [requested];
-  const order: DeviceName[] = [];
+): DevicePlan {
   const skipped: Array<{ device: DeviceName; reason: string }> = [];
-  for (const device of candidates) {
+  const usable = (device: DeviceName): boolean => {
     const problem = deviceProblem(device, manifest, caps);
     if (problem) skipped.push({ device, reason: problem });
-    else order.push(device);
+    return problem === null;
+  };
+  const software = `the WebGPU adapter (${caps.adapter ?? 'unknown'}) is a software fallback`;
+  if (requested !== 'auto') {
+    if (!usable(requested)) return { order: [], skipped, reason: '' };
+    const on = requested === 'webgpu' ? ` on ${caps.adapter ?? 'an unknown adapter'}` : '';
+    const soft = requested === 'webgpu' && caps.fallbackAdapter ? ` (${software})` : '';
+    return { order: [requested], skipped, reason: `device '${requested}' requested${on}${soft}` };
   }
-  return { order, skipped };
+  const gpu = usable('webgpu');
+  const wasm = usable('wasm');
+  if (gpu && caps.fallbackAdapter && wasm) {
+    skipped.push({ device: 'webgpu', reason: `${software}, slower than WASM on the same CPU` });
+    return {
+      order: ['wasm', 'webgpu'],
+      skipped,
+      reason: `auto: WASM, because ${software} (emulated on the CPU, slower than WASM); device 'webgpu' would still use it`,
+    };
+  }
+  if (gpu) {
+    const soft = caps.fallbackAdapter ? ` (${software}, but WASM cannot run this package)` : '';
+    return {
+      order: wasm ? ['webgpu', 'wasm'] : ['webgpu'],
+      skipped,
+      reason: `auto: WebGPU on ${caps.adapter ?? 'an unknown adapter'}${soft}`,
+    };
+  }
+  const why = skipped.find((s) => s.device === 'webgpu')?.reason ?? 'WebGPU is unavailable';
+  return { order: wasm ? ['wasm'] : [], skipped, reason: `auto: WASM, because ${why}` };
 }

@@ -7,7 +7,13 @@ import { Lexicon } from '../clef/lexicon.js';
 import { EngineError } from '../wire/errors.js';
 import { backboneSpec, stateSpecs } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName } from './manifest.js';
-import { configureRuntime, createSession, ort, type ExternalFile } from './ort.js';
+import {
+  createSession,
+  startRuntime,
+  type ExternalFile,
+  type OrtModule,
+  type RuntimeBuild,
+} from './ort.js';
 import { ORT_PUBLIC_PATH } from '../wire/assets.js';
 import type { PackageFiles } from './package-fetch.js';
 import {
@@ -19,10 +25,20 @@ import {
 } from './runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
 
-const adapter: RuntimeAdapter = {
+const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
   float32: (data, dims) => new ort.Tensor('float32', data, dims),
   int64: (data, dims) => new ort.Tensor('int64', data, dims),
-};
+});
+
+/** Where the worker finds onnxruntime-web's wasm: same origin, ORT_PUBLIC_PATH (/ort/). */
+export function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
+  return { wasmBase: new URL(ORT_PUBLIC_PATH, self.location.origin).href, threads, wasmBuild };
+}
+
+/** Starts the device's runtime (import, wasm, back end) ahead of the package's download. */
+export async function startOrtRuntime(device: DeviceName, threads: number, build?: RuntimeBuild) {
+  return (await startRuntime(device, runtimeOptions(threads, build))).start;
+}
 
 /** Chunk of backbone tokens per run: bounds the attention scores' memory. */
 export const DEFAULT_CHUNK_TOKENS = 256;
@@ -36,37 +52,50 @@ export async function createOrtDecisionSession(
   device: DeviceName,
   options: SessionOptions,
 ): Promise<DecisionSession> {
-  configureRuntime({
-    wasmBase: new URL(ORT_PUBLIC_PATH, self.location.origin).href,
-    threads: options.threads,
-  });
   const m = pkg.manifest;
+  const sessionMs: Record<string, number> = {};
+  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      sessionMs[name] = performance.now() - t0;
+    }
+  };
   const spec = backboneSpec(m);
   const states = stateSpecs(spec);
   const gpuOutputs = device === 'webgpu' ? ['hidden', ...states.map((s) => s.output)] : [];
   const sessions: SessionLike[] = [];
   try {
-    const backbone = await createSession(
-      pkg.read(requireFile(m, 'backbone')),
-      externalFiles(pkg, 'backbone-data'),
+    const { ort, start } = await startRuntime(
       device,
-      gpuOutputs,
+      runtimeOptions(options.threads, options.wasmBuild),
+    );
+    const backbone = await timed('backbone', () =>
+      createSession(
+        ort,
+        pkg.read(requireFile(m, 'backbone')),
+        externalFiles(pkg, 'backbone-data'),
+        device,
+        gpuOutputs,
+      ),
     );
     sessions.push(backbone);
     const headData = externalFiles(pkg, 'head-data');
     // The memory rows stay on the GPU too (fed back as past_memory, cached, read by
     // head_decide): reading them back cost 4·width bytes per prefix token on every miss.
-    const headMemory = await createSession(
-      pkg.read(requireFile(m, 'head-memory')),
-      headData,
-      device,
-      device === 'webgpu' ? ['memory'] : [],
+    const headMemory = await timed('headMemory', () =>
+      createSession(
+        ort,
+        pkg.read(requireFile(m, 'head-memory')),
+        headData,
+        device,
+        device === 'webgpu' ? ['memory'] : [],
+      ),
     );
     sessions.push(headMemory);
-    const headDecide = await createSession(
-      pkg.read(requireFile(m, 'head-decide')),
-      headData,
-      device,
+    const headDecide = await timed('headDecide', () =>
+      createSession(ort, pkg.read(requireFile(m, 'head-decide')), headData, device),
     );
     sessions.push(headDecide);
     checkInputs(backbone, requireFile(m, 'backbone').path, [
@@ -79,7 +108,7 @@ export async function createOrtDecisionSession(
     const chunkTokens =
       Number((m.graphs as { chunkTokens?: number }).chunkTokens) || DEFAULT_CHUNK_TOKENS;
     const runner = new ClefRunner(
-      adapter,
+      adapterFor(ort),
       { backbone, headMemory, headDecide },
       states,
       lexicon,
@@ -96,10 +125,13 @@ export async function createOrtDecisionSession(
     }
     return {
       device,
+      runtime: start,
+      sessionMs,
       run: (encoded, ctx) => runner.run(encoded, ctx),
       lost: () => lost,
       cacheStats: () => runner.cacheStats(),
       counters: () => runner.counters(),
+      clearCache: () => runner.clearCache(),
       simulateDeviceLoss: () => gpuDevice?.destroy?.(),
       dispose: () => runner.dispose(),
     };

@@ -14,7 +14,12 @@ import {
   type CalibrationFile,
 } from '../calibrate/index.js';
 import { readPackageCalibration } from './calibration.js';
-import { deviceOrder, probeCapabilities, type Capabilities } from './capabilities.js';
+import {
+  deviceOrder,
+  probeCapabilities,
+  type Capabilities,
+  type DevicePlan,
+} from './capabilities.js';
 import {
   AbortedError,
   DeviceError,
@@ -27,7 +32,7 @@ import { fetchPackage, type PackageFiles } from './package-fetch.js';
 import { requireFile, type DeviceName, type PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
-import type { DecisionSession, SessionFactory } from './session.js';
+import type { DecisionSession, RuntimeStarter, SessionFactory } from './session.js';
 import {
   toWireError,
   type DecisionStage,
@@ -36,6 +41,7 @@ import {
   type FaultSimulation,
   type LoadOptionsWire,
   type LoadProgress,
+  type RuntimePhases,
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
@@ -79,9 +85,14 @@ export class EngineHost implements WorkerApi {
   /** simulate.stallAt, consumed as decisions reach each stage. */
   private stalls: DecisionStage[] = [];
   private deviceLossPending = false;
+  /** The engine's own warm-up decision is queued or running (not a request: not pending). */
+  private warming = false;
   private stalledAt: DecisionStage | null = null;
 
-  constructor(private readonly createSession: SessionFactory) {}
+  constructor(
+    private readonly createSession: SessionFactory,
+    private readonly startRuntime?: RuntimeStarter,
+  ) {}
 
   load(
     options: LoadOptionsWire,
@@ -98,17 +109,32 @@ export class EngineHost implements WorkerApi {
           webgpu: false,
           shaderF16: false,
           adapter: null,
+          fallbackAdapter: false,
           webgpuReason: 'WebGPU disabled by the caller (simulate.noWebgpu)',
         };
       }
       const report = (p: LoadProgress) => onProgress?.(p);
-      const pkg = await fetchPackage(options.model, { cache: options.cache, onProgress: report });
+      // The device is known once the manifest is: its runtime starts then, during the download.
+      let plan: DevicePlan | null = null;
+      let early: Promise<RuntimePhases> | null = null;
+      const pkg = await fetchPackage(options.model, {
+        cache: options.cache,
+        onProgress: report,
+        onManifest: (manifest) => {
+          plan = deviceOrder(options.device, manifest, caps);
+          const first = plan.order[0];
+          if (first && this.startRuntime) {
+            early = this.startRuntime(first, caps.threads, options.wasmBuild);
+            early.catch(() => undefined); // session creation reports it, or falls back
+          }
+        },
+      });
       if (options.dtype && options.dtype !== pkg.manifest.variant.dtype) {
         throw new PackageError(
           `The package at ${options.model} is the ${pkg.manifest.variant.dtype} variant, not ${options.dtype}`,
         );
       }
-      const { order, skipped } = deviceOrder(options.device, pkg.manifest, caps);
+      const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
       if (order.length === 0) {
         const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
         const tooLarge = skipped.some((s) => s.device === 'wasm' && s.reason.includes('4 GiB'));
@@ -121,16 +147,19 @@ export class EngineHost implements WorkerApi {
         });
       }
       this.calibration = readPackageCalibration(pkg.manifest, (f) => pkg.read(f));
+      const tokenizerStart = performance.now();
       this.tokenizer = loadTokenizerSync(
         readJson(pkg, 'tokenizer'),
         readJson(pkg, 'tokenizer-config'),
       );
+      const tokenizerMs = performance.now() - tokenizerStart;
       report({ phase: 'compile', loadedBytes: 0, totalBytes: 0 });
       const compileStart = performance.now();
       let fallbackReason: string | null =
         skipped.length && options.device === 'auto'
           ? skipped.map((s) => `${s.device} skipped: ${s.reason}`).join('; ')
           : null;
+      let deviceReason = reason;
       let lastError: unknown = null;
       for (const device of order) {
         try {
@@ -140,16 +169,19 @@ export class EngineHost implements WorkerApi {
           this.session = await this.createSession(pkg, device, {
             threads: caps.threads,
             cacheBudgetBytes: options.cacheBudgetBytes,
+            wasmBuild: options.wasmBuild,
           });
           break;
         } catch (e) {
           lastError = e;
           fallbackReason = `${device} failed to load: ${(e as Error).message}`;
+          deviceReason = `${reason}; then ${fallbackReason}`;
         }
       }
       if (!this.session) {
         throw lastError instanceof Error ? lastError : new EngineError(String(lastError));
       }
+      await (early as Promise<unknown> | null)?.catch(() => undefined);
       // The runtime copied graphs and weights into its own memory (wasm heap or GPU buffers), and
       // the lexicon keeps its rows: holding the fetched files as well would double the engine's
       // footprint (measured in docs/benchmarks.md). A later WASM fallback fetches them again.
@@ -167,19 +199,53 @@ export class EngineHost implements WorkerApi {
         device: this.session.device,
         adapter: this.session.device === 'webgpu' ? caps.adapter : null,
         fallbackReason,
+        deviceReason,
         contextTokens: m.contextTokens,
         threads: caps.threads,
         loadMs: {
           download: pkg.downloadMs,
           verify: pkg.verifyMs,
+          tokenizer: tokenizerMs,
           compile: now - compileStart,
+          runtime: this.session.runtime ?? null,
+          sessions: this.session.sessionMs ?? {},
+          warmup: null,
           total: now - started,
         },
         cacheProblem: pkg.cacheProblem,
       };
+      if (options.warmUp !== false) this.warmUp();
       report({ phase: 'ready', loadedBytes: 0, totalBytes: 0 });
       return this.snapshot();
     });
+  }
+
+  /**
+   * One small decision, queued first: the browser's wasm tier-up (and shader compilation) happen
+   * here rather than in the page's first request. Not counted; the prefix cache is emptied.
+   */
+  private warmUp(): void {
+    const m = this.manifest!;
+    const body = {
+      model: m.model.name,
+      state: 'warm-up',
+      questions: { w: { type: 'choice', criteria: { a: null, b: null } } },
+    };
+    const started = performance.now();
+    const job = async (ctx: JobContext) => {
+      const counters = { ...this.counters };
+      // No fault hooks: a test's stallAt or device loss is meant for its own requests.
+      await this.decide(body, { ...ctx, enter: async () => undefined }, null, false);
+      this.session?.clearCache?.();
+      Object.assign(this.counters, counters);
+      this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: performance.now() - started };
+    };
+    // A failed warm-up changes nothing: the first request reports the problem, if it persists.
+    this.warming = true;
+    this.queue
+      .push(-1, job)
+      .catch(() => undefined)
+      .finally(() => (this.warming = false));
   }
 
   systemone(
@@ -240,7 +306,7 @@ export class EngineHost implements WorkerApi {
         cacheEntries: cache.entries,
         cacheBytes: cache.bytes,
         readbackBytes: session?.readbackBytes ?? 0,
-        pending: this.queue.size,
+        pending: this.queue.size - (this.warming ? 1 : 0),
         liveTensors: session?.liveTensors ?? 0,
         cachedTensors: session?.cachedTensors ?? 0,
         ...resourceCounts(),
@@ -288,8 +354,9 @@ export class EngineHost implements WorkerApi {
     body: unknown,
     job: JobContext,
     ask: CalibrationAsk | null = null,
+    hooks = true,
   ): Promise<DecisionWire> {
-    const ctx = this.staged(job);
+    const ctx = hooks ? this.staged(job) : job;
     const m = this.manifest!;
     const t0 = performance.now();
     const request = validateRequest(body, {
@@ -341,8 +408,15 @@ export class EngineHost implements WorkerApi {
       this.session = await this.createSession(pkg, 'wasm' as DeviceName, {
         threads: (await probeCapabilities()).threads,
         cacheBudgetBytes: this.options!.cacheBudgetBytes,
+        wasmBuild: this.options!.wasmBuild,
       });
-      this.infoBase = { ...this.infoBase!, device: 'wasm', adapter: null, fallbackReason: reason };
+      this.infoBase = {
+        ...this.infoBase!,
+        device: 'wasm',
+        adapter: null,
+        fallbackReason: reason,
+        deviceReason: reason,
+      };
       return this.session.run(encoded, ctx);
     }
   }

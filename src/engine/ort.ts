@@ -1,24 +1,122 @@
 /**
- * The only module that imports the ML runtime. onnxruntime-web's WebGPU build also carries its
- * WASM (CPU) back end; its wasm binary and loader are served same-origin under `/ort/` (never a
- * CDN): the files are listed in src/wire/assets.ts, served by src/vite/index.ts.
+ * The only module that imports the ML runtime, and it imports only the build a device needs:
+ * `onnxruntime-web/wasm` (the plain SIMD-threaded wasm, 14.2 MB) for WASM, and
+ * `onnxruntime-web/webgpu` (the asyncify wasm, 26.8 MB, which carries the CPU back end too) for
+ * WebGPU. docs/benchmarks.md has the measurement behind the choice. The wasm binaries and loaders
+ * are served same-origin under `/ort/` (never a CDN): listed in src/wire/assets.ts, served by
+ * src/vite/index.ts.
  */
-import * as ort from 'onnxruntime-web/webgpu';
+import type * as OrtTypes from 'onnxruntime-web';
 import type { DeviceName } from './manifest.js';
+import { IDENTITY_GRAPH } from './identity-graph.js';
+import { installRuntimeCache, runtimeCacheStats } from './wasm-cache.js';
 
-export { ort };
-export type OrtTensor = ort.Tensor;
-export type OrtSession = ort.InferenceSession;
+export type OrtModule = typeof OrtTypes;
+export type OrtTensor = OrtTypes.Tensor;
+export type OrtSession = OrtTypes.InferenceSession;
 
-let configured = false;
+/** The onnxruntime-web builds, and their wasm files under /ort/. */
+export const RUNTIME_BUILDS = {
+  plain: { entry: 'onnxruntime-web/wasm', wasm: 'ort-wasm-simd-threaded.wasm' },
+  asyncify: { entry: 'onnxruntime-web/webgpu', wasm: 'ort-wasm-simd-threaded.asyncify.wasm' },
+} as const;
+export type RuntimeBuild = keyof typeof RUNTIME_BUILDS;
 
-/** Sets where the wasm lives and how many threads it may use; the first call wins. */
-export function configureRuntime(options: { wasmBase: string; threads: number }): void {
-  if (configured) return;
-  configured = true;
-  ort.env.wasm.wasmPaths = options.wasmBase;
-  ort.env.wasm.numThreads = options.threads;
-  ort.env.logLevel = 'error';
+export interface RuntimeOptions {
+  wasmBase: string;
+  threads: number;
+  /**
+   * The build for WASM: 'plain' (default, measured faster to load and no slower to run) or
+   * 'asyncify' (the WebGPU build's CPU back end; the bench compares the two). WebGPU always
+   * runs 'asyncify'.
+   */
+  wasmBuild?: RuntimeBuild;
+}
+
+export function buildFor(device: DeviceName, wasmBuild: RuntimeBuild = 'plain'): RuntimeBuild {
+  return device === 'webgpu' ? 'asyncify' : wasmBuild;
+}
+
+/** How one device's runtime came up: its JavaScript, then its wasm and back end. */
+export interface RuntimeStart {
+  build: string;
+  /** Importing the build's JavaScript (ms). */
+  importMs: number;
+  /**
+   * Fetching, compiling and instantiating the wasm, and starting the back end (the WebGPU device
+   * too), measured around a one-node session (ms).
+   */
+  initMs: number;
+  /** The wasm file's fetch as the worker's resource timing saw it (ms), when it did. */
+  wasmFetchMs: number | null;
+  /** Bytes of the wasm that crossed the network (0: from the HTTP cache). */
+  wasmTransferBytes: number | null;
+  /** Where the wasm came from: Cache Storage ('cache'), the server ('network', then cached). */
+  wasmSource: 'cache' | 'network';
+}
+
+interface Started {
+  ort: OrtModule;
+  start: RuntimeStart;
+}
+
+const started = new Map<string, Promise<Started>>();
+
+function importBuild(build: RuntimeBuild): Promise<OrtModule> {
+  // Literal specifiers, so bundlers see both builds and split each into its own chunk.
+  return (
+    build === 'asyncify' ? import('onnxruntime-web/webgpu') : import('onnxruntime-web/wasm')
+  ) as Promise<OrtModule>;
+}
+
+function wasmResource(file: string): PerformanceResourceTiming | undefined {
+  const entries = globalThis.performance?.getEntriesByType?.('resource') ?? [];
+  return (entries as PerformanceResourceTiming[]).filter((e) => e.name.includes(file)).at(-1);
+}
+
+/**
+ * Loads and starts the runtime for `device` once per worker (later calls share the first):
+ * import, wasm, back end. Called as soon as the device is known, so it overlaps the package's
+ * download; session creation then only builds graphs.
+ */
+export function startRuntime(device: DeviceName, options: RuntimeOptions): Promise<Started> {
+  const build = buildFor(device, options.wasmBuild);
+  // One module per build; its back end (the WebGPU device) once per device.
+  const key = `${build} ${device}`;
+  let pending = started.get(key);
+  if (!pending) {
+    pending = (async () => {
+      const t0 = performance.now();
+      const ort = await importBuild(build);
+      const t1 = performance.now();
+      ort.env.wasm.wasmPaths = options.wasmBase;
+      ort.env.wasm.numThreads = options.threads;
+      ort.env.logLevel = 'error';
+      installRuntimeCache(options.wasmBase, ort.env.versions.web ?? 'unknown');
+      const hitsBefore = runtimeCacheStats.hits;
+      const probe = await ort.InferenceSession.create(IDENTITY_GRAPH, {
+        executionProviders: [device === 'webgpu' ? 'webgpu' : 'wasm'],
+        logSeverityLevel: 3, // its Identity runs on the CPU EP: no warning about that
+      });
+      await probe.release();
+      const t2 = performance.now();
+      const fetched = wasmResource(RUNTIME_BUILDS[build].wasm);
+      return {
+        ort,
+        start: {
+          build: RUNTIME_BUILDS[build].entry,
+          importMs: t1 - t0,
+          initMs: t2 - t1,
+          wasmFetchMs: fetched ? fetched.responseEnd - fetched.startTime : null,
+          wasmTransferBytes: fetched ? fetched.transferSize : null,
+          wasmSource: runtimeCacheStats.hits > hitsBefore ? 'cache' : 'network',
+        },
+      };
+    })();
+    started.set(key, pending);
+    pending.catch(() => started.delete(key));
+  }
+  return pending;
 }
 
 export interface ExternalFile {
@@ -28,12 +126,13 @@ export interface ExternalFile {
 }
 
 export async function createSession(
+  ort: OrtModule,
   model: Uint8Array,
   externalData: ExternalFile[],
   device: DeviceName,
   keepOutputsOnGpu: readonly string[] = [],
 ): Promise<OrtSession> {
-  const options: ort.InferenceSession.SessionOptions = {
+  const options: OrtTypes.InferenceSession.SessionOptions = {
     executionProviders: [device === 'webgpu' ? 'webgpu' : 'wasm'],
     graphOptimizationLevel: 'all',
     externalData: externalData.map((f) => ({ path: f.path, data: f.data })),

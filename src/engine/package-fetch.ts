@@ -15,6 +15,8 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** Use the Cache Storage API (default true). */
   cache?: boolean;
+  /** Called once the manifest is read, before any other file is fetched. */
+  onManifest?: (manifest: PackageManifest) => void;
   /** Ask for persistent storage from this package size on (default PERSIST_ABOVE_BYTES). */
   persistAboveBytes?: number;
 }
@@ -123,6 +125,7 @@ export async function fetchPackage(
     throw new PackageError(`${manifestUrl} is not JSON`);
   }
   const manifest = parseManifest(manifestJson);
+  options.onManifest?.(manifest);
   const manifestSha256 = await sha256Hex(manifestBytes);
 
   let { cache, problem } =

@@ -196,13 +196,18 @@ export class ClefRunner {
     }
   }
 
-  async dispose(): Promise<void> {
+  /** Empties the prefix cache (its tensors disposed); the sessions stay. */
+  clearCache(): void {
     for (const e of this.cache.values()) {
       for (const t of e.state.values()) t.dispose();
       e.memory.dispose();
     }
     this.cache.clear();
     this.cacheBytes = 0;
+  }
+
+  async dispose(): Promise<void> {
+    this.clearCache();
     await Promise.all([
       this.graphs.backbone.release(),
       this.graphs.headMemory.release(),

@@ -6,6 +6,7 @@ import type { EncodedRequest } from '../clef/prompt.js';
 import type { DeviceName } from './manifest.js';
 import type { PackageFiles } from './package-fetch.js';
 import type { JobContext } from './queue.js';
+import type { RuntimePhases } from '../wire/wire.js';
 
 export interface SessionRun {
   /** One array per question, in the encoded option order. */
@@ -19,6 +20,9 @@ export interface SessionRun {
 
 export interface DecisionSession {
   readonly device: DeviceName;
+  /** How the device's runtime came up, and session creation per graph (ms). */
+  readonly runtime?: RuntimePhases;
+  readonly sessionMs?: Record<string, number>;
   run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun>;
   /** True once the session's device is gone (a lost WebGPU device). */
   lost(): boolean;
@@ -28,6 +32,8 @@ export interface DecisionSession {
    * cache holds (optional: benchmarks and leak checks read them).
    */
   counters?(): { readbackBytes: number; liveTensors?: number; cachedTensors?: number };
+  /** Empties the prefix cache (after the engine's own warm-up decision). */
+  clearCache?(): void;
   /** Test hook: destroy the GPU device under the running session (WebGPU only). */
   simulateDeviceLoss?(): void;
   dispose(): Promise<void>;
@@ -35,6 +41,7 @@ export interface DecisionSession {
 
 export interface SessionOptions {
   threads: number;
+  wasmBuild?: 'plain' | 'asyncify';
   cacheBudgetBytes: number;
 }
 
@@ -43,3 +50,10 @@ export type SessionFactory = (
   device: DeviceName,
   options: SessionOptions,
 ) => Promise<DecisionSession>;
+
+/** Starts a device's runtime ahead of session creation (overlapping the download). */
+export type RuntimeStarter = (
+  device: DeviceName,
+  threads: number,
+  wasmBuild?: 'plain' | 'asyncify',
+) => Promise<RuntimePhases>;

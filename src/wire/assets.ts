@@ -6,8 +6,13 @@
  */
 export const ORT_PUBLIC_PATH = '/ort/';
 
-/** The WebGPU build (`onnxruntime-web/webgpu`) loads the asyncify pair for both devices. */
+/**
+ * WASM loads the plain build (`onnxruntime-web/wasm`: the plain pair, 14.2 MB of wasm); WebGPU
+ * loads `onnxruntime-web/webgpu` (the asyncify pair, 26.8 MB). src/engine/ort.ts picks one.
+ */
 export const ORT_RUNTIME_FILES: readonly string[] = [
+  'ort-wasm-simd-threaded.mjs',
+  'ort-wasm-simd-threaded.wasm',
   'ort-wasm-simd-threaded.asyncify.mjs',
   'ort-wasm-simd-threaded.asyncify.wasm',
 ];

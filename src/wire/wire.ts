@@ -125,6 +125,10 @@ export interface LoadOptionsWire {
   cacheBudgetBytes: number;
   /** Use Cache Storage for package files (default true). */
   cache: boolean;
+  /** Make one small decision right after load, in the background (default true). */
+  warmUp?: boolean;
+  /** onnxruntime-web build for the WASM device (default 'plain'; see ClefOptions.wasmBuild). */
+  wasmBuild?: 'plain' | 'asyncify';
   /** Test hooks for the fault paths (see FaultSimulation). */
   simulate?: FaultSimulation;
 }
@@ -195,14 +199,59 @@ export interface EngineInfo {
   adapter: string | null;
   /** Why the engine runs on something other than the first choice, or null. */
   fallbackReason: string | null;
+  /**
+   * Why the engine runs on this device: the request ("device 'wasm' requested"), auto's choice
+   * ("auto: WASM, because the WebGPU adapter (google swiftshader) is a software fallback ..."),
+   * or the fallback that moved it.
+   */
+  deviceReason: string;
   contextTokens: number;
   threads: number;
-  loadMs: { download: number; verify: number; compile: number; total: number };
+  loadMs: LoadPhases;
   /** Why package files are not cached locally, or null when they are. */
   cacheProblem: string | null;
   counters: EngineCounters;
   /** Only under simulate.stallAt: the stage a decision is waiting in for its abort. */
   stalledAt?: DecisionStage;
+}
+
+/** How the runtime for a device came up (src/engine/ort.ts RuntimeStart). */
+export interface RuntimePhases {
+  /** The onnxruntime-web entry loaded: 'onnxruntime-web/wasm' or 'onnxruntime-web/webgpu'. */
+  build: string;
+  /** Importing its JavaScript (ms). */
+  importMs: number;
+  /** Fetching, compiling and instantiating its wasm and starting the back end (ms). */
+  initMs: number;
+  /** The wasm's fetch as resource timing saw it (ms), when it did. */
+  wasmFetchMs: number | null;
+  /** Wasm bytes that crossed the network (0 when the HTTP cache answered), when known. */
+  wasmTransferBytes: number | null;
+  /** 'cache': the wasm (and, where the browser keeps it, its compiled code) from Cache Storage. */
+  wasmSource: 'cache' | 'network';
+}
+
+/**
+ * Where `createClef` spent its time, in ms. The runtime starts as soon as the manifest names the
+ * device, while the package downloads, so `total` is less than the sum of the phases.
+ */
+export interface LoadPhases {
+  /** Fetching the package files (network or Cache Storage). */
+  download: number;
+  /** SHA-256 of every file. */
+  verify: number;
+  /** Parsing the tokenizer. */
+  tokenizer: number;
+  /** From the end of the download until the sessions were created (waiting for the runtime included). */
+  compile: number;
+  /** The runtime's start, overlapped with the download; null if the device never started. */
+  runtime: RuntimePhases | null;
+  /** Session creation per graph (backbone, headMemory, headDecide). */
+  sessions: Record<string, number>;
+  /** The engine's own warm-up decision after load (ms), or null when it did not make one. */
+  warmup: number | null;
+  /** Load, from the worker's first message to ready (warm-up not included). */
+  total: number;
 }
 
 export interface DecisionTimings {

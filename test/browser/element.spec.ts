@@ -174,6 +174,21 @@ test.describe.serial('two elements on one page', () => {
     expect(await events(page, 'clef-error')).toHaveLength(0);
   });
 
+  test("info() is the engine's state now: its counters move with each decision", async () => {
+    const read = () =>
+      page.evaluate(async () => {
+        const info = await (document.getElementById('themed') as any).info();
+        return { decisions: info.counters.decisions, tokens: info.counters.backboneTokens };
+      });
+    const before = await read();
+    // Both elements share one engine, and each has decided at least once.
+    expect(before.decisions).toBeGreaterThanOrEqual(2);
+    await page.evaluate(() => (document.getElementById('themed') as any).decide());
+    const after = await read();
+    expect(after.decisions).toBe(before.decisions + 1);
+    expect(after.tokens).toBeGreaterThan(before.tokens);
+  });
+
   test('shows failures in place and dispatches clef-error with the typed error', async () => {
     const themed = page.locator('#themed');
 

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import type { ErrorBody } from '../../src/protocol/types.js';
+import type { EngineInfo } from '../../src/wire/wire.js';
 import {
   DEVICES,
   FP32,
@@ -33,22 +34,42 @@ const GOOD = {
 };
 
 test.describe('device fallback', () => {
-  for (const [simulate, reason] of [
-    [{ noWebgpu: true }, /simulate\.noWebgpu/],
-    [{ failWebgpuLoad: true }, /webgpu failed to load.*simulate\.failWebgpuLoad/],
-  ] as const) {
-    test(`device 'auto' with ${Object.keys(simulate)[0]} falls back to WASM answers`, async ({
-      page,
-    }) => {
-      await openPage(page);
-      const info = await mustLoad(page, 'auto', { model: FP32, device: 'auto', simulate });
-      expect(info.device).toBe('wasm');
-      expect(info.adapter).toBeNull();
-      expect(info.fallbackReason).toMatch(reason);
-      const got = await mustDecide(page, 'auto', GOOD);
-      expectResponseNear(got.response, await reference(GOOD), TOLERANCE.wasm.fp32.probability);
-    });
-  }
+  test("device 'auto' with noWebgpu falls back to WASM answers", async ({ page }) => {
+    await openPage(page);
+    const simulate = { noWebgpu: true };
+    const info = await mustLoad(page, 'auto', { model: FP32, device: 'auto', simulate });
+    expect(info.device).toBe('wasm');
+    expect(info.adapter).toBeNull();
+    expect(info.fallbackReason).toMatch(/simulate\.noWebgpu/);
+    expect(info.deviceReason).toMatch(/^auto: WASM, because WebGPU disabled by the caller/);
+    const got = await mustDecide(page, 'auto', GOOD);
+    expectResponseNear(got.response, await reference(GOOD), TOLERANCE.wasm.fp32.probability);
+  });
+
+  // SwiftShader is a fallback adapter, which auto passes over: the fault worker makes it look
+  // like a hardware GPU, so auto tries WebGPU first and the simulated failure moves it to WASM.
+  test("device 'auto' with failWebgpuLoad on a hardware-looking adapter falls back to WASM answers", async ({
+    page,
+  }) => {
+    await openPage(page, '/test/browser/pages/reliability.html');
+    const out = await page.evaluate(
+      ([model]) =>
+        window.reliability.load(
+          'auto',
+          { model, device: 'auto', simulate: { failWebgpuLoad: true } },
+          ['gpu-adapter'],
+        ),
+      [FP32] as const,
+    );
+    if (!out.ok) throw new Error(JSON.stringify(out.error));
+    const info = out.value as EngineInfo;
+    expect(info.device).toBe('wasm');
+    expect(info.adapter).toBeNull();
+    expect(info.fallbackReason).toMatch(/webgpu failed to load.*simulate\.failWebgpuLoad/);
+    expect(info.deviceReason).toMatch(/^auto: WebGPU on test-vendor test-gpu; then webgpu failed/);
+    const got = await mustDecide(page, 'auto', GOOD);
+    expectResponseNear(got.response, await reference(GOOD), TOLERANCE.wasm.fp32.probability);
+  });
 
   test("an explicit device 'webgpu' without WebGPU is refused with the reason", async ({
     page,

@@ -113,6 +113,7 @@ export async function benchBrowser(
   scenarios: ScenarioBodies[],
   log: (s: string) => void,
   budgetMs = Infinity,
+  wasmBuild: 'plain' | 'asyncify' = 'plain',
 ): Promise<BrowserRun> {
   const browser = await launchBrowser();
   const run: BrowserRun = {
@@ -134,15 +135,17 @@ export async function benchBrowser(
     run.memory.idle = readMemory();
     resetPeaks();
     const loaded = await page.evaluate(
-      async ({ model, device }) => {
+      async ({ model, device, wasmBuild }) => {
         const w = window as unknown as PageWindow;
         const t0 = performance.now();
-        w.__clef = await w.clefWeb.createClef({ model, device, cache: false });
+        // The bench warms up itself (and reports the curve): the engine's own warm-up is off.
+        const options = { model, device, cache: false, wasmBuild, warmUp: false };
+        w.__clef = await w.clefWeb.createClef(options);
         const loadWallMs = performance.now() - t0;
         const info = await (w.__clef as { info(): Promise<unknown> }).info();
         return { loadWallMs, info };
       },
-      { model: modelPath, device },
+      { model: modelPath, device, wasmBuild },
     );
     run.info = loaded.info as EngineInfo;
     run.loadWallMs = loaded.loadWallMs;

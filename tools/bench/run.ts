@@ -20,6 +20,10 @@
  *   --scenarios ID,ID               only these scenarios (e.g. s2048-q1-o2-miss)
  *   --label TEXT                    appended to the results file name (e.g. "before")
  *   --no-write                      print only
+ *   --wasm-build plain|asyncify     onnxruntime-web build for WASM (default plain, the engine's)
+ *   --first-answer                  instead: time to first answer on clef-nano, cold and warm,
+ *                                   per onnxruntime-web build, vs onnxruntime-node
+ *                                   (tools/bench/first-answer.ts; its options follow)
  * Timings never feed pass/fail unit tests: this is run by hand and its results committed.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +33,7 @@ import { execFileSync } from 'node:child_process';
 import { createServer } from 'vite';
 import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
 import { benchBrowser, type BrowserRun, type ScenarioBodies } from './browser.js';
+import { firstAnswerMain } from './first-answer.js';
 import { benchNode, type NodeRun } from './node-ceiling.js';
 import { loadAverage } from './proc.js';
 import { RequestMaker, scenario, type Scenario } from './requests.js';
@@ -60,7 +65,7 @@ interface ModelSpec {
 }
 
 const NO_WASM_NOTE =
-  "no WASM: onnxruntime-web's WebGPU build (the engine's import) has no CPU kernel for " +
+  "no WASM: onnxruntime-web's WebGPU build (the engine's WASM build until issue 15) has no CPU kernel for " +
   'GatherBlockQuantized, the q8 embedding of the q4/q8 packages; real-q4-f16emb (fp16 ' +
   'embedding, same layers) stands in for it';
 
@@ -103,6 +108,7 @@ function parseArgs(argv: string[]) {
     write: true,
     packages: [] as Array<{ key: string; dir: string }>,
     scenarios: null as string[] | null,
+    wasmBuild: 'plain' as 'plain' | 'asyncify',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -121,6 +127,7 @@ function parseArgs(argv: string[]) {
       o.packages.push({ key, dir: dir.replace(/\/+$/, '') });
     } else if (a === '--scenarios') o.scenarios = next().split(',');
     else if (a === '--no-write') o.write = false;
+    else if (a === '--wasm-build') o.wasmBuild = next() as 'plain' | 'asyncify';
     else throw new Error(`unknown argument ${a} (see the header of tools/bench/run.ts)`);
   }
   return o;
@@ -141,6 +148,7 @@ function slug(s: string): string {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--first-answer')) return firstAnswerMain();
   const args = parseArgs(process.argv.slice(2));
   const log = (s: string) => console.log(s);
   if (!existsSync('public/models/tiny/manifest.json')) {
@@ -303,7 +311,16 @@ async function main(): Promise<void> {
           notes.push(`${m.key}: ${gpuRuns} runs per scenario on WebGPU (SwiftShader is slow here)`);
         }
         log(`  ${device}:`);
-        const run = await benchBrowser(baseUrl, m.url, device, warmup, mine, log, m.budgetMs);
+        const run = await benchBrowser(
+          baseUrl,
+          m.url,
+          device,
+          warmup,
+          mine,
+          log,
+          m.budgetMs,
+          args.wasmBuild,
+        );
         browserVersion ||= run.browserVersion;
         userAgent ||= run.userAgent;
         if (run.info?.device === 'webgpu') adapter = run.info.adapter;
@@ -348,6 +365,7 @@ async function main(): Promise<void> {
         scenarios: figures.backends,
         targets: targets(figures),
       });
+      mkdirSync('bench/work', { recursive: true });
       writeFileSync('bench/work/partial-results.json', resultsJson(loadAverage()).json);
     }
   } finally {

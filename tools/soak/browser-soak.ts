@@ -3,7 +3,7 @@
  *
  *   npm run models:tiny && node tools/sw/build-routes.mjs
  *   nice -n 5 npx tsx tools/soak/browser-soak.ts [--device wasm|webgpu|both] [--count 1000]
- *       [--warmup 200] [--json out.json] [--batch 100] [--requests varied|invalid]
+ *       [--warmup 600] [--json out.json] [--batch 100] [--requests varied|invalid]
  *
  * Starts the Vite dev server and Debian's Chromium, loads the tiny package with createClef on
  * each device, warms up, then runs `count` decisions of varied size (states of a few to a few
@@ -12,7 +12,7 @@
  * GC in the page and the worker, it samples: the page's and the worker's JS memory
  * (performance.measureUserAgentSpecificMemory: the dev server is cross-origin isolated), the
  * worker's WebAssembly memory, live onnxruntime tensors and, on WebGPU, live GPU buffers.
- * Pass: memory at the end within 5% of its level after warm-up, and no tensor beyond what the
+ * Pass: memory at the end within 2% of its level after warm-up, and no tensor beyond what the
  * prefix cache holds (its budget is fixed at 1 MiB, so it fills during warm-up).
  * WebGPU runs on SwiftShader here (a CPU): slow, so its states are kept small (4-24 words).
  */
@@ -24,13 +24,12 @@ import { parseArgs } from 'node:util';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import type { EngineInfo } from '../../src/wire/wire.js';
-import { mulberry32 } from '../fuzz/prng.js';
 
 const { values } = parseArgs({
   options: {
     device: { type: 'string', default: 'both' },
     count: { type: 'string', default: '1000' },
-    warmup: { type: 'string', default: '200' },
+    warmup: { type: 'string', default: '600' },
     json: { type: 'string' },
     // 'invalid': only requests refused before the model (422), to tell the messaging layer's
     // memory from the runtime's.
@@ -43,64 +42,10 @@ const COUNT = Number(values.count);
 const WARMUP = Number(values.warmup);
 const BATCH = Number(values.batch);
 const CACHE_BUDGET = 1024 * 1024;
-const TOLERANCE = 0.05;
+const TOLERANCE = 0.02;
 
 // ---------------------------------------------------------------------------------------------
 // Requests
-
-const rng = mulberry32;
-
-const WORDS = (
-  'order card charged twice refund parcel late billing account password email reset invoice ' +
-  'shipping damaged box priority customer angry happy thanks urgent support subscription'
-).split(' ');
-
-/**
- * Request i of a run: the same index always gives the same request. `sweep` (warm-up) makes the
- * first requests the largest of each state size (4 questions), so the engine's high-water marks
- * (wasm heap, buffer pools) are reached before the measurement starts.
- */
-function request(seed: number, i: number, sizes: number[], sweep = false): object {
-  if (values.requests === 'invalid') {
-    return { model: 'clef-tiny', state: i, questions: { q: { type: 'noul' } } };
-  }
-  const r = rng(seed * 1_000_003 + i);
-  const big = sweep && i < 2 * sizes.length;
-  const words = (n: number) =>
-    Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]);
-  // 30% of states come from a pool of 20, so the prefix cache hits now and then.
-  const pooled = r() < 0.3;
-  const sr = pooled ? rng(seed + Math.floor(r() * 20)) : r;
-  const size = big ? sizes[i % sizes.length]! : sizes[Math.floor(sr() * sizes.length)]!;
-  const stateWords = Array.from({ length: size }, () => WORDS[Math.floor(sr() * WORDS.length)]);
-  const kind = Math.floor(sr() * 3);
-  const state =
-    kind === 0
-      ? stateWords.join(' ')
-      : kind === 1
-        ? { ticket: stateWords.join(' '), amount: 12.5 }
-        : [stateWords.join(' ')];
-  const questions: Record<string, object> = {};
-  const n = big ? 4 : 1 + Math.floor(r() * 4);
-  for (let q = 0; q < n; q++) {
-    const type = ['noul', 'choice', 'score'][Math.floor(r() * 3)]!;
-    const id = `q${q}_${type}`;
-    if (type === 'noul') questions[id] = { type, instructions: `${words(4).join(' ')}?` };
-    if (type === 'choice') {
-      const options = Object.fromEntries(
-        Array.from({ length: 2 + Math.floor(r() * 4) }, (_, k) => [`opt${k}`, words(2).join(' ')]),
-      );
-      questions[id] = { type, instructions: words(5).join(' '), criteria: options };
-    }
-    if (type === 'score') {
-      questions[id] = {
-        type,
-        criteria: Array.from({ length: 2 + Math.floor(r() * 4) }, () => words(2).join(' ')),
-      };
-    }
-  }
-  return { model: 'clef-tiny', state, questions };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Measuring
@@ -184,15 +129,25 @@ async function measure(page: Page, phase: string, decisions: number, t0: number)
   };
 }
 
-async function runBatch(page: Page, requests: object[]): Promise<void> {
-  const failures = await page.evaluate(async (requests) => {
-    const out: string[] = [];
-    for (const r of requests) {
-      const got = await window.enginePage.decide('soak', r);
-      if (!got.ok && got.error.status !== 422) out.push(got.error.message);
-    }
-    return out;
-  }, requests);
+/** Decides requests `start` .. `start + n - 1` of run `seed`, made in the page (soak-requests.ts). */
+async function runBatch(
+  page: Page,
+  batch: { seed: number; start: number; n: number; sizes: number[]; sweep: boolean },
+): Promise<void> {
+  const kind = values.requests === 'invalid' ? 'invalid' : 'varied';
+  const failures = await page.evaluate(
+    async ({ seed, start, n, sizes, sweep, kind }) => {
+      const path = '/tools/soak/soak-requests.ts';
+      const made = (await import(/* @vite-ignore */ path)) as typeof import('./soak-requests.js');
+      const out: string[] = [];
+      for (const r of made.requests(seed, start, n, sizes, kind, sweep)) {
+        const got = await window.enginePage.decide('soak', r);
+        if (!got.ok && got.error.status !== 422) out.push(got.error.message);
+      }
+      return out;
+    },
+    { ...batch, kind } as const,
+  );
   if (failures.length) throw new Error(`decisions failed: ${failures.slice(0, 3).join('; ')}`);
 }
 
@@ -244,18 +199,12 @@ async function soak(baseUrl: string, device: 'wasm' | 'webgpu'): Promise<DeviceR
     log(await measure(page, 'loaded', 0, t0));
     for (let i = 0; i < WARMUP; i += BATCH) {
       const n = Math.min(BATCH, WARMUP - i);
-      await runBatch(
-        page,
-        Array.from({ length: n }, (_, k) => request(7, i + k, sizes)),
-      );
+      await runBatch(page, { seed: 7, start: i, n, sizes, sweep: true });
     }
     log(await measure(page, 'warm', WARMUP, t0));
     for (let i = 0; i < COUNT; i += BATCH) {
       const n = Math.min(BATCH, COUNT - i);
-      await runBatch(
-        page,
-        Array.from({ length: n }, (_, k) => request(11, i + k, sizes)),
-      );
+      await runBatch(page, { seed: 11, start: i, n, sizes, sweep: false });
       log(await measure(page, 'soak', WARMUP + i + n, t0));
     }
     const warm = samples.find((s) => s.phase === 'warm')!;

@@ -152,10 +152,14 @@ export class ClefDecide extends LitElement {
     return this._error;
   }
 
-  /** The engine's info once the model is loaded (device, why, package hash). */
+  /**
+   * The engine's info once the model is loaded (device, why, package hash), read from the engine
+   * now: its counters are current, not those of the load.
+   */
   async info(): Promise<EngineInfo> {
     if (!this.lease) throw new Error('<clef-decide> is not connected');
-    return this.lease.info;
+    await this.lease.info;
+    return (await this.lease.clef).info();
   }
 
   override connectedCallback(): void {

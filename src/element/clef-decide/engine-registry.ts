@@ -17,7 +17,7 @@ export type ProgressListener = (progress: LoadProgress) => void;
 export interface EngineLease {
   readonly key: string;
   readonly clef: Promise<Clef>;
-  /** The engine's info() after load (model name, device, package hash). */
+  /** The engine's info() right after load (model name, device, package hash; counters then). */
   readonly info: Promise<EngineInfo>;
   /** The latest load progress, or null before the first report. */
   readonly progress: LoadProgress | null;

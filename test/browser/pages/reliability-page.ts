@@ -42,7 +42,7 @@ async function viaFetch(name: string, body: string | number[]): Promise<Answer> 
 /** Workers made for each named clef, oldest first: the last one is the live one. */
 const workers = new Map<string, Worker[]>();
 
-type Fault = 'close' | 'throw' | 'quota';
+type Fault = 'close' | 'throw' | 'quota' | 'gpu-adapter' | 'unflagged-adapter';
 
 function faultWorker(name: string, preload: Fault[]): Worker {
   const worker = new Worker(new URL('./fault-worker.ts', import.meta.url), {

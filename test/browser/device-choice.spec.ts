@@ -1,0 +1,164 @@
+/**
+ * Which device `auto` picks (issue 15), on the real adapter headless Chromium offers (WebGPU on
+ * SwiftShader, `isFallbackAdapter: true`) and with that adapter made to describe itself
+ * differently (fault-hooks.ts): a software adapter is passed over for WASM and `info()` says
+ * why; an explicit 'webgpu' still uses it; a hardware-looking adapter is taken. Each load
+ * reports its phases, and a WASM load fetches only the plain wasm build.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import type { EngineInfo } from '../../src/wire/wire.js';
+import {
+  FP32,
+  MODEL,
+  infoOf,
+  mustDecide,
+  mustLoad,
+  openPage,
+  type Outcome,
+} from './engine-helpers.js';
+
+const GOOD = {
+  model: MODEL,
+  state: 'Where is my parcel?',
+  questions: { late: { type: 'noul' } },
+};
+
+/** The /ort/ files the page and its workers requested while `work` ran. */
+async function ortRequests(page: Page, work: () => Promise<unknown>): Promise<string[]> {
+  const urls: string[] = [];
+  const note = (r: { url(): string }) => {
+    const path = new URL(r.url()).pathname;
+    if (path.startsWith('/ort/')) urls.push(path.slice('/ort/'.length));
+  };
+  page.context().on('request', note);
+  try {
+    await work();
+  } finally {
+    page.context().off('request', note);
+  }
+  return urls;
+}
+
+async function loadWithFault(page: Page, name: string, fault: 'gpu-adapter' | 'unflagged-adapter') {
+  await openPage(page, '/test/browser/pages/reliability.html');
+  const out = (await page.evaluate(
+    ([n, f, model]) => window.reliability.load(n, { model, device: 'auto' }, [f]),
+    [name, fault, FP32] as const,
+  )) as Outcome<EngineInfo>;
+  if (!out.ok) throw new Error(`createClef failed: ${JSON.stringify(out.error)}`);
+  return out.value;
+}
+
+test('the real headless adapter is a software fallback, and auto picks WASM, saying why', async ({
+  page,
+}) => {
+  await openPage(page);
+  const adapter = await page.evaluate(async () => {
+    type Info = { vendor: string; architecture: string; isFallbackAdapter?: boolean };
+    const gpu = (navigator as { gpu?: { requestAdapter(): Promise<{ info: Info } | null> } }).gpu;
+    const info = (await gpu?.requestAdapter())?.info;
+    return info
+      ? { vendor: info.vendor, architecture: info.architecture, fallback: info.isFallbackAdapter }
+      : null;
+  });
+  expect(adapter).toEqual({ vendor: 'google', architecture: 'swiftshader', fallback: true });
+  let info!: EngineInfo;
+  const files = await ortRequests(page, async () => {
+    info = await mustLoad(page, 'auto', { model: FP32, device: 'auto' });
+  });
+  expect(info.device).toBe('wasm');
+  expect(info.adapter).toBeNull();
+  expect(info.deviceReason).toMatch(
+    /^auto: WASM, because the WebGPU adapter \(google swiftshader\) is a software fallback/,
+  );
+  expect(info.fallbackReason).toMatch(/webgpu skipped: .*software fallback/);
+  // The plain build for WASM: neither the asyncify (WebGPU) wasm nor the JSEP one.
+  expect(files).toContain('ort-wasm-simd-threaded.wasm');
+  expect(files.filter((f) => f.endsWith('.wasm'))).toEqual(['ort-wasm-simd-threaded.wasm']);
+  expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/wasm');
+  expect(info.counters.decisions).toBe(0);
+  const got = await mustDecide(page, 'auto', GOOD);
+  expect(Object.keys(got.response.answers)).toEqual(['late']);
+  // The page's info() is read from the engine at each call: its counters moved.
+  const now = await infoOf(page, 'auto');
+  expect(now.counters.decisions).toBe(1);
+  expect(now.counters.backboneTokens).toBe(got.timings.backboneTokens);
+});
+
+test("an explicit 'webgpu' still runs on the software adapter, on the WebGPU build", async ({
+  page,
+}) => {
+  await openPage(page);
+  let info!: EngineInfo;
+  const files = await ortRequests(page, async () => {
+    info = await mustLoad(page, 'gpu', { model: FP32, device: 'webgpu' });
+  });
+  expect(info.device).toBe('webgpu');
+  expect(info.adapter).toMatch(/swiftshader/);
+  expect(info.fallbackReason).toBeNull();
+  expect(info.deviceReason).toMatch(
+    /^device 'webgpu' requested on google swiftshader \(.*software fallback\)/,
+  );
+  expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/webgpu');
+  expect(files.filter((f) => f.endsWith('.wasm'))).toEqual([
+    'ort-wasm-simd-threaded.asyncify.wasm',
+  ]);
+});
+
+test('auto takes an adapter that is not a fallback', async ({ page }) => {
+  const info = await loadWithFault(page, 'hw', 'gpu-adapter');
+  expect(info.device).toBe('webgpu');
+  expect(info.adapter).toBe('test-vendor test-gpu');
+  expect(info.deviceReason).toBe('auto: WebGPU on test-vendor test-gpu');
+  expect(info.fallbackReason).toBeNull();
+});
+
+test('without the isFallbackAdapter flag, SwiftShader is known by its name', async ({ page }) => {
+  const info = await loadWithFault(page, 'unflagged', 'unflagged-adapter');
+  expect(info.device).toBe('wasm');
+  expect(info.deviceReason).toMatch(/google swiftshader\) is a software fallback/);
+});
+
+test('load phases are reported: download, verify, tokenizer, runtime, each graph', async ({
+  page,
+}) => {
+  await openPage(page);
+  const info = await mustLoad(page, 'phases', { model: FP32, device: 'wasm', cache: false });
+  const l = info.loadMs;
+  expect(Object.keys(l.sessions).sort()).toEqual(['backbone', 'headDecide', 'headMemory']);
+  for (const ms of [
+    l.download,
+    l.verify,
+    l.tokenizer,
+    l.compile,
+    l.total,
+    ...Object.values(l.sessions),
+  ])
+    expect(ms).toBeGreaterThan(0);
+  expect(l.runtime).toMatchObject({ build: 'onnxruntime-web/wasm' });
+  expect(l.runtime!.importMs).toBeGreaterThan(0);
+  expect(l.runtime!.initMs).toBeGreaterThan(0);
+  expect(l.runtime!.wasmFetchMs).toBeGreaterThan(0);
+  // The sessions are part of the load; the runtime started during the download.
+  expect(l.total).toBeGreaterThan(Object.values(l.sessions).reduce((a, b) => a + b, 0));
+});
+
+test('the engine warms itself up after load: not counted, cache left empty, cost reported', async ({
+  page,
+}) => {
+  await openPage(page);
+  await mustLoad(page, 'warm', { model: FP32, device: 'wasm' });
+  await mustLoad(page, 'cold', { model: FP32, device: 'wasm', warmUp: false });
+  // A request queues behind the warm-up, so once it is answered the warm-up is done.
+  await mustDecide(page, 'warm', GOOD);
+  await mustDecide(page, 'cold', GOOD);
+  const warm = await infoOf(page, 'warm');
+  const cold = await infoOf(page, 'cold');
+  expect(warm.loadMs.warmup).toBeGreaterThan(0);
+  expect(cold.loadMs.warmup).toBeNull();
+  for (const info of [warm, cold]) {
+    expect(info.counters).toMatchObject({ decisions: 1, prefixMisses: 1, pending: 0 });
+    expect(info.counters.cacheEntries).toBe(1); // the request's own state, not the warm-up's
+  }
+  expect(warm.counters.backboneTokens).toBe(cold.counters.backboneTokens);
+});

@@ -1,0 +1,92 @@
+// Device choice (issue 15): what `auto` picks for each adapter, and what probing reports for
+// fake `navigator.gpu` objects (with the flag, without it, named SwiftShader or not).
+import { describe, expect, it } from 'vitest';
+import {
+  deviceOrder,
+  probeWith,
+  type Capabilities,
+  type GpuAdapterLike,
+} from '../../src/engine/capabilities.js';
+import type { PackageManifest } from '../../src/engine/manifest.js';
+
+const manifest = (peakBytes: number) =>
+  ({
+    model: { name: 'clef-nano' },
+    variant: { dtype: 'fp32', devices: ['webgpu', 'wasm'], needsShaderF16: false, peakBytes },
+  }) as unknown as PackageManifest;
+const SMALL = manifest(4e6);
+const HUGE = manifest(6 * 1024 ** 3);
+
+const caps = (adapter: string | null, fallbackAdapter: boolean): Capabilities => ({
+  webgpu: adapter !== null,
+  shaderF16: false,
+  adapter,
+  fallbackAdapter,
+  webgpuReason: adapter ? null : 'no adapter',
+  crossOriginIsolated: true,
+  threads: 1,
+  maxStorageBufferBindingSize: null,
+});
+
+const gpuWith = (info: GpuAdapterLike['info']) => ({
+  requestAdapter: async (): Promise<GpuAdapterLike> => ({
+    features: { has: () => false },
+    limits: { maxStorageBufferBindingSize: 1 << 27 },
+    info,
+  }),
+});
+
+describe('deviceOrder', () => {
+  it('auto puts WASM before a software adapter, and says why', () => {
+    const plan = deviceOrder('auto', SMALL, caps('google swiftshader', true));
+    expect(plan.order).toEqual(['wasm', 'webgpu']);
+    expect(plan.reason).toMatch(/^auto: WASM, because the WebGPU adapter \(google swiftshader\)/);
+    expect(plan.skipped.map((s) => s.device)).toEqual(['webgpu']);
+  });
+  it('auto takes a hardware adapter first', () => {
+    const plan = deviceOrder('auto', SMALL, caps('nvidia ampere', false));
+    expect(plan).toMatchObject({ order: ['webgpu', 'wasm'], skipped: [] });
+    expect(plan.reason).toBe('auto: WebGPU on nvidia ampere');
+  });
+  it('auto uses a software adapter when WASM cannot hold the package', () => {
+    const plan = deviceOrder('auto', HUGE, caps('google swiftshader', true));
+    expect(plan.order).toEqual(['webgpu']);
+    expect(plan.reason).toMatch(/software fallback, but WASM cannot run this package/);
+  });
+  it("an explicit 'webgpu' keeps the software adapter", () => {
+    const plan = deviceOrder('webgpu', SMALL, caps('google swiftshader', true));
+    expect(plan.order).toEqual(['webgpu']);
+    expect(plan.reason).toMatch(/^device 'webgpu' requested on google swiftshader/);
+  });
+  it('auto without WebGPU runs WASM and names the reason', () => {
+    const plan = deviceOrder('auto', SMALL, caps(null, false));
+    expect(plan.order).toEqual(['wasm']);
+    expect(plan.reason).toBe('auto: WASM, because no adapter');
+  });
+});
+
+describe('probeWith', () => {
+  it('reads isFallbackAdapter from adapter.info', async () => {
+    const c = await probeWith(gpuWith({ vendor: 'acme', isFallbackAdapter: true }), true, 8);
+    expect(c).toMatchObject({ webgpu: true, fallbackAdapter: true, adapter: 'acme', threads: 4 });
+  });
+  it('trusts the flag over the name', async () => {
+    const info = { vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: false };
+    expect((await probeWith(gpuWith(info), false, 2)).fallbackAdapter).toBe(false);
+  });
+  it('without the flag, knows SwiftShader by name and nothing else', async () => {
+    const swift = await probeWith(
+      gpuWith({ vendor: 'google', architecture: 'swiftshader' }),
+      true,
+      2,
+    );
+    expect(swift.fallbackAdapter).toBe(true);
+    const other = await probeWith(gpuWith({ vendor: 'intel', architecture: 'gen-12lp' }), true, 2);
+    expect(other.fallbackAdapter).toBe(false);
+  });
+  it('is frozen, and reports no adapter without navigator.gpu', async () => {
+    const c = await probeWith(undefined, false, 2);
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(c).toMatchObject({ webgpu: false, fallbackAdapter: false, adapter: null, threads: 1 });
+  });
+});
