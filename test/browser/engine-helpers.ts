@@ -11,6 +11,7 @@ import type { SystemOneResponse } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { loadReferenceModel, referenceDecide } from '../../src/node/reference/decide.js';
 import type { ErrorData, Outcome } from './pages/engine-page.js';
+import { mulberry32 } from '../../src/calibrate/prng.js';
 
 export type { ErrorData, Outcome };
 export const DEVICES = ['wasm', 'webgpu'] as const;
@@ -100,17 +101,8 @@ export function disposeClef(page: Page, name: string) {
 // ---------------------------------------------------------------------------------------------
 // Seeded requests
 
-/** mulberry32: a small seeded PRNG, so every run draws the same requests. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the project's one), so every run draws the same requests. */
+export const rng = mulberry32;
 
 const WORDS = (
   'order card charged twice refund parcel late billing account password email reset ' +

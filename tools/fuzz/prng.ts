@@ -2,6 +2,8 @@
  * A small seeded PRNG (mulberry32) and the draws the fuzz generator needs. Seeded so a failing
  * case reproduces from `(seed, index)` alone: every case gets its own generator, mixed from both.
  */
+import { mulberry32 } from '../../src/calibrate/prng.js';
+
 export interface Rng {
   /** Uniform in [0, 1). */
   next(): number;
@@ -11,16 +13,8 @@ export interface Rng {
   chance(p: number): boolean;
 }
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The project's one mulberry32 (calibration splits use it too).
+export { mulberry32 };
 
 /** A generator for case `index` of run `seed` (independent of every other case). */
 export function caseRng(seed: number, index: number): Rng {
