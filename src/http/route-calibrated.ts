@@ -3,7 +3,7 @@
  * `{"response": <the System One body, byte for byte>, "calibrated": <CalibratedDecision>}`;
  * `?abstain_below=0.8` adds a confidence floor. SDKs never call it, and the System One routes
  * answer exactly as before (docs/interop.md, docs/calibration.md). Served only by a backend
- * with `decideCalibrated` (the page's `clef.fetch`); elsewhere the path is a 404.
+ * with `decideCalibrated` (`clef.fetch`, `clef-web serve`); elsewhere the path is a 404.
  */
 import { calibrationAsk, isCalibrationError } from '../calibrate/index.js';
 import {

@@ -19,6 +19,7 @@ import { AbortedError } from '../../wire/errors.js';
 import { SerialQueue } from '../../engine/queue.js';
 import { overloadedError } from '../../protocol/errors.js';
 import type { ModelCard } from '../../protocol/types.js';
+import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
 import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
@@ -28,6 +29,11 @@ import { escapeLoneSurrogates, notJsonBytes, refusalBody, type Refusal } from '.
 export interface ServeEngine {
   decide(body: unknown): Promise<{ json: string }>;
   modelCards(): ModelCard[];
+  /** Optional: serves `/v1/clef/calibrated` (the body plus the calibrated extension). */
+  decideCalibrated?(
+    body: unknown,
+    ask: CalibrationAsk,
+  ): Promise<{ json: string; calibrated?: CalibratedDecision }>;
 }
 
 /** A loaded package as the server's engine; its model cards list the name, then the aliases. */
@@ -38,7 +44,11 @@ export function nodeEngineBackend(engine: NodeEngine): ServeEngine {
     description: `${model.name} (${variant.dtype}) served by clef-web on onnxruntime-node`,
     release_date: model.releaseDate,
   }));
-  return { decide: (body) => engine.decide(body), modelCards: () => cards };
+  return {
+    decide: (body) => engine.decide(body),
+    modelCards: () => cards,
+    decideCalibrated: (body, ask) => engine.decide(body, { calibration: ask }),
+  };
 }
 
 export interface ServeOptions {
@@ -159,11 +169,12 @@ export async function startServer(
   let nextJob = 1;
   let boundUrlHost = '';
 
-  const decide = async (
-    body: unknown,
+  /** Runs `work` in the engine's queue as the request `ticket` stands for. */
+  const queued = async <T extends { json: string }>(
+    work: () => Promise<T>,
     signal: AbortSignal | undefined,
     ticket: { job: number },
-  ): Promise<{ json: string }> => {
+  ): Promise<T> => {
     if (queue.size >= maxQueue) {
       throw overloadedError(`The server has ${queue.size} requests queued; try again shortly`);
     }
@@ -172,8 +183,8 @@ export async function startServer(
     const onAbort = () => queue.cancel(id);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const { json } = await queue.push(id, () => engine.decide(body));
-      return { json: escapeLoneSurrogates(json) };
+      const out = await queue.push(id, work);
+      return { ...out, json: escapeLoneSurrogates(out.json) };
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
@@ -301,9 +312,16 @@ export async function startServer(
     });
     let response: Response;
     try {
+      const calibrated = engine.decideCalibrated?.bind(engine);
       response = await handleRoute(request, {
-        decide: (b, signal) => decide(b, signal, ticket),
+        decide: (b, signal) => queued(() => engine.decide(b), signal, ticket),
         models: () => engine.modelCards(),
+        ...(calibrated
+          ? {
+              decideCalibrated: (b, ask, signal) =>
+                queued(() => calibrated(b, ask), signal, ticket),
+            }
+          : {}),
       });
     } catch (e) {
       if ((e as Error).name === 'AbortError') return; // nobody is listening any more
