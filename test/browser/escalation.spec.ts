@@ -88,7 +88,7 @@ test.beforeAll(async ({ baseURL }) => {
     let out = '';
     serve.stdout!.on('data', (d: Buffer) => {
       out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s,]+)/.exec(out);
       if (m) resolve(m[1]!);
     });
     serve.on('exit', (code) => reject(new Error(`clef-web serve exited with ${code}`)));
