@@ -10,6 +10,7 @@ import type * as OrtTypes from 'onnxruntime-web';
 import type { DeviceName } from './manifest.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
 import { installRuntimeCache, runtimeCacheStats } from './wasm-cache.js';
+import type { RuntimePhases } from '../wire/wire.js';
 
 export type OrtModule = typeof OrtTypes;
 export type OrtTensor = OrtTypes.Tensor;
@@ -37,23 +38,8 @@ export function buildFor(device: DeviceName, wasmBuild: RuntimeBuild = 'plain'):
   return device === 'webgpu' ? 'asyncify' : wasmBuild;
 }
 
-/** How one device's runtime came up: its JavaScript, then its wasm and back end. */
-export interface RuntimeStart {
-  build: string;
-  /** Importing the build's JavaScript (ms). */
-  importMs: number;
-  /**
-   * Fetching, compiling and instantiating the wasm, and starting the back end (the WebGPU device
-   * too), measured around a one-node session (ms).
-   */
-  initMs: number;
-  /** The wasm file's fetch as the worker's resource timing saw it (ms), when it did. */
-  wasmFetchMs: number | null;
-  /** Bytes of the wasm that crossed the network (0: from the HTTP cache). */
-  wasmTransferBytes: number | null;
-  /** Where the wasm came from: Cache Storage ('cache'), the server ('network', then cached). */
-  wasmSource: 'cache' | 'network';
-}
+/** How one device's runtime came up (the shape info().loadMs reports). */
+export type RuntimeStart = RuntimePhases;
 
 interface Started {
   ort: OrtModule;

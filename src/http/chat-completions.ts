@@ -15,7 +15,7 @@
 import type { JsonMap, JsonValue, ModelLimits, SystemOneResponse } from '../protocol/types.js';
 import { checkChatParams, messagesToState } from './chat-params.js';
 import { DECISION_CODE, schemaQuestions, type SchemaNode } from './chat-schema.js';
-import { at, Checker, describe, fieldsOf, mergeLimits } from './openai-check.js';
+import { at, bodyFields, Checker, mergeLimits } from './openai-check.js';
 import { invalidRequest, modelNotFound, serverError } from './openai-errors.js';
 import { inputTokens, member, numberMember } from './response-read.js';
 
@@ -111,16 +111,7 @@ function responseFormat(v: unknown, limits: ModelLimits, c: Checker) {
  * something only generated text gives), 404 for an unserved model.
  */
 export function planChatDecision(body: unknown, options: ChatOptions = {}): ChatDecisionPlan {
-  const f = fieldsOf(body);
-  if (f === undefined) {
-    throw invalidRequest([
-      {
-        param: null,
-        code: 'invalid_type',
-        message: `The request body must be a JSON object, not ${describe(body)}.`,
-      },
-    ]);
-  }
+  const f = bodyFields(body);
   const c = new Checker();
   const model =
     c.required(f, 'model', '') && c.string(f.get('model'), 'model')

@@ -7,7 +7,7 @@
  */
 import { isPyNumber } from '../protocol/json-value.js';
 import { CLEF_FLASH_LIMITS, type ModelLimits } from '../protocol/types.js';
-import type { OpenAiProblem } from './openai-errors.js';
+import { invalidRequest, type OpenAiProblem } from './openai-errors.js';
 
 /** Clef-flash's limits with the numeric overrides given. */
 export function mergeLimits(overrides: Partial<ModelLimits> | undefined): ModelLimits {
@@ -34,6 +34,19 @@ export function fieldsOf(v: unknown): Fields | undefined {
   if (!isObjectLike(v)) return undefined;
   const entries = v instanceof Map ? [...v.entries()] : Object.entries(v);
   return new Map(entries.filter((e): e is [string, unknown] => typeof e[0] === 'string'));
+}
+
+/** The body's members; a body that is not an object is a 400 saying what it was instead. */
+export function bodyFields(body: unknown): Fields {
+  const f = fieldsOf(body);
+  if (f !== undefined) return f;
+  throw invalidRequest([
+    {
+      param: null,
+      code: 'invalid_type',
+      message: `The request body must be a JSON object, not ${describe(body)}.`,
+    },
+  ]);
 }
 
 export function isNumberValue(v: unknown): boolean {

@@ -26,7 +26,7 @@
  * response that says it truncated is refused as a 500 rather than passed on.
  */
 import type { JsonMap, JsonValue, ModelLimits, SystemOneResponse } from '../protocol/types.js';
-import { Checker, describe, fieldsOf, mergeLimits, type Fields } from './openai-check.js';
+import { bodyFields, Checker, fieldsOf, mergeLimits, type Fields } from './openai-check.js';
 import { invalidRequest, modelNotFound, serverError } from './openai-errors.js';
 import { inputToState } from './openai-input.js';
 import { inputTokens, member, numberMember } from './response-read.js';
@@ -121,16 +121,7 @@ export function toSystemOneRequest(
   options: DecisionsOptions = {},
 ): { request: JsonMap; mapping: DecisionsMapping } {
   const c = new Checker();
-  const f = fieldsOf(body);
-  if (f === undefined) {
-    throw invalidRequest([
-      {
-        param: null,
-        code: 'invalid_type',
-        message: `The request body must be a JSON object, not ${describe(body)}.`,
-      },
-    ]);
-  }
+  const f = bodyFields(body);
   c.keys(f, TOP_FIELDS, '');
   const model =
     c.required(f, 'model', '') && c.string(f.get('model'), 'model')
