@@ -1,11 +1,15 @@
 /**
- * `npx tsx tools/bench/real-shape.ts [--out bench/work] [--dtypes q4,q8] [--force]`
+ * `npx tsx tools/bench/real-shape.ts [--out bench/work] [--dtypes q4,q8] [--layers 2|32] [--force]`
  *
  * A random-weight release with Clef-flash's real layer shapes but only two layers (one Gated
  * DeltaNet, one full attention), the real vocabulary (248,320, untied lm_head) and the real
  * joint head (width 1,024), converted to q4 and q8 packages. Per-layer and per-token costs are
  * the real model's; its answers mean nothing. Written under bench/work/ (gitignored), never
  * committed: the release is ~5.4 GB of bf16, each package ~2.8 GB.
+ *
+ * `--layers 32` writes the full-depth model instead (`full-release`, `full-q4`, ...): all 32
+ * layers in Clef-flash's pattern (three linear attention to one full attention), ~18 GB of bf16,
+ * a q4 package of ~5 GB. Any other count follows the same pattern.
  *
  * Tensors stream to disk a few million values at a time (the 248,320 × 4,096 tables would be
  * 4 GB each as float32); the tokenizer is the tiny fixture's (its ids all lie below the vocab).
@@ -54,6 +58,21 @@ export const REAL_SHAPE_TEXT: TextShape = {
   rms_norm_eps: 1e-6,
   max_position_embeddings: 262_144,
 };
+
+/** Clef-flash's text shapes at `layers` layers: the real 3 linear : 1 full pattern (2 = the slice). */
+export function realShapeText(layers: number): TextShape {
+  if (layers === 2) return REAL_SHAPE_TEXT;
+  const layer_types = Array.from({ length: layers }, (_, i) =>
+    i % 4 === 3 ? ('full_attention' as const) : ('linear_attention' as const),
+  );
+  if (!layer_types.includes('full_attention')) throw new Error('--layers: at least 4');
+  return { ...REAL_SHAPE_TEXT, num_hidden_layers: layers, layer_types };
+}
+
+/** Directory names under the bench root: `real-*` for the two-layer slice, `full-*` for 32. */
+export function realShapePrefix(layers: number): string {
+  return layers === 2 ? 'real' : layers === 32 ? 'full' : `layers${layers}`;
+}
 
 /** Clef-flash's joint head (about 122M parameters). */
 export const REAL_SHAPE_HEAD: JointHeadConfig = {
@@ -131,14 +150,18 @@ function writeJson(path: string, value: unknown): void {
 }
 
 /** Writes the two-layer real-shape release into `dir` (shards of at most ~2.1 GB). */
-export function writeRealShapeRelease(dir: string, log: (s: string) => void = () => {}): void {
+export function writeRealShapeRelease(
+  dir: string,
+  log: (s: string) => void = () => {},
+  text: TextShape = REAL_SHAPE_TEXT,
+): void {
   mkdirSync(dir, { recursive: true });
   const { tokenizerJson, tokenizerConfig } = buildTinyTokenizer();
   writeJson(
     join(dir, 'config.json'),
-    tinyReleaseConfig(REAL_VOCAB, {}, 'bfloat16', REAL_SHAPE_TEXT),
+    tinyReleaseConfig(REAL_VOCAB, {}, 'bfloat16', text),
   );
-  const tensors = backboneTensorStream(REAL_VOCAB, SEED, 'bf16', REAL_SHAPE_TEXT);
+  const tensors = backboneTensorStream(REAL_VOCAB, SEED, 'bf16', text);
   const shards: StreamedTensor[][] = [[]];
   let shardBytes = 0;
   for (const t of tensors) {
@@ -169,8 +192,8 @@ export function writeRealShapeRelease(dir: string, log: (s: string) => void = ()
 }
 
 /** Package directory of a real-shape variant under `root`. */
-export function realShapePackageDir(root: string, dtype: 'q4' | 'q8'): string {
-  return join(root, `real-${dtype}`);
+export function realShapePackageDir(root: string, dtype: 'q4' | 'q8', layers = 2): string {
+  return join(root, `${realShapePrefix(layers)}-${dtype}`);
 }
 
 export async function buildRealShape(
@@ -178,25 +201,27 @@ export async function buildRealShape(
   dtypes: Array<'q4' | 'q8'>,
   force = false,
   log: (s: string) => void = console.log,
+  layers = 2,
 ): Promise<void> {
-  const release = join(root, 'real-release');
+  const prefix = realShapePrefix(layers);
+  const release = join(root, `${prefix}-release`);
   if (force || !existsSync(join(release, 'DONE'))) {
     rmSync(release, { recursive: true, force: true });
     const t0 = performance.now();
-    log(`writing the real-shape release to ${release} ...`);
-    writeRealShapeRelease(release, log);
+    log(`writing the ${layers}-layer real-shape release to ${release} ...`);
+    writeRealShapeRelease(release, log, realShapeText(layers));
     log(`  done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   }
   for (const dtype of dtypes) {
-    const out = realShapePackageDir(root, dtype);
+    const out = realShapePackageDir(root, dtype, layers);
     if (!force && existsSync(join(out, 'manifest.json'))) continue;
     rmSync(out, { recursive: true, force: true });
     const t0 = performance.now();
     log(`converting ${dtype} to ${out} ...`);
     await convertRelease(release, out, {
       dtype,
-      name: 'clef-real-shape',
-      description: 'Two random-weight layers at Clef-flash shapes: timings only, no meaning',
+      name: layers === 2 ? 'clef-real-shape' : `clef-real-shape-${layers}`,
+      description: `${layers} random-weight layers at Clef-flash shapes: timings only, no meaning`,
       contextTokens: REAL_SHAPE_CONTEXT,
       fidelityRequests: 0,
       log: (s) => log(`  ${s}`),
@@ -271,15 +296,20 @@ async function main(argv: string[]): Promise<void> {
   let root = 'bench/work';
   let dtypes: Array<'q4' | 'q8'> = ['q4', 'q8'];
   let force = false;
+  let layers = 2;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--out') root = argv[++i] ?? root;
-    else if (a === '--dtypes') dtypes = (argv[++i] ?? '').split(',') as Array<'q4' | 'q8'>;
+    else if (a === '--layers') layers = Number(argv[++i]);
+    else if (a === '--dtypes') dtypes = (argv[++i] ?? '').split(',').filter(Boolean) as Array<'q4' | 'q8'>;
     else if (a === '--force') force = true;
     else throw new Error(`unknown argument ${a}`);
   }
-  await buildRealShape(resolve(root), dtypes, force);
-  if (dtypes.includes('q4')) buildWasmVariant(resolve(root));
+  if (!Number.isInteger(layers) || layers < 2) throw new Error('--layers: an integer ≥ 2');
+  await buildRealShape(resolve(root), dtypes, force, console.log, layers);
+  // The fp16-embedding WASM variant exists for the two-layer slice only (the full depth is
+  // over the WASM back end's 4 GiB).
+  if (layers === 2 && dtypes.includes('q4')) buildWasmVariant(resolve(root));
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
