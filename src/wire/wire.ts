@@ -227,7 +227,10 @@ export interface RuntimePhases {
   wasmFetchMs: number | null;
   /** Wasm bytes that crossed the network (0 when the HTTP cache answered), when known. */
   wasmTransferBytes: number | null;
-  /** 'cache': the wasm (and, where the browser keeps it, its compiled code) from Cache Storage. */
+  /**
+   * 'cache': the wasm from the browser's HTTP cache (a hit or a 304; where Chromium kept it, its
+   * compiled code too), 'network': its bytes were downloaded.
+   */
   wasmSource: 'cache' | 'network';
 }
 
