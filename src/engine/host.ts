@@ -223,6 +223,9 @@ export class EngineHost implements WorkerApi {
   /**
    * One small decision, queued first: the browser's wasm tier-up (and shader compilation) happen
    * here rather than in the page's first request. Not counted; the prefix cache is emptied.
+   * It gives way to a request that arrives meanwhile (that request compiles the same code and
+   * need not wait for an answer nobody reads): between its stages it yields a task, so the
+   * request's message is seen, and stops there. loadMs.warmup: until it finished or gave way.
    */
   private warmUp(): void {
     const m = this.manifest!;
@@ -234,11 +237,22 @@ export class EngineHost implements WorkerApi {
     const started = performance.now();
     const job = async (ctx: JobContext) => {
       const counters = { ...this.counters };
+      const givesWay = () => ctx.cancelled() || this.queue.size > 1;
       // No fault hooks: a test's stallAt or device loss is meant for its own requests.
-      await this.decide(body, { ...ctx, enter: async () => undefined }, null, false);
-      this.session?.clearCache?.();
-      Object.assign(this.counters, counters);
-      this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: performance.now() - started };
+      const warm: JobContext = {
+        cancelled: givesWay,
+        throwIfCancelled: () => {
+          if (givesWay()) throw new AbortedError('The warm-up gave way to a request');
+        },
+        enter: () => new Promise((next) => setTimeout(next, 0)),
+      };
+      try {
+        await this.decide(body, warm, null, false);
+      } finally {
+        this.session?.clearCache?.();
+        Object.assign(this.counters, counters);
+        this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: performance.now() - started };
+      }
     };
     // A failed warm-up changes nothing: the first request reports the problem, if it persists.
     this.warming = true;
