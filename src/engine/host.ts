@@ -17,6 +17,7 @@ import { readPackageCalibration } from './calibration.js';
 import {
   deviceOrder,
   probeCapabilities,
+  isSizeProblem,
   type Capabilities,
   type DevicePlan,
 } from './capabilities.js';
@@ -64,6 +65,17 @@ function readJson(pkg: PackageFiles, role: 'tokenizer' | 'tokenizer-config'): ob
 }
 
 /** Waits until `cancelled()` turns true, checking between tasks; gives up after `limitMs`. */
+/** The typed refusal when no device can run the package, naming every device's reason. */
+function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['skipped']): Error {
+  const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
+  if (skipped.some((s) => isSizeProblem(s.reason))) {
+    return new ModelTooLargeError(`Cannot run ${manifest.model.name} here: ${reasons}`, {
+      reasons,
+    });
+  }
+  return new DeviceError(`No device can run ${manifest.model.name} here: ${reasons}`, { reasons });
+}
+
 async function waitForCancel(cancelled: () => boolean, limitMs: number): Promise<void> {
   const until = performance.now() + limitMs;
   while (!cancelled() && performance.now() < until) {
@@ -113,6 +125,10 @@ export class EngineHost implements WorkerApi {
           webgpuReason: 'WebGPU disabled by the caller (simulate.noWebgpu)',
         };
       }
+      const limit = options.simulate?.adapterLimitBytes;
+      if (limit !== undefined && caps.webgpu) {
+        caps = { ...caps, maxStorageBufferBindingSize: limit, maxBufferSize: limit };
+      }
       const report = (p: LoadProgress) => onProgress?.(p);
       // The device is known once the manifest is: its runtime starts then, during the download.
       let plan: DevicePlan | null = null;
@@ -122,6 +138,8 @@ export class EngineHost implements WorkerApi {
         onProgress: report,
         onManifest: (manifest) => {
           plan = deviceOrder(options.device, manifest, caps);
+          // Preflight: refuse here, before a single data file is downloaded.
+          if (plan.order.length === 0) throw noDeviceError(manifest, plan.skipped);
           const first = plan.order[0];
           if (first && this.startRuntime) {
             early = this.startRuntime(first, caps.threads, options.wasmBuild);
@@ -135,17 +153,7 @@ export class EngineHost implements WorkerApi {
         );
       }
       const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
-      if (order.length === 0) {
-        const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
-        const tooLarge = skipped.some((s) => s.device === 'wasm' && s.reason.includes('4 GiB'));
-        if (tooLarge)
-          throw new ModelTooLargeError(`Cannot run ${pkg.manifest.model.name} here: ${reasons}`, {
-            reasons,
-          });
-        throw new DeviceError(`No device can run ${pkg.manifest.model.name} here: ${reasons}`, {
-          reasons,
-        });
-      }
+      if (order.length === 0) throw noDeviceError(pkg.manifest, skipped);
       this.calibration = readPackageCalibration(pkg.manifest, (f) => pkg.read(f));
       const tokenizerStart = performance.now();
       this.tokenizer = loadTokenizerSync(

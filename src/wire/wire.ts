@@ -142,6 +142,8 @@ export interface FaultSimulation {
   noWebgpu?: boolean;
   /** Make the WebGPU session's creation fail. */
   failWebgpuLoad?: boolean;
+  /** Pretend the WebGPU adapter's maxBufferSize and maxStorageBufferBindingSize are this. */
+  adapterLimitBytes?: number;
   /** Destroy the GPU device between the backbone chunks of the first decision on WebGPU. */
   loseWebgpuMidDecision?: boolean;
   /**
