@@ -7,9 +7,10 @@
  * worker, fetched bytes, wasm heap) and the GPU process (SwiftShader's buffers) sampled every
  * 250 ms from /proc, their sum's peak against the package's weights, and each sample's load
  * phase (from `onProgress`). Cache Storage is off (5 GB would go to disk and the storage
- * process). After load it waits for the GPU queue to drain (the process stops growing), then
- * reads `info()`. `--node` also loads the package on onnxruntime-node and makes one short
- * decision, printing its probabilities (a full-depth decision on SwiftShader takes too long).
+ * process). After load it waits for the GPU queue to drain (the process stops growing), reads
+ * `info()`, and samples once more after a full GC (`after-gc`: what the engine really keeps).
+ * `--node` also loads the package on onnxruntime-node and makes one short decision, printing
+ * its probabilities (a full-depth decision on SwiftShader takes too long).
  * Results go to bench/results/<date>-full-depth-<label>.json.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { createServer } from 'vite';
 import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
 import type { PackageManifest } from '../../src/engine/manifest.js';
-import { launchBrowser } from './browser.js';
+import { collectGarbage, launchBrowser } from './browser.js';
 import { loadAverage, readMemory } from './proc.js';
 
 interface Sample {
@@ -52,7 +53,12 @@ async function browserLoad(dir: string, device: string, log: (s: string) => void
   const port = typeof address === 'object' && address ? address.port : 5197;
   const browser = await launchBrowser();
   const samples: Sample[] = [];
-  let progress: LoadProgress = { phase: 'manifest', loadedBytes: 0, totalBytes: 0 };
+  // The engine's phases, then the tool's own ('after-gc').
+  let progress: Omit<LoadProgress, 'phase'> & { phase: string } = {
+    phase: 'manifest',
+    loadedBytes: 0,
+    totalBytes: 0,
+  };
   let timer: ReturnType<typeof setInterval> | undefined;
   const t0 = performance.now();
   const sample = () => {
@@ -118,6 +124,11 @@ async function browserLoad(dir: string, device: string, log: (s: string) => void
         last = now;
       }
     }
+    sample();
+    // What stays after a full GC (page and worker): the engine's real footprint, not garbage.
+    progress = { ...progress, phase: 'after-gc' };
+    await collectGarbage(page);
+    await new Promise((r) => setTimeout(r, 3000));
     clearInterval(timer);
     timer = undefined;
     sample();
