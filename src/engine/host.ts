@@ -23,12 +23,13 @@ import {
 import {
   AbortedError,
   DeviceError,
+  ClefError,
   DisposedError,
   EngineError,
   ModelTooLargeError,
   PackageError,
 } from '../wire/errors.js';
-import { fetchPackage, type PackageFiles } from './package-fetch.js';
+import { openPackage, type FileLoan, type PackageSource } from './package-fetch.js';
 import { requireFile, type DeviceName, type PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
@@ -54,8 +55,12 @@ async function result<T>(work: () => Promise<T> | T): Promise<WireResult<T>> {
   }
 }
 
-function readJson(pkg: PackageFiles, role: 'tokenizer' | 'tokenizer-config'): object {
-  const bytes = pkg.read(requireFile(pkg.manifest, role));
+function readJson(
+  pkg: PackageSource,
+  loan: FileLoan,
+  role: 'tokenizer' | 'tokenizer-config',
+): object {
+  const bytes = loan.read(requireFile(pkg.manifest, role));
   try {
     return JSON.parse(new TextDecoder().decode(bytes)) as object;
   } catch {
@@ -117,7 +122,7 @@ export class EngineHost implements WorkerApi {
       // The device is known once the manifest is: its runtime starts then, during the download.
       let plan: DevicePlan | null = null;
       let early: Promise<RuntimePhases> | null = null;
-      const pkg = await fetchPackage(options.model, {
+      const pkg = await openPackage(options.model, {
         cache: options.cache,
         onProgress: report,
         onManifest: (manifest) => {
@@ -146,13 +151,19 @@ export class EngineHost implements WorkerApi {
           reasons,
         });
       }
-      this.calibration = readPackageCalibration(pkg.manifest, (f) => pkg.read(f));
+      // The small files the host reads itself; the sessions fetch theirs as they go.
+      const own = pkg.manifest.files.filter((f) =>
+        ['tokenizer', 'tokenizer-config', 'calibration'].includes(f.role),
+      );
+      const loan = await pkg.fetchFiles(own);
+      this.calibration = readPackageCalibration(pkg.manifest, (f) => loan.read(f));
       const tokenizerStart = performance.now();
       this.tokenizer = loadTokenizerSync(
-        readJson(pkg, 'tokenizer'),
-        readJson(pkg, 'tokenizer-config'),
+        readJson(pkg, loan, 'tokenizer'),
+        readJson(pkg, loan, 'tokenizer-config'),
       );
       const tokenizerMs = performance.now() - tokenizerStart;
+      loan.release();
       report({ phase: 'compile', loadedBytes: 0, totalBytes: 0 });
       const compileStart = performance.now();
       let fallbackReason: string | null =
@@ -173,6 +184,8 @@ export class EngineHost implements WorkerApi {
           });
           break;
         } catch (e) {
+          // A file that failed to arrive or verify fails the load on every device.
+          if (e instanceof ClefError && !(e instanceof EngineError)) throw e;
           lastError = e;
           fallbackReason = `${device} failed to load: ${(e as Error).message}`;
           deviceReason = `${reason}; then ${fallbackReason}`;
@@ -183,11 +196,12 @@ export class EngineHost implements WorkerApi {
       }
       await (early as Promise<unknown> | null)?.catch(() => undefined);
       // The runtime copied graphs and weights into its own memory (wasm heap or GPU buffers), and
-      // the lexicon keeps its rows: holding the fetched files as well would double the engine's
-      // footprint (measured in docs/benchmarks.md). A later WASM fallback fetches them again.
+      // the lexicon keeps its rows: the session factory let each group's fetched bytes go as soon
+      // as its session existed (docs/benchmarks.md). A later WASM fallback fetches them again.
       this.manifest = pkg.manifest;
       const now = performance.now();
       const m = pkg.manifest;
+      const stats = pkg.stats;
       this.infoBase = {
         model: m.model.name,
         aliases: m.model.aliases,
@@ -203,12 +217,15 @@ export class EngineHost implements WorkerApi {
         contextTokens: m.contextTokens,
         threads: caps.threads,
         loadMs: {
-          download: pkg.downloadMs,
-          verify: pkg.verifyMs,
+          download: stats.downloadMs,
+          verify: stats.verifyMs,
           tokenizer: tokenizerMs,
-          compile: now - compileStart,
+          // Session creation, without the fetches it made along the way.
+          compile: now - compileStart - (this.session.fetchMs ?? 0),
           runtime: this.session.runtime ?? null,
           sessions: this.session.sessionMs ?? {},
+          backboneGroups: this.session.groupLoads ?? [],
+          peakHeldBytes: stats.peakHeldBytes,
           warmup: null,
           total: now - started,
         },
@@ -404,7 +421,7 @@ export class EngineHost implements WorkerApi {
       const reason = `WebGPU device lost while running (${(e as Error).message}); moved to WASM`;
       await session.dispose().catch(() => undefined);
       // From Cache Storage when the load cached the files (same origin either way).
-      const pkg = await fetchPackage(this.options!.model, { cache: this.options!.cache });
+      const pkg = await openPackage(this.options!.model, { cache: this.options!.cache });
       this.session = await this.createSession(pkg, 'wasm' as DeviceName, {
         threads: (await probeCapabilities()).threads,
         cacheBudgetBytes: this.options!.cacheBudgetBytes,
