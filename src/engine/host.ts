@@ -4,7 +4,7 @@
  * returns a WireResult, so failures reach the page as typed errors, never strings or hangs.
  */
 import { encodeRequest } from '../clef/prompt.js';
-import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
+import type { ClefTokenizer } from '../clef/tokenizer.js';
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import { validateRequest } from '../protocol/validate.js';
 import {
@@ -13,7 +13,6 @@ import {
   type CalibrationAsk,
   type CalibrationFile,
 } from '../calibrate/index.js';
-import { readPackageCalibration } from './calibration.js';
 import {
   deviceOrder,
   probeCapabilities,
@@ -29,13 +28,13 @@ import {
   ModelTooLargeError,
   PackageError,
 } from '../wire/errors.js';
-import { openPackage, type FileLoan, type PackageSource } from './package-fetch.js';
-import { requireFile, type DeviceName, type PackageManifest } from './manifest.js';
+import { openPackage } from './package-fetch.js';
+import { readOwnFiles, result, waitForCancel } from './host-util.js';
+import type { DeviceName, PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory } from './session.js';
 import {
-  toWireError,
   type DecisionStage,
   type DecisionWire,
   type EngineInfo,
@@ -46,35 +45,6 @@ import {
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
-
-async function result<T>(work: () => Promise<T> | T): Promise<WireResult<T>> {
-  try {
-    return { ok: true, value: await work() };
-  } catch (error) {
-    return { ok: false, error: toWireError(error) };
-  }
-}
-
-function readJson(
-  pkg: PackageSource,
-  loan: FileLoan,
-  role: 'tokenizer' | 'tokenizer-config',
-): object {
-  const bytes = loan.read(requireFile(pkg.manifest, role));
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes)) as object;
-  } catch {
-    throw new PackageError(`The package's ${role} file is not JSON`);
-  }
-}
-
-/** Waits until `cancelled()` turns true, checking between tasks; gives up after `limitMs`. */
-async function waitForCancel(cancelled: () => boolean, limitMs: number): Promise<void> {
-  const until = performance.now() + limitMs;
-  while (!cancelled() && performance.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 export class EngineHost implements WorkerApi {
   /** The loaded package's manifest: its file bytes are let go once the sessions hold them. */
@@ -151,19 +121,10 @@ export class EngineHost implements WorkerApi {
           reasons,
         });
       }
-      // The small files the host reads itself; the sessions fetch theirs as they go.
-      const own = pkg.manifest.files.filter((f) =>
-        ['tokenizer', 'tokenizer-config', 'calibration'].includes(f.role),
-      );
-      const loan = await pkg.fetchFiles(own);
-      this.calibration = readPackageCalibration(pkg.manifest, (f) => loan.read(f));
-      const tokenizerStart = performance.now();
-      this.tokenizer = loadTokenizerSync(
-        readJson(pkg, loan, 'tokenizer'),
-        readJson(pkg, loan, 'tokenizer-config'),
-      );
-      const tokenizerMs = performance.now() - tokenizerStart;
-      loan.release();
+      const own = await readOwnFiles(pkg);
+      this.calibration = own.calibration;
+      this.tokenizer = own.tokenizer;
+      const tokenizerMs = own.tokenizerMs;
       report({ phase: 'compile', loadedBytes: 0, totalBytes: 0 });
       const compileStart = performance.now();
       let fallbackReason: string | null =

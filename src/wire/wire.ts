@@ -236,13 +236,16 @@ export interface RuntimePhases {
  * device, while the package downloads, so `total` is less than the sum of the phases.
  */
 export interface LoadPhases {
-  /** Fetching the package files (network or Cache Storage). */
+  /** Fetching the package files (network or Cache Storage), in all. */
   download: number;
   /** SHA-256 of every file. */
   verify: number;
   /** Parsing the tokenizer. */
   tokenizer: number;
-  /** From the end of the download until the sessions were created (waiting for the runtime included). */
+  /**
+   * Creating the sessions (waiting for the runtime included), without the fetches made along the
+   * way: the sessions fetch their files as they go, one backbone group at a time.
+   */
   compile: number;
   /** The runtime's start, overlapped with the download; null if the device never started. */
   runtime: RuntimePhases | null;

@@ -12,9 +12,13 @@
  *            present_conv_state.i   [1, convDim, kernel − 1]
  *            present_recurrent_state.i [1, vHeads, keyDim, valueDim]
  *   convDim = 2·linear_num_key_heads·linear_key_head_dim + linear_num_value_heads·linear_value_head_dim.
+ *   A split backbone (backbone-groups.ts, `BackbonePart`) writes several such graphs: only the
+ *   first has input_ids (and the embedding), only the last the final norm and `hidden`; the
+ *   others read `residual_in` / write `residual_out` (float32 [1, T, hidden]), and each has the
+ *   state I/O of its own layers only.
  *   The first call passes P = 0 (empty past_*) and zero conv/recurrent states; each later call
  *   passes the previous call's present_* outputs. Rotary positions start at P, read from the
- *   shape of the first full-attention layer's past_key (so every layer's P must agree).
+ *   shape of the graph's first full-attention layer's past_key (so every layer's P must agree).
  *   conv_state holds the last kernel−1 inputs of the causal conv (channels first, as in
  *   transformers' cache); recurrent_state is the Gated DeltaNet state S[key, value] per value
  *   head, LinearAttention's (B, H_kv, d_k, d_v) layout.
