@@ -57,15 +57,19 @@ export async function connect(
   const failed = lost.then((reason) => {
     throw new WorkerLostError(`The engine's worker was lost while loading: ${reason}`, { reason });
   });
+  const locks = globalThis.navigator?.locks;
+  const name = lockName();
+  // Asked beside the load, not after it: once loaded, the worker runs its warm-up decision,
+  // which would hold a later call (and so createClef) until it finished.
+  const lifeline = locks ? api.lifeline(name) : Promise.resolve(false);
+  lifeline.catch(() => undefined);
   try {
     const loaded = await Promise.race([
       api.load(options, onProgress ? Comlink.proxy(onProgress) : undefined),
       failed,
     ]);
     if (!loaded.ok) throw fromWireError(loaded.error);
-    const locks = globalThis.navigator?.locks;
-    const name = lockName();
-    if (locks && (await Promise.race([api.lifeline(name), failed]))) {
+    if (locks && (await Promise.race([lifeline, failed]))) {
       // Granted only when the worker, which holds the lock until it ends, is gone.
       locks
         .request(name, { signal: watching.signal }, () => {

@@ -18,6 +18,8 @@ export interface Capabilities {
   readonly crossOriginIsolated: boolean;
   readonly threads: number;
   readonly maxStorageBufferBindingSize: number | null;
+  /** The adapter's maxBufferSize (onnxruntime requests the adapter's maximum for its device). */
+  readonly maxBufferSize: number | null;
 }
 
 /** The WASM back end is 32-bit: weights, activations and state share 4 GiB. */
@@ -25,7 +27,7 @@ export const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
 
 export interface GpuAdapterLike {
   features: { has(name: string): boolean };
-  limits: { maxStorageBufferBindingSize: number };
+  limits: { maxStorageBufferBindingSize: number; maxBufferSize?: number };
   info?: {
     vendor?: string;
     architecture?: string;
@@ -80,6 +82,7 @@ export async function probeWith(
       fallbackAdapter: false,
       webgpuReason: 'navigator.gpu is missing (no WebGPU in this browser or context)',
       maxStorageBufferBindingSize: null,
+      maxBufferSize: null,
     });
   }
   let adapter: GpuAdapterLike | null = null;
@@ -101,7 +104,40 @@ export async function probeWith(
     fallbackAdapter: adapter ? isFallbackAdapter(adapter) : false,
     webgpuReason: reason,
     maxStorageBufferBindingSize: adapter?.limits.maxStorageBufferBindingSize ?? null,
+    maxBufferSize: adapter?.limits.maxBufferSize ?? null,
   });
+}
+
+/** 1.50 GiB, 512 MiB or 4,096 bytes: a size as a person reads it. */
+function sizeText(n: number): string {
+  if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(2)} GiB`;
+  if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(0)} MiB`;
+  return `${n.toLocaleString('en-US')} bytes`;
+}
+
+/**
+ * Why the adapter's buffers cannot hold the package's biggest tensor, or null. onnxruntime asks
+ * for the adapter's maximum limits when it creates its device, so the adapter's limits are what
+ * the session gets; a tensor above them fails only after the whole download, or loads wrongly.
+ */
+export function tensorLimitProblem(manifest: PackageManifest, caps: Capabilities): string | null {
+  const t = manifest.variant.largestTensor;
+  if (!t) return null;
+  const limits = [
+    ['maxStorageBufferBindingSize', caps.maxStorageBufferBindingSize],
+    ['maxBufferSize', caps.maxBufferSize],
+  ] as const;
+  for (const [name, value] of limits) {
+    if (value !== null && t.bytes > value) {
+      return `its largest tensor (${t.name}, ${sizeText(t.bytes)}) exceeds this adapter's ${name} of ${sizeText(value)}; it needs a WebGPU adapter whose ${name} reaches ${sizeText(t.bytes)}, or a package converted with smaller tensors (a q4 or q8 variant)`;
+    }
+  }
+  return null;
+}
+
+/** Problems that mean "too big for this device" (ModelTooLargeError), not "no such device". */
+export function isSizeProblem(reason: string): boolean {
+  return reason.includes('addresses at most 4 GiB') || reason.includes('its largest tensor');
 }
 
 /** Why `device` cannot run this package here, or null when it can. */
@@ -118,7 +154,7 @@ export function deviceProblem(
     if (manifest.variant.needsShaderF16 && !caps.shaderF16) {
       return `the ${manifest.variant.dtype} variant needs the WebGPU feature shader-f16, which this adapter lacks; load a q4, q8 or fp32 variant`;
     }
-    return null;
+    return tensorLimitProblem(manifest, caps);
   }
   if (manifest.variant.peakBytes > WASM_MEMORY_LIMIT) {
     const gib = (manifest.variant.peakBytes / 1024 ** 3).toFixed(1);

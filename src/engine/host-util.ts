@@ -1,10 +1,14 @@
-/** Helpers of the worker's EngineHost (host.ts): results, the files it reads itself, waiting. */
+/**
+ * Helpers of the worker's EngineHost (host.ts): results, the files it reads itself, waiting, the
+ * no-device refusal.
+ */
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';
-import { PackageError } from '../wire/errors.js';
+import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
+import { isSizeProblem, type DevicePlan } from './capabilities.js';
 import { toWireError, type WireResult } from '../wire/wire.js';
 import { readPackageCalibration } from './calibration.js';
-import { requireFile } from './manifest.js';
+import { requireFile, type PackageManifest } from './manifest.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
 
 export async function result<T>(work: () => Promise<T> | T): Promise<WireResult<T>> {
@@ -60,4 +64,15 @@ export async function waitForCancel(cancelled: () => boolean, limitMs: number): 
   while (!cancelled() && performance.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** The typed refusal when no device can run the package, naming every device's reason. */
+export function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['skipped']): Error {
+  const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
+  if (skipped.some((s) => isSizeProblem(s.reason))) {
+    return new ModelTooLargeError(`Cannot run ${manifest.model.name} here: ${reasons}`, {
+      reasons,
+    });
+  }
+  return new DeviceError(`No device can run ${manifest.model.name} here: ${reasons}`, { reasons });
 }

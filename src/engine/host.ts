@@ -21,15 +21,13 @@ import {
 } from './capabilities.js';
 import {
   AbortedError,
-  DeviceError,
   ClefError,
   DisposedError,
   EngineError,
-  ModelTooLargeError,
   PackageError,
 } from '../wire/errors.js';
 import { openPackage } from './package-fetch.js';
-import { readOwnFiles, result, waitForCancel } from './host-util.js';
+import { noDeviceError, readOwnFiles, result, waitForCancel } from './host-util.js';
 import type { DeviceName, PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
@@ -88,6 +86,10 @@ export class EngineHost implements WorkerApi {
           webgpuReason: 'WebGPU disabled by the caller (simulate.noWebgpu)',
         };
       }
+      const limit = options.simulate?.adapterLimitBytes;
+      if (limit !== undefined && caps.webgpu) {
+        caps = { ...caps, maxStorageBufferBindingSize: limit, maxBufferSize: limit };
+      }
       const report = (p: LoadProgress) => onProgress?.(p);
       // The device is known once the manifest is: its runtime starts then, during the download.
       let plan: DevicePlan | null = null;
@@ -97,6 +99,8 @@ export class EngineHost implements WorkerApi {
         onProgress: report,
         onManifest: (manifest) => {
           plan = deviceOrder(options.device, manifest, caps);
+          // Preflight: refuse here, before a single data file is downloaded.
+          if (plan.order.length === 0) throw noDeviceError(manifest, plan.skipped);
           const first = plan.order[0];
           if (first && this.startRuntime) {
             early = this.startRuntime(first, caps.threads, options.wasmBuild);
@@ -110,17 +114,7 @@ export class EngineHost implements WorkerApi {
         );
       }
       const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
-      if (order.length === 0) {
-        const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
-        const tooLarge = skipped.some((s) => s.device === 'wasm' && s.reason.includes('4 GiB'));
-        if (tooLarge)
-          throw new ModelTooLargeError(`Cannot run ${pkg.manifest.model.name} here: ${reasons}`, {
-            reasons,
-          });
-        throw new DeviceError(`No device can run ${pkg.manifest.model.name} here: ${reasons}`, {
-          reasons,
-        });
-      }
+      if (order.length === 0) throw noDeviceError(pkg.manifest, skipped);
       const own = await readOwnFiles(pkg);
       this.calibration = own.calibration;
       this.tokenizer = own.tokenizer;
@@ -201,6 +195,9 @@ export class EngineHost implements WorkerApi {
   /**
    * One small decision, queued first: the browser's wasm tier-up (and shader compilation) happen
    * here rather than in the page's first request. Not counted; the prefix cache is emptied.
+   * It gives way to a request that arrives meanwhile (that request compiles the same code and
+   * need not wait for an answer nobody reads): between its stages it yields a task, so the
+   * request's message is seen, and stops there. loadMs.warmup: until it finished or gave way.
    */
   private warmUp(): void {
     const m = this.manifest!;
@@ -212,11 +209,22 @@ export class EngineHost implements WorkerApi {
     const started = performance.now();
     const job = async (ctx: JobContext) => {
       const counters = { ...this.counters };
+      const givesWay = () => ctx.cancelled() || this.queue.size > 1;
       // No fault hooks: a test's stallAt or device loss is meant for its own requests.
-      await this.decide(body, { ...ctx, enter: async () => undefined }, null, false);
-      this.session?.clearCache?.();
-      Object.assign(this.counters, counters);
-      this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: performance.now() - started };
+      const warm: JobContext = {
+        cancelled: givesWay,
+        throwIfCancelled: () => {
+          if (givesWay()) throw new AbortedError('The warm-up gave way to a request');
+        },
+        enter: () => new Promise((next) => setTimeout(next, 0)),
+      };
+      try {
+        await this.decide(body, warm, null, false);
+      } finally {
+        this.session?.clearCache?.();
+        Object.assign(this.counters, counters);
+        this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: performance.now() - started };
+      }
     };
     // A failed warm-up changes nothing: the first request reports the problem, if it persists.
     this.warming = true;

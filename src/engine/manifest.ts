@@ -94,6 +94,14 @@ export interface PackageManifest {
     /** Bytes of weights the runtime holds, and a bound on its peak memory at full context. */
     weightBytes: number;
     peakBytes: number;
+    /**
+     * The biggest single tensor of the graphs: on WebGPU it must fit one buffer, so it is checked
+     * against the adapter's maxBufferSize and maxStorageBufferBindingSize before any download.
+     * Absent in packages converted before it existed (then only session creation finds out).
+     */
+    largestTensor?: { name: string; bytes: number };
+    /** Bytes of the graphs and their data (what a GPU holds); the lexicon stays on the CPU. */
+    gpuBytes?: number;
   };
   /** Graph input/output names and state shapes, as the converter wrote them. */
   graphs: Record<string, unknown>;
@@ -144,6 +152,18 @@ export function parseManifest(value: unknown): PackageManifest {
   }
   const v = m.variant;
   if (!v || !Array.isArray(v.devices) || v.devices.length === 0) fail('variant.devices');
+  if (v.largestTensor !== undefined) {
+    const t = v.largestTensor;
+    if (typeof t?.name !== 'string' || !Number.isInteger(t.bytes) || t.bytes < 0) {
+      fail('variant.largestTensor');
+    }
+    if (t.bytes >= 2 ** 32) {
+      // No data file may reach 4 GiB, so neither may a tensor; no WebGPU device binds one.
+      fail(
+        `tensor ${t.name} is ${(t.bytes / 2 ** 30).toFixed(2)} GiB: tensors must stay under 4 GiB`,
+      );
+    }
+  }
   checkBackboneFiles(m, fail);
   return m;
 }

@@ -9,7 +9,7 @@
 import type * as OrtTypes from 'onnxruntime-web';
 import type { DeviceName } from './manifest.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
-import { installRuntimeCache, runtimeCacheStats } from './wasm-cache.js';
+import { dropLegacyRuntimeCache, wasmSourceOf } from './wasm-cache.js';
 import type { RuntimePhases } from '../wire/wire.js';
 
 export type OrtModule = typeof OrtTypes;
@@ -78,8 +78,7 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
       ort.env.wasm.wasmPaths = options.wasmBase;
       ort.env.wasm.numThreads = options.threads;
       ort.env.logLevel = 'error';
-      installRuntimeCache(options.wasmBase, ort.env.versions.web ?? 'unknown');
-      const hitsBefore = runtimeCacheStats.hits;
+      dropLegacyRuntimeCache();
       const probe = await ort.InferenceSession.create(IDENTITY_GRAPH, {
         executionProviders: [device === 'webgpu' ? 'webgpu' : 'wasm'],
         logSeverityLevel: 3, // its Identity runs on the CPU EP: no warning about that
@@ -95,7 +94,7 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
           initMs: t2 - t1,
           wasmFetchMs: fetched ? fetched.responseEnd - fetched.startTime : null,
           wasmTransferBytes: fetched ? fetched.transferSize : null,
-          wasmSource: runtimeCacheStats.hits > hitsBefore ? 'cache' : 'network',
+          wasmSource: wasmSourceOf(fetched),
         },
       };
     })();

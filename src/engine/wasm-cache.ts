@@ -1,48 +1,34 @@
 /**
- * Keeps onnxruntime-web's wasm in Cache Storage, so a second visit neither downloads nor (where
- * the browser allows) compiles it again: Chromium keeps the compiled code of a module streamed
- * from a Cache Storage response beside that entry (V8's wasm code cache), which it does not do
- * for a response the HTTP cache may not keep (the dev server sends no caching headers).
+ * How onnxruntime-web's wasm is kept for the next visit: by the browser's HTTP cache, not by
+ * the engine. onnxruntime's loader streams `fetch(wasmUrl)` into
+ * `WebAssembly.instantiateStreaming`; when that response may be kept by the HTTP cache
+ * (the `clef-web/vite` plugin sends `Cache-Control: no-cache` with an ETag, so an unchanged file
+ * costs a 304), Chromium also keeps V8's compiled code for it once enough of it has tiered up,
+ * and the next visit starts from that code instead of compiling again (measured in
+ * docs/benchmarks.md, issue 15: `v8.wasm.moduleCacheHit` in the trace, session creation and the
+ * warm-up decision about 3× faster).
  *
- * onnxruntime-web's loader calls `fetch(wasmUrl)` and streams the response into
- * `WebAssembly.instantiateStreaming`; `installRuntimeCache` wraps this worker's `fetch` for the
- * wasm files under the runtime's base URL only. The cache key carries onnxruntime-web's version,
- * so an upgrade never pairs a new loader with an old binary. Without Cache Storage (or on any
- * failure) the plain fetch runs: caching is an optimisation, never a requirement.
+ * The engine used to hand onnxruntime the wasm from Cache Storage, through a wrapped `fetch`:
+ * that saved the download but Chromium never cached compiled code for those responses (no
+ * `v8.wasm.cachedModule` in any trace), so every visit compiled the runtime again. The old
+ * cache is deleted on start, once, in the background.
  */
-export const RUNTIME_CACHE = 'clef-web-runtime-v1';
+export const LEGACY_RUNTIME_CACHE = 'clef-web-runtime-v1';
 
-let installed = false;
+let dropped = false;
 
-/** Wasm requests a cache answered, and how many it stored (for info() and tests). */
-export const runtimeCacheStats = { hits: 0, stores: 0, problem: null as string | null };
+/** Deletes the Cache Storage copy older versions kept (14–27 MB); never fails a load. */
+export function dropLegacyRuntimeCache(): void {
+  if (dropped || typeof caches === 'undefined') return;
+  dropped = true;
+  void caches.delete(LEGACY_RUNTIME_CACHE).catch(() => undefined);
+}
 
-export function installRuntimeCache(wasmBase: string, version: string): void {
-  if (installed || typeof caches === 'undefined' || typeof fetch !== 'function') return;
-  installed = true;
-  const plain = globalThis.fetch.bind(globalThis);
-  globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-    const url = input instanceof Request ? input.url : String(input);
-    if (!url.startsWith(wasmBase) || !url.split('?')[0]!.endsWith('.wasm')) {
-      return plain(input, init);
-    }
-    const key = `${url.split('?')[0]}?onnxruntime-web=${encodeURIComponent(version)}`;
-    try {
-      const cache = await caches.open(RUNTIME_CACHE);
-      const hit = await cache.match(key);
-      if (hit) {
-        runtimeCacheStats.hits++;
-        return hit;
-      }
-      const response = await plain(input, init);
-      if (!response.ok) return response;
-      await cache.put(key, response);
-      runtimeCacheStats.stores++;
-      // The cached copy, not the network one: its compiled code is what the next visit reuses.
-      return (await cache.match(key)) ?? plain(input, init);
-    } catch (e) {
-      runtimeCacheStats.problem = `runtime wasm not cached: ${(e as Error).message}`;
-      return plain(input, init);
-    }
-  };
+/**
+ * Where the wasm came from, by its resource timing: 'cache' when fewer bytes crossed the
+ * network than the body holds (an HTTP-cache hit, or a 304 revalidation), else 'network'.
+ */
+export function wasmSourceOf(entry: PerformanceResourceTiming | undefined): 'cache' | 'network' {
+  if (!entry || entry.encodedBodySize === 0) return 'network';
+  return entry.transferSize < entry.encodedBodySize ? 'cache' : 'network';
 }

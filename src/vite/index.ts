@@ -42,6 +42,22 @@ function contentType(name: string): string {
   return CONTENT_TYPES[ext] ?? 'application/octet-stream';
 }
 
+/**
+ * The caching headers for a served file: kept by the HTTP cache but revalidated on every use
+ * (`no-cache` + an ETag from size and modification time: an upgraded onnxruntime-web or model
+ * is never served stale, and an unchanged one costs a 304). A cacheable response is also what
+ * lets Chromium keep the compiled code of onnxruntime's wasm for the next visit (V8's wasm
+ * code cache skips responses the HTTP cache may not keep; docs/benchmarks.md, issue 15).
+ */
+export function cachingHeaders(path: string): Record<string, string> {
+  const { size, mtime } = statSync(path);
+  return {
+    'Cache-Control': 'no-cache',
+    ETag: `"${size.toString(16)}-${Math.floor(mtime.getTime()).toString(16)}"`,
+    'Last-Modified': mtime.toUTCString(),
+  };
+}
+
 /** A middleware serving `files` (url name -> absolute path) under `mount`. */
 function serveFiles(mount: string, files: Map<string, string>): Connect.NextHandleFunction {
   return (req, res, next) => {
@@ -49,9 +65,16 @@ function serveFiles(mount: string, files: Map<string, string>): Connect.NextHand
     if (!pathname.startsWith(mount)) return next();
     const path = files.get(pathname.slice(mount.length));
     if (path === undefined) return next();
+    const caching = cachingHeaders(path);
+    for (const [name, value] of Object.entries(caching)) res.setHeader(name, value);
+    res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+    if (req.headers['if-none-match'] === caching.ETag) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
     res.setHeader('Content-Type', contentType(path));
     res.setHeader('Content-Length', String(statSync(path).size));
-    res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
     createReadStream(path).pipe(res);
   };
 }

@@ -142,6 +142,8 @@ export interface FaultSimulation {
   noWebgpu?: boolean;
   /** Make the WebGPU session's creation fail. */
   failWebgpuLoad?: boolean;
+  /** Pretend the WebGPU adapter's maxBufferSize and maxStorageBufferBindingSize are this. */
+  adapterLimitBytes?: number;
   /** Destroy the GPU device between the backbone chunks of the first decision on WebGPU. */
   loseWebgpuMidDecision?: boolean;
   /**
@@ -227,7 +229,10 @@ export interface RuntimePhases {
   wasmFetchMs: number | null;
   /** Wasm bytes that crossed the network (0 when the HTTP cache answered), when known. */
   wasmTransferBytes: number | null;
-  /** 'cache': the wasm (and, where the browser keeps it, its compiled code) from Cache Storage. */
+  /**
+   * 'cache': the wasm from the browser's HTTP cache (a hit or a 304; where Chromium kept it, its
+   * compiled code too), 'network': its bytes were downloaded.
+   */
   wasmSource: 'cache' | 'network';
 }
 

@@ -1,6 +1,7 @@
 // External data files stay under 4 GiB (onnxruntime-web's offsets are 32-bit: one bigger file
 // loads without an error and computes NaN). The converter's writer refuses to make one, and the
-// engine refuses a manifest that lists one, before downloading anything.
+// engine refuses a manifest that lists one, before downloading anything. The converter also
+// records the biggest tensor, which the engine checks against the adapter's buffer limits.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,5 +63,41 @@ describe('the 4 GiB data-file invariant', () => {
     expect(String((error as Error).message)).toContain(`${data.path} is 4.00 GiB`);
     data.bytes = 2 ** 32 - 1;
     expect(() => parseManifest(manifest)).not.toThrow();
+  });
+
+  it('the writer reports the biggest initializer, inline or streamed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clef-limit-'));
+    try {
+      const g = new GraphBuilder({
+        name: 'm',
+        onnxPath: join(dir, 'm.onnx'),
+        inlineBelowBytes: 64,
+      });
+      g.initializer('small', 1, [4], new Float32Array(4)); // 16 bytes, inline
+      g.initializerFromChunks('streamed', 1, [300], [new Float32Array(100), new Float32Array(200)]);
+      g.initializer('middle', 1, [50], new Float32Array(50)); // 200 bytes, external
+      g.input('x', 1, [1]);
+      g.output('x', 'x', 1, [1]);
+      expect(g.finish().largestTensor).toEqual({ name: 'streamed', bytes: 1200 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the tiny fixture's manifest records its embedding table as the biggest tensor", () => {
+    const m = JSON.parse(readFileSync('public/models/tiny/manifest.json', 'utf8'));
+    // fp32 embedding: vocab × hidden float32, larger than any layer matrix at these sizes.
+    const bytes = m.architecture.vocabSize * m.architecture.hiddenSize * 4;
+    expect(m.variant.largestTensor).toEqual({ name: 'embed_tokens', bytes });
+    const graphFiles = m.files.filter((f: any) => /^(backbone|head)/.test(f.role));
+    expect(m.variant.gpuBytes).toBe(graphFiles.reduce((n: number, f: any) => n + f.bytes, 0));
+  });
+
+  it('the engine refuses a manifest whose biggest tensor is 4 GiB', () => {
+    const manifest = JSON.parse(readFileSync('public/models/tiny/manifest.json', 'utf8'));
+    manifest.variant.largestTensor = { name: 'embed_tokens', bytes: 2 ** 32 };
+    expect(() => parseManifest(manifest)).toThrow(/tensor embed_tokens is 4\.00 GiB/);
+    manifest.variant.largestTensor = { name: 'embed_tokens', bytes: -1 };
+    expect(() => parseManifest(manifest)).toThrow(/variant\.largestTensor/);
   });
 });

@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   deviceOrder,
+  isSizeProblem,
   probeWith,
+  tensorLimitProblem,
   type Capabilities,
   type GpuAdapterLike,
 } from '../../src/engine/capabilities.js';
@@ -26,6 +28,7 @@ const caps = (adapter: string | null, fallbackAdapter: boolean): Capabilities =>
   crossOriginIsolated: true,
   threads: 1,
   maxStorageBufferBindingSize: null,
+  maxBufferSize: null,
 });
 
 const gpuWith = (info: GpuAdapterLike['info']) => ({
@@ -65,7 +68,54 @@ describe('deviceOrder', () => {
   });
 });
 
+describe('the tensor-limit preflight', () => {
+  const withTensor = (bytes: number) =>
+    ({
+      ...SMALL,
+      variant: { ...SMALL.variant, largestTensor: { name: 'embed_q', bytes } },
+    }) as PackageManifest;
+  const limited = (binding: number, buffer: number): Capabilities => ({
+    ...caps('acme gpu', false),
+    maxStorageBufferBindingSize: binding,
+    maxBufferSize: buffer,
+  });
+
+  it('names the binding limit a tensor exceeds, and what would work', () => {
+    const problem = tensorLimitProblem(withTensor(2 ** 31), limited(2 ** 30, 2 ** 32));
+    expect(problem).toBe(
+      "its largest tensor (embed_q, 2.00 GiB) exceeds this adapter's maxStorageBufferBindingSize of 1.00 GiB; it needs a WebGPU adapter whose maxStorageBufferBindingSize reaches 2.00 GiB, or a package converted with smaller tensors (a q4 or q8 variant)",
+    );
+    expect(isSizeProblem(problem!)).toBe(true);
+  });
+  it('checks maxBufferSize too, and passes a tensor exactly at the limits', () => {
+    expect(tensorLimitProblem(withTensor(2 ** 30 + 1), limited(2 ** 31, 2 ** 30))).toMatch(
+      /exceeds this adapter's maxBufferSize of 1.00 GiB/,
+    );
+    expect(tensorLimitProblem(withTensor(2 ** 30), limited(2 ** 30, 2 ** 30))).toBeNull();
+    // A package converted before the field existed is not checked.
+    expect(tensorLimitProblem(SMALL, limited(1, 1))).toBeNull();
+  });
+  it('auto moves to WASM when the tensor does not fit; an explicit webgpu is refused', () => {
+    const big = withTensor(2 ** 31);
+    const auto = deviceOrder('auto', big, limited(2 ** 30, 2 ** 30));
+    expect(auto.order).toEqual(['wasm']);
+    expect(auto.skipped[0]?.reason).toMatch(/^its largest tensor/);
+    const explicit = deviceOrder('webgpu', big, limited(2 ** 30, 2 ** 30));
+    expect(explicit.order).toEqual([]);
+  });
+});
+
 describe('probeWith', () => {
+  it('reads both buffer limits', async () => {
+    const gpu = {
+      requestAdapter: async (): Promise<GpuAdapterLike> => ({
+        features: { has: () => false },
+        limits: { maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 },
+      }),
+    };
+    const c = await probeWith(gpu, true, 2);
+    expect(c).toMatchObject({ maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 });
+  });
   it('reads isFallbackAdapter from adapter.info', async () => {
     const c = await probeWith(gpuWith({ vendor: 'acme', isFallbackAdapter: true }), true, 8);
     expect(c).toMatchObject({ webgpu: true, fallbackAdapter: true, adapter: 'acme', threads: 4 });

@@ -6,7 +6,13 @@
  * package. Runs alternate builds and visits so drift lands on all of them alike.
  *
  *   npx tsx tools/bench/first-answer.ts [--model models/clef-nano] [--url URL] [--runs 3]
- *       [--builds plain,asyncify] [--label TEXT] [--no-write]
+ *       [--builds plain,asyncify] [--serve dist,dev] [--linger MS] [--trace] [--no-warm-up]
+ *       [--chromium-arg=SWITCH]... [--label TEXT] [--no-write]
+ *
+ * --serve: where the page comes from (tools/bench/serve.ts): `dist` a production build (the
+ * user's path), `dev` the Vite dev server. --linger: the page keeps the engine MS ms after its
+ * decisions before closing (time for V8 to tier up and cache compiled wasm). --trace: counts
+ * Chromium's `v8.wasm.*` trace events per visit (compiled, cached, cache hit).
  * (also `npm run bench -- --first-answer ...`, which passes its arguments on).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,12 +20,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
-import { createServer } from 'vite';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import { loadNodePackage } from '../../src/node/engine.js';
 import type { LoadPhases } from '../../src/wire/wire.js';
 import { loadAverage } from './proc.js';
 import { BUNDLED_MODEL_PATH } from '../../src/wire/assets.js';
+import { serve, type ServeMode } from './serve.js';
+import { startWasmTrace } from './wasm-trace.js';
 
 const REQUEST = {
   model: 'clef-nano',
@@ -36,6 +43,7 @@ const SECOND = { ...REQUEST, state: 'Can you tell me how long my parcel will tak
 
 export interface Visit {
   build: string;
+  serve: ServeMode;
   visit: 'cold' | 'warm';
   run: number;
   /** createClef until it resolved (ms, page wall clock). */
@@ -47,25 +55,36 @@ export interface Visit {
   /** A second decision on another state (ms): how settled the code is after the first. */
   secondMs: number;
   loadMs: LoadPhases;
+  /** With --trace: Chromium's v8.wasm.* trace events of this visit, by name. */
+  wasmEvents?: Record<string, number>;
 }
 
-async function visit(
-  baseUrl: string,
-  profile: string,
-  model: string,
-  build: string,
-): Promise<Omit<Visit, 'visit' | 'run'>> {
-  const context = await chromium.launchPersistentContext(profile, {
+interface VisitOptions {
+  pageUrl: string;
+  profile: string;
+  model: string;
+  build: string;
+  lingerMs: number;
+  trace: boolean;
+  /** Extra Chromium switches (diagnosis only, e.g. --js-flags=...). */
+  chromiumArgs: string[];
+  warmUp: boolean;
+}
+
+async function visit(o: VisitOptions): Promise<Omit<Visit, 'visit' | 'run' | 'serve'>> {
+  const { model, build, lingerMs } = o;
+  const context = await chromium.launchPersistentContext(o.profile, {
     executablePath: CHROMIUM_PATH,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...o.chromiumArgs],
   });
   try {
     const page = await context.newPage();
     await page.routeWebSocket(/.*/, () => undefined);
-    await page.goto(`${baseUrl}/test/browser/pages/harness.html`);
+    const trace = o.trace ? await startWasmTrace(context, page) : null;
+    await page.goto(o.pageUrl);
     await page.locator('#status').filter({ hasText: 'ready' }).waitFor({ timeout: 120_000 });
     const out = await page.evaluate(
-      async ({ model, build, first, second }) => {
+      async ({ model, build, first, second, lingerMs, warmUp }) => {
         type C = {
           systemone(r: object): Promise<unknown>;
           info(): Promise<{ loadMs: LoadPhases }>;
@@ -73,19 +92,26 @@ async function visit(
         };
         const w = window as unknown as { clefWeb: { createClef(o: object): Promise<C> } };
         const t0 = performance.now();
-        const clef = await w.clefWeb.createClef({ model, device: 'wasm', wasmBuild: build });
+        const clef = await w.clefWeb.createClef({
+          model,
+          device: 'wasm',
+          wasmBuild: build,
+          warmUp,
+        });
         const t1 = performance.now();
         await clef.systemone(first);
         const t2 = performance.now();
         await clef.systemone(second);
         const t3 = performance.now();
         const { loadMs } = await clef.info();
+        await new Promise((done) => setTimeout(done, lingerMs));
         await clef.dispose();
         return { createMs: t1 - t0, firstMs: t2 - t1, secondMs: t3 - t2, loadMs };
       },
-      { model, build, first: REQUEST, second: SECOND },
+      { model, build, first: REQUEST, second: SECOND, lingerMs, warmUp: o.warmUp },
     );
-    return { build, ...out, firstAnswerMs: out.createMs + out.firstMs };
+    const wasmEvents = trace ? await trace.stop() : undefined;
+    return { build, ...out, firstAnswerMs: out.createMs + out.firstMs, wasmEvents };
   } finally {
     await context.close();
   }
@@ -106,32 +132,62 @@ const median = (xs: number[]) => {
   return s.length ? (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2 : NaN;
 };
 
-export async function benchFirstAnswer(
-  baseUrl: string,
-  options: { dir: string; url: string; runs: number; builds: string[] },
-  log: (s: string) => void,
-) {
+export interface FirstAnswerOptions {
+  dir: string;
+  url: string;
+  runs: number;
+  builds: string[];
+  /** Page URL per serve mode; runs alternate them. */
+  pages: Array<{ serve: ServeMode; pageUrl: string }>;
+  lingerMs: number;
+  trace: boolean;
+  chromiumArgs: string[];
+  /** createClef's warmUp option (default true). */
+  warmUp: boolean;
+}
+
+export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: string) => void) {
   const model = options.url;
   const visits: Visit[] = [];
   const node: Array<{ loadMs: number; firstMs: number }> = [];
   for (let run = 0; run < options.runs; run++) {
-    for (const build of options.builds) {
-      const profile = mkdtempSync(join(tmpdir(), 'clef-first-answer-'));
-      try {
-        for (const kind of ['cold', 'warm'] as const) {
-          const v = { ...(await visit(baseUrl, profile, model, build)), visit: kind, run };
-          visits.push(v);
-          const l = v.loadMs;
-          log(
-            `  ${build} ${kind} #${run}: first answer ${v.firstAnswerMs.toFixed(0)} ms = createClef ${v.createMs.toFixed(0)} + decision ${v.firstMs.toFixed(0)} (runtime import ${l.runtime?.importMs.toFixed(0)}, init ${l.runtime?.initMs.toFixed(0)}, wasm ${l.runtime?.wasmSource} ${l.runtime?.wasmFetchMs?.toFixed(0) ?? '?'} ms; download ${l.download.toFixed(0)}, sessions ${Object.values(
-              l.sessions,
-            )
-              .reduce((a, b) => a + b, 0)
-              .toFixed(0)}); second decision ${v.secondMs.toFixed(0)} ms`,
-          );
+    for (const { serve, pageUrl } of options.pages) {
+      for (const build of options.builds) {
+        const profile = mkdtempSync(join(tmpdir(), 'clef-first-answer-'));
+        try {
+          for (const kind of ['cold', 'warm'] as const) {
+            const { lingerMs, trace, chromiumArgs, warmUp } = options;
+            const v = {
+              ...(await visit({
+                pageUrl,
+                profile,
+                model,
+                build,
+                lingerMs,
+                trace,
+                chromiumArgs,
+                warmUp,
+              })),
+              serve,
+              visit: kind,
+              run,
+            };
+            visits.push(v);
+            const l = v.loadMs;
+            const events = v.wasmEvents ? ` wasm events ${JSON.stringify(v.wasmEvents)}` : '';
+            log(
+              `  ${serve} ${build} ${kind} #${run}: first answer ${v.firstAnswerMs.toFixed(0)} ms = createClef ${v.createMs.toFixed(0)} + decision ${v.firstMs.toFixed(0)} (runtime import ${l.runtime?.importMs.toFixed(0)}, init ${l.runtime?.initMs.toFixed(0)}, wasm ${l.runtime?.wasmSource} ${l.runtime?.wasmFetchMs?.toFixed(0) ?? '?'} ms; download ${l.download.toFixed(0)}, sessions ${Object.values(
+                l.sessions,
+              )
+                .reduce((a, b) => a + b, 0)
+                .toFixed(
+                  0,
+                )}); second decision ${v.secondMs.toFixed(0)} ms; warm-up ${l.warmup?.toFixed(0)}, total ${l.total.toFixed(0)}${events}`,
+            );
+          }
+        } finally {
+          rmSync(profile, { recursive: true, force: true });
         }
-      } finally {
-        rmSync(profile, { recursive: true, force: true });
       }
     }
     const n = await nodeFirstAnswer(options.dir);
@@ -139,29 +195,31 @@ export async function benchFirstAnswer(
     log(`  node #${run}: load ${n.loadMs.toFixed(0)} + first ${n.firstMs.toFixed(0)} ms`);
   }
   const nodeMs = median(node.map((n) => n.loadMs + n.firstMs));
-  const summary = options.builds.map((build) => {
-    const pick = (kind: string) =>
-      median(
-        visits.filter((v) => v.build === build && v.visit === kind).map((v) => v.firstAnswerMs),
-      );
-    const cold = pick('cold');
-    const warm = pick('warm');
-    const second = median(visits.filter((v) => v.build === build).map((v) => v.secondMs));
-    return {
-      build,
-      coldMs: cold,
-      warmMs: warm,
-      warmVsCold: warm / cold,
-      coldVsNode: cold / nodeMs,
-      secondDecisionMs: second,
-    };
-  });
+  const summary = options.pages.flatMap(({ serve }) =>
+    options.builds.map((build) => {
+      const mine = visits.filter((v) => v.build === build && v.serve === serve);
+      const pick = (kind: string) =>
+        median(mine.filter((v) => v.visit === kind).map((v) => v.firstAnswerMs));
+      const cold = pick('cold');
+      const warm = pick('warm');
+      const second = median(mine.map((v) => v.secondMs));
+      return {
+        serve,
+        build,
+        coldMs: cold,
+        warmMs: warm,
+        warmVsCold: warm / cold,
+        coldVsNode: cold / nodeMs,
+        secondDecisionMs: second,
+      };
+    }),
+  );
   log(
-    '\nFirst answer (medians, ms): build | cold | warm | warm/cold (≤ 0.35) | cold/node (≤ 3) | 2nd decision',
+    '\nFirst answer (medians, ms): serve | build | cold | warm | warm/cold (≤ 0.35) | cold/node (≤ 3) | 2nd decision',
   );
   for (const s of summary) {
     log(
-      `  ${s.build} | ${s.coldMs.toFixed(0)} | ${s.warmMs.toFixed(0)} | ${s.warmVsCold.toFixed(2)}× | ${s.coldVsNode.toFixed(2)}× | ${s.secondDecisionMs.toFixed(0)}`,
+      `  ${s.serve} | ${s.build} | ${s.coldMs.toFixed(0)} | ${s.warmMs.toFixed(0)} | ${s.warmVsCold.toFixed(2)}× | ${s.coldVsNode.toFixed(2)}× | ${s.secondDecisionMs.toFixed(0)}`,
     );
   }
   log(`  onnxruntime-node load + first answer: ${nodeMs.toFixed(0)} ms (1 thread)`);
@@ -177,28 +235,34 @@ async function main() {
       url: { type: 'string', default: BUNDLED_MODEL_PATH },
       runs: { type: 'string', default: '3' },
       builds: { type: 'string', default: 'plain,asyncify' },
+      serve: { type: 'string', default: 'dist,dev' },
+      linger: { type: 'string', default: '0' },
+      trace: { type: 'boolean' },
+      'no-warm-up': { type: 'boolean' },
+      'chromium-arg': { type: 'string', multiple: true, default: [] },
       label: { type: 'string', default: 'first-answer' },
       'no-write': { type: 'boolean' },
     },
   });
   const loadStart = loadAverage();
-  const server = await createServer({
-    configFile: resolve('vite.config.ts'),
-    logLevel: 'warn',
-    server: { port: 5198, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
-  });
-  await server.listen();
-  const address = server.httpServer?.address();
-  const port = typeof address === 'object' && address ? address.port : 5198;
-  console.log(`serving http://127.0.0.1:${port}; load average ${loadStart?.join(' ') ?? '?'}`);
+  const servers = [];
+  for (const [i, mode] of (values.serve!.split(',') as ServeMode[]).entries()) {
+    servers.push(await serve(mode, 5198 + i));
+  }
+  for (const s of servers) console.log(`${s.mode}: ${s.pageUrl}`);
+  console.log(`load average ${loadStart?.join(' ') ?? '?'}`);
   try {
     const result = await benchFirstAnswer(
-      `http://127.0.0.1:${port}`,
       {
         dir: values.model!,
         url: values.url!,
         runs: Number(values.runs),
         builds: values.builds!.split(','),
+        pages: servers.map((s) => ({ serve: s.mode, pageUrl: s.pageUrl })),
+        lingerMs: Number(values.linger),
+        trace: values.trace === true,
+        chromiumArgs: values['chromium-arg']!,
+        warmUp: values['no-warm-up'] !== true,
       },
       (s) => console.log(s),
     );
@@ -215,13 +279,16 @@ async function main() {
         model: values.model,
         loadAverage: { start: loadStart, end: loadEnd },
         browser: CHROMIUM_PATH,
+        lingerMs: Number(values.linger),
+        warmUp: values['no-warm-up'] !== true,
+        chromiumArgs: values['chromium-arg'],
         ...result,
       };
       writeFileSync(file, `${JSON.stringify(out, null, 1)}\n`);
       console.log(`wrote ${file}`);
     }
   } finally {
-    await server.close();
+    for (const s of servers) await s.close();
   }
 }
 

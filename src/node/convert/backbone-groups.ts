@@ -16,6 +16,7 @@
  */
 import { basename, join } from 'node:path';
 import type { Qwen35TextConfig, Release } from '../safetensors.js';
+import type { WrittenModel } from '../onnx/graph.js';
 import {
   buildBackboneOnnx,
   defaultEmbedding,
@@ -56,11 +57,9 @@ export interface PlannedGroup extends BackbonePart {
   bytes: number;
 }
 
-export interface BuiltGroup {
+export interface BuiltGroup extends WrittenModel {
   part: BackbonePart;
   io: BackboneIo;
-  onnxPath: string;
-  dataPaths: string[];
 }
 
 /** Stored bytes per weight for a linear encoding (q8/q4: data, fp32 scales, zero points). */
@@ -181,10 +180,13 @@ export function buildBackboneGroups(
     );
     encodings = built.layerEncodings;
     groups.push({
-      part,
-      io: built.io,
       onnxPath: built.onnxPath,
       dataPaths: built.dataPaths.map((p) => join(outDir, basename(p))),
+      onnxBytes: built.onnxBytes,
+      dataBytes: built.dataBytes,
+      largestTensor: built.largestTensor,
+      part,
+      io: built.io,
     });
   });
   return { groups, layerEncodings: encodings };

@@ -29,6 +29,7 @@ import {
   type PackageDtype,
   type PackageManifest,
 } from '../../engine/manifest.js';
+import type { TensorSize, WrittenModel } from '../onnx/graph.js';
 import { openRelease, type Qwen35TextConfig } from '../safetensors.js';
 import { backboneIo, linearConvDim } from './backbone.js';
 import {
@@ -136,6 +137,26 @@ export function peakBytesFormula(
   return Math.ceil(weightBytes * 1.1 + kv + recurrent + memoryRows + scores + activations);
 }
 
+/** The files the runtime uploads to the device: graphs and their external data. */
+const GPU_ROLES: ReadonlySet<FileRole> = new Set([
+  'backbone',
+  'backbone-data',
+  'head-memory',
+  'head-decide',
+  'head-data',
+]);
+
+/** The biggest initializer over several graphs (what one device buffer must hold). */
+export function largestOf(models: WrittenModel[]): TensorSize | null {
+  let best: TensorSize | null = null;
+  for (const m of models) {
+    if (m.largestTensor && (best === null || m.largestTensor.bytes > best.bytes)) {
+      best = m.largestTensor;
+    }
+  }
+  return best;
+}
+
 export async function convertRelease(
   releaseDir: string,
   outDir: string,
@@ -219,6 +240,8 @@ export async function convertRelease(
     const weightBytes = listed
       .filter((f) => f.role !== 'tokenizer' && f.role !== 'tokenizer-config' && f.role !== 'config')
       .reduce((n, f) => n + f.bytes, 0);
+    const gpuBytes = listed.filter((f) => GPU_ROLES.has(f.role)).reduce((n, f) => n + f.bytes, 0);
+    const largestTensor = largestOf([...backbone.groups, heads.memory, heads.decide]);
     const contextTokens =
       options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
     // fp16 graphs compute in half precision: on WebGPU that needs shader-f16 (CPU runs them).
@@ -252,6 +275,8 @@ export async function convertRelease(
         needsShaderF16,
         weightBytes,
         peakBytes: peakBytesFormula(text, head.width, weightBytes, contextTokens, chunkTokens),
+        ...(largestTensor ? { largestTensor } : {}),
+        gpuBytes,
       },
       graphs: {
         // The whole backbone's I/O (a split backbone: the union over its groups).

@@ -66,6 +66,13 @@ export interface WrittenModel {
   onnxBytes: number;
   /** Bytes written to the data files (padding included). */
   dataBytes: number;
+  /** The biggest initializer: what a GPU must hold in one buffer (null: no initializers). */
+  largestTensor: TensorSize | null;
+}
+
+export interface TensorSize {
+  name: string;
+  bytes: number;
 }
 
 interface DataFile {
@@ -94,6 +101,7 @@ export class GraphBuilder {
   private readonly outputs: ValueInfo[] = [];
   private readonly initializers: TensorData[] = [];
   private readonly dataFiles: DataFile[] = [];
+  private largest: TensorSize | null = null;
   private finished = false;
 
   constructor(options: GraphBuilderOptions) {
@@ -187,6 +195,7 @@ export class GraphBuilder {
       throw new Error(`${hint}: ${bytes.length} bytes for dims [${dims.join(', ')}]`);
     }
     const name = this.unique(hint);
+    this.noteSize(name, bytes.length);
     if (bytes.length < this.opts.inlineBelowBytes) {
       this.initializers.push({ name, dataType, dims, raw: bytes.slice() });
     } else {
@@ -208,6 +217,7 @@ export class GraphBuilder {
     if (this.finished) throw new Error('graph already finished');
     const length = dims.reduce((a, b) => a * b, 1) * DATA_TYPE_BYTES[dataType];
     const name = this.unique(hint);
+    this.noteSize(name, length);
     const file = this.fileFor(length);
     const offset = this.alignFile(file);
     let written = 0;
@@ -273,6 +283,7 @@ export class GraphBuilder {
       dataPaths: this.dataFiles.map((f) => f.path),
       onnxBytes: bytes.length,
       dataBytes: this.dataFiles.reduce((a, f) => a + f.size, 0),
+      largestTensor: this.largest,
     };
   }
 
@@ -290,6 +301,10 @@ export class GraphBuilder {
   }
 
   /** The data file the next tensor of `length` bytes goes to (a new one when full). */
+  private noteSize(name: string, bytes: number): void {
+    if (this.largest === null || bytes > this.largest.bytes) this.largest = { name, bytes };
+  }
+
   private fileFor(length: number): DataFile {
     if (length > this.opts.maxDataFileBytes) {
       // Alone in a file it would still pass the limit (and at 4 GiB, load wrongly): refuse.

@@ -1,0 +1,251 @@
+/**
+ * `npx tsx tools/bench/full-depth.ts --package bench/work/full-q4 [--device webgpu] [--label x]
+ *   [--node] [--no-write]`
+ *
+ * Loads a multi-GB package (the full-depth model of `real-shape.ts --layers 32`) through
+ * `createClef` in a fresh Chromium and records memory while it loads: the renderer (page,
+ * worker, fetched bytes, wasm heap) and the GPU process (SwiftShader's buffers) sampled every
+ * 250 ms from /proc, their sum's peak against the package's weights, and each sample's load
+ * phase (from `onProgress`). Cache Storage is off (5 GB would go to disk and the storage
+ * process). After load it waits for the GPU queue to drain (the process stops growing), then
+ * reads `info()`. `--node` also loads the package on onnxruntime-node and makes one short
+ * decision, printing its probabilities (a full-depth decision on SwiftShader takes too long).
+ * Results go to bench/results/<date>-full-depth-<label>.json.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createServer } from 'vite';
+import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
+import type { PackageManifest } from '../../src/engine/manifest.js';
+import { launchBrowser } from './browser.js';
+import { loadAverage, readMemory } from './proc.js';
+
+interface Sample {
+  t: number;
+  phase: string;
+  file: string | null;
+  loadedBytes: number;
+  renderer: number;
+  gpu: number;
+}
+
+const GiB = 2 ** 30;
+const gib = (n: number) => `${(n / GiB).toFixed(2)} GiB`;
+
+/** A short request every package answers (the tokenizer is the tiny fixture's). */
+const REQUEST = {
+  model: 'any',
+  state: 'The parcel was due on Monday and has not arrived.',
+  questions: { late: { type: 'noul' }, mood: { type: 'score', criteria: ['calm', 'upset'] } },
+};
+
+async function browserLoad(dir: string, device: string, log: (s: string) => void) {
+  const server = await createServer({
+    configFile: resolve('vite.config.ts'),
+    logLevel: 'warn',
+    server: { port: 5197, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
+  });
+  await server.listen();
+  const address = server.httpServer?.address();
+  const port = typeof address === 'object' && address ? address.port : 5197;
+  const browser = await launchBrowser();
+  const samples: Sample[] = [];
+  let progress: LoadProgress = { phase: 'manifest', loadedBytes: 0, totalBytes: 0 };
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const t0 = performance.now();
+  const sample = () => {
+    const m = readMemory();
+    samples.push({
+      t: Math.round(performance.now() - t0),
+      phase: progress.phase,
+      file: progress.file ?? null,
+      loadedBytes: progress.loadedBytes,
+      renderer: m.renderer?.rss ?? 0,
+      gpu: m.gpu?.rss ?? 0,
+    });
+  };
+  try {
+    const page = await browser.newPage();
+    page.on('pageerror', (e) => log(`  [page error] ${e.message}`));
+    await page.exposeFunction('__progress', (p: LoadProgress) => {
+      if (p.phase !== progress.phase || p.file !== progress.file) {
+        log(`  ${(performance.now() - t0).toFixed(0)} ms ${p.phase} ${p.file ?? ''}`);
+      }
+      progress = p;
+    });
+    await page.goto(`http://127.0.0.1:${port}/test/browser/pages/harness.html`);
+    await page.locator('#status').filter({ hasText: 'ready' }).waitFor({ timeout: 120_000 });
+    sample();
+    const idle = samples[0]!;
+    timer = setInterval(sample, 250);
+    const url = `/${dir.replace(/^\.?\//, '').replace(/\/?$/, '/')}`;
+    const loaded = await page.evaluate(
+      async ({ model, device }) => {
+        type W = {
+          clefWeb: { createClef(o: object): Promise<{ info(): Promise<unknown> }> };
+          __progress(p: unknown): void;
+          __clef: unknown;
+        };
+        const w = window as unknown as W;
+        const start = performance.now();
+        const clef = await w.clefWeb.createClef({
+          model,
+          device,
+          cache: false,
+          warmUp: false,
+          // The binding itself: an arrow here would get tsx's __name helper, absent in the page.
+          onProgress: w.__progress,
+        });
+        w.__clef = clef;
+        return { wallMs: performance.now() - start, info: await clef.info() };
+      },
+      { model: url, device },
+    );
+    const createdAt = performance.now() - t0;
+    log(`  createClef returned after ${(loaded.wallMs / 1000).toFixed(1)} s; draining ...`);
+    // create() returns before SwiftShader has taken every upload: wait until the GPU process
+    // stops growing (10 s without 1% growth, at most 3 min).
+    progress = { ...progress, phase: 'ready' };
+    let stable = performance.now();
+    let last = samples[samples.length - 1]!.gpu;
+    while (performance.now() - stable < 10_000 && performance.now() - t0 - createdAt < 180_000) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const now = samples[samples.length - 1]!.gpu;
+      if (now > last * 1.01) {
+        stable = performance.now();
+        last = now;
+      }
+    }
+    clearInterval(timer);
+    timer = undefined;
+    sample();
+    return { idle, samples, wallMs: loaded.wallMs, info: loaded.info as EngineInfo };
+  } finally {
+    if (timer) clearInterval(timer);
+    await browser.close();
+    await server.close();
+  }
+}
+
+async function nodeDecision(dir: string, log: (s: string) => void) {
+  const { loadNodePackage } = await import('../../src/node/engine.js');
+  const t0 = performance.now();
+  const engine = await loadNodePackage(dir, { threads: 2 });
+  const loadMs = performance.now() - t0;
+  log(`  onnxruntime-node loaded in ${(loadMs / 1000).toFixed(1)} s`);
+  try {
+    const t1 = performance.now();
+    const out = await engine.decide({ ...REQUEST, model: engine.models[0] });
+    const decideMs = performance.now() - t1;
+    return { loadMs, decideMs, response: out.response, logits: out.logits.map((l) => [...l]) };
+  } finally {
+    await engine.dispose();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      package: { type: 'string', default: 'bench/work/full-q4' },
+      device: { type: 'string', default: 'webgpu' },
+      label: { type: 'string' },
+      node: { type: 'boolean' },
+      'no-browser': { type: 'boolean' },
+      'no-write': { type: 'boolean' },
+    },
+  });
+  const dir = values.package!;
+  const log = (s: string) => console.log(s);
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as PackageManifest;
+  const weights = manifest.variant.weightBytes;
+  const loadStart = loadAverage();
+  log(
+    `${dir}: ${manifest.model.name}, ${manifest.architecture.numLayers} layers, ${gib(weights)} of weights; load average ${loadStart?.join(' ')}`,
+  );
+  let browser: Awaited<ReturnType<typeof browserLoad>> | null = null;
+  let summary: Record<string, unknown> | null = null;
+  if (!values['no-browser']) {
+    browser = await browserLoad(dir, values.device!, log);
+    const net = browser.samples.map((s) => ({
+      ...s,
+      renderer: s.renderer - browser!.idle.renderer,
+      gpu: s.gpu - browser!.idle.gpu,
+    }));
+    const peakOf = (pick: (s: Sample) => number, during?: (s: Sample) => boolean) =>
+      Math.max(0, ...net.filter(during ?? (() => true)).map(pick));
+    const phases = [...new Set(net.map((s) => s.phase))];
+    summary = {
+      peakSum: peakOf((s) => s.renderer + s.gpu),
+      peakRenderer: peakOf((s) => s.renderer),
+      peakGpu: peakOf((s) => s.gpu),
+      final: { renderer: net.at(-1)!.renderer, gpu: net.at(-1)!.gpu },
+      perPhase: Object.fromEntries(
+        phases.map((p) => [
+          p,
+          {
+            renderer: peakOf(
+              (s) => s.renderer,
+              (s) => s.phase === p,
+            ),
+            gpu: peakOf(
+              (s) => s.gpu,
+              (s) => s.phase === p,
+            ),
+            sum: peakOf(
+              (s) => s.renderer + s.gpu,
+              (s) => s.phase === p,
+            ),
+          },
+        ]),
+      ),
+    };
+    const peak = summary.peakSum as number;
+    log(`  device ${browser.info.device}; loadMs ${JSON.stringify(browser.info.loadMs)}`);
+    log(
+      `  peak renderer + GPU process (above the idle page): ${gib(peak)} = weights × ${(peak / weights).toFixed(2)} (bound: × 1.35)`,
+    );
+    log(
+      `  peaks alone: renderer ${gib(summary.peakRenderer as number)}, GPU process ${gib(summary.peakGpu as number)}`,
+    );
+    for (const [p, v] of Object.entries(summary.perPhase as Record<string, Record<string, number>>))
+      log(`    ${p}: renderer ${gib(v.renderer!)}, GPU ${gib(v.gpu!)}, sum ${gib(v.sum!)}`);
+  }
+  const node = values.node ? await nodeDecision(dir, log) : null;
+  if (node)
+    log(
+      `  node decision in ${(node.decideMs / 1000).toFixed(1)} s: ${JSON.stringify(node.response.answers)}`,
+    );
+  const loadEnd = loadAverage();
+  const out = {
+    date: new Date().toISOString(),
+    command: `npx tsx tools/bench/full-depth.ts ${process.argv.slice(2).join(' ')}`,
+    machine: {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGiB: Math.round(totalmem() / GiB),
+      loadAverage: { start: loadStart, end: loadEnd },
+    },
+    package: { dir, name: manifest.model.name, weightBytes: weights, files: manifest.files.length },
+    browser: browser
+      ? {
+          wallMs: browser.wallMs,
+          info: browser.info,
+          idle: browser.idle,
+          summary,
+          samples: browser.samples,
+        }
+      : null,
+    node,
+  };
+  if (!values['no-write']) {
+    mkdirSync('bench/results', { recursive: true });
+    const label = values.label ?? manifest.model.name;
+    const path = `bench/results/${out.date.slice(0, 10)}-full-depth-${label}.json`;
+    writeFileSync(path, `${JSON.stringify(out, null, 1)}\n`);
+    log(`wrote ${path}`);
+  }
+}
+
+await main();

@@ -1,0 +1,73 @@
+/**
+ * The servers the first-answer bench loads its page from:
+ * - `dev`: the Vite dev server on the checkout (test/browser/pages/harness.html: the engine's
+ *   modules one by one, untransformed by a bundler) — what a developer sees;
+ * - `dist`: tools/bench/pages/first-answer.html built by `vite build` with the clef-web/vite
+ *   plugin against the library build (dist/lib, prebuilt worker) and served by `vite preview` —
+ *   what a user's production app serves. Needs `npm run build:lib` first.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { build, createServer, preview } from 'vite';
+
+export type ServeMode = 'dev' | 'dist';
+
+export interface Served {
+  mode: ServeMode;
+  /** The page's URL. */
+  pageUrl: string;
+  close(): Promise<void>;
+}
+
+function portOf(address: unknown, fallback: number): number {
+  return typeof address === 'object' && address && 'port' in address
+    ? Number((address as { port: number }).port)
+    : fallback;
+}
+
+export async function serve(mode: ServeMode, port: number): Promise<Served> {
+  const configFile = resolve('vite.config.ts');
+  if (mode === 'dev') {
+    const server = await createServer({
+      configFile,
+      logLevel: 'warn',
+      server: { port, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
+    });
+    await server.listen();
+    const p = portOf(server.httpServer?.address(), port);
+    return {
+      mode,
+      pageUrl: `http://127.0.0.1:${p}/test/browser/pages/harness.html`,
+      close: () => server.close(),
+    };
+  }
+  if (!existsSync('dist/lib/clef.worker.js')) {
+    throw new Error('dist/lib is not built: run `npm run build:lib` first');
+  }
+  const outDir = mkdtempSync(join(tmpdir(), 'clef-first-answer-dist-'));
+  await build({
+    configFile,
+    logLevel: 'warn',
+    build: {
+      outDir,
+      emptyOutDir: true,
+      rollupOptions: { input: resolve('tools/bench/pages/first-answer.html') },
+    },
+  });
+  const server = await preview({
+    configFile,
+    logLevel: 'warn',
+    build: { outDir },
+    preview: { port, strictPort: false, host: '127.0.0.1' },
+  });
+  const p = portOf(server.httpServer?.address(), port);
+  return {
+    mode,
+    pageUrl: `http://127.0.0.1:${p}/tools/bench/pages/first-answer.html`,
+    close: async () => {
+      await server.close();
+      rmSync(outDir, { recursive: true, force: true });
+    },
+  };
+}
