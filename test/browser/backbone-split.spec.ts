@@ -48,7 +48,7 @@ for (const device of DEVICES) {
   test(`split backbone on ${device}: byte-identical decisions, one group held at a time`, async ({
     page,
   }) => {
-    test.setTimeout(device === 'webgpu' ? 420_000 : 200_000);
+    test.setTimeout(device === 'webgpu' ? 600_000 : 200_000);
     await openPage(page);
     // SwiftShader runs WebGPU slowly on the CPU: fewer and shorter requests there.
     const short = randomRequests(16016, device === 'webgpu' ? 1 : 3, 10);
