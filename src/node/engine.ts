@@ -21,7 +21,7 @@ import { encodeRequest, type EncodedRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { IntegrityError, PackageError } from '../wire/errors.js';
-import { backboneSpec, stateSpecs } from '../engine/graph-spec.js';
+import { backboneGroups } from '../engine/graph-spec.js';
 import {
   isSafePackagePath,
   parseManifest,
@@ -33,10 +33,10 @@ import {
 import type { JobContext } from '../engine/queue.js';
 import {
   ClefRunner,
+  type BackboneStage,
   type RunnerGraphs,
   type RuntimeAdapter,
   type SessionLike,
-  type StateSpec,
 } from '../engine/runner.js';
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import type { SystemOneResponse, ValidRequest } from '../protocol/types.js';
@@ -253,7 +253,10 @@ async function openLexicon(
   }
 }
 
-/** Loads and verifies a package directory; the engine holds three onnxruntime sessions. */
+/**
+ * Loads and verifies a package directory; the engine holds an onnxruntime session per graph
+ * (the backbone, or each of its groups, and the two head graphs).
+ */
 export async function loadNodePackage(
   dir: string,
   options: NodeEngineOptions = {},
@@ -276,7 +279,7 @@ export async function loadNodePackage(
     parseJsonFile(tokenizerFile, bytesOf(tokenizerFile)),
     configFile ? parseJsonFile(configFile, bytesOf(configFile)) : undefined,
   );
-  const states = stateSpecs(backboneSpec(manifest));
+  const groups = backboneGroups(manifest);
   const lexiconFile = requireFile(manifest, 'lexicon');
 
   const sessionOptions: NodeSessionOptions = {
@@ -287,8 +290,7 @@ export async function loadNodePackage(
   const sessions: SessionLike[] = [];
   let handle: FileHandle | null = null;
   try {
-    const create = async (role: 'backbone' | 'head-memory' | 'head-decide') => {
-      const file = requireFile(manifest, role);
+    const create = async (file: ManifestFile) => {
       try {
         const session = await ort.InferenceSession.create(pathOf(file), sessionOptions);
         sessions.push(session);
@@ -297,9 +299,14 @@ export async function loadNodePackage(
         throw new PackageError(`${file.path}: onnxruntime cannot load it: ${(e as Error).message}`);
       }
     };
-    const backbone = await create('backbone');
-    const headMemory = await create('head-memory');
-    const headDecide = await create('head-decide');
+    // A split backbone: one session per group, in run order (each reads its own data files).
+    const backbone: BackboneStage[] = [];
+    for (const g of groups) {
+      const session = await create(g.graph);
+      backbone.push({ session, states: g.states, input: g.input, output: g.output });
+    }
+    const headMemory = await create(requireFile(manifest, 'head-memory'));
+    const headDecide = await create(requireFile(manifest, 'head-decide'));
     const opened = await openLexicon(pathOf(lexiconFile), bytesOf(lexiconFile));
     handle = opened.handle;
     const graphs: RunnerGraphs = { backbone, headMemory, headDecide };
@@ -307,7 +314,6 @@ export async function loadNodePackage(
     const runners = new RunnerSet(
       nodeAdapter(ort),
       graphs,
-      states,
       opened.lexicon,
       chunkTokens,
       cacheBudgetBytes,
@@ -372,7 +378,6 @@ class RunnerSet {
   constructor(
     private readonly adapter: RuntimeAdapter,
     private readonly graphs: RunnerGraphs,
-    private readonly states: StateSpec[],
     private readonly lexicon: SpanMeanSource,
     readonly defaultChunkTokens: number,
     private readonly cacheBudgetBytes: number,
@@ -389,14 +394,13 @@ class RunnerSet {
       const graphs = owner
         ? g
         : {
-            backbone: borrowed(g.backbone),
+            backbone: g.backbone.map((b) => ({ ...b, session: borrowed(b.session) })),
             headMemory: borrowed(g.headMemory),
             headDecide: borrowed(g.headDecide),
           };
       runner = new ClefRunner(
         this.adapter,
         graphs,
-        this.states,
         this.lexicon,
         { chunkTokens, cacheBudgetBytes: this.cacheBudgetBytes },
         this.headWidth,
