@@ -7,7 +7,8 @@
  * On WebGPU the backbone's residual stream, hidden states and running state stay GPU buffers
  * between runs and sessions; only memory rows and logits are read back.
  */
-import { Lexicon } from '../clef/lexicon.js';
+import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
+import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { ClefError, EngineError } from '../wire/errors.js';
 import { backboneGroups, type BackboneGroupSpec } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName, type ManifestFile } from './manifest.js';
@@ -100,11 +101,12 @@ export async function createOrtDecisionSession(
     const headDecide = (await create('headDecide', decideFile, headData, [])).session;
     checkInputs(headMemory, memoryFile.path, REQUIRED_INPUTS.headMemory);
     checkInputs(headDecide, decideFile.path, REQUIRED_INPUTS.headDecide);
-    // The lexicon keeps its rows for good (read on every request): its loan is never released.
-    const lexiconFile = requireFile(m, 'lexicon');
-    const lexiconLoan = await pkg.fetchFiles([lexiconFile]);
-    loans.push(lexiconLoan);
-    const lexicon = new Lexicon(lexiconLoan.read(lexiconFile));
+    const { lexicon, lexiconLoan, lexiconSource } = await openLexicon(
+      pkg,
+      requireFile(m, 'lexicon'),
+      options.lexiconFromStorage === true,
+    );
+    if (lexiconLoan) loans.push(lexiconLoan);
     const backbone: BackboneStage[] = [];
     for (const g of groups) {
       const name = groups.length === 1 ? 'backbone' : `backbone.${g.index}`;
@@ -136,6 +138,7 @@ export async function createOrtDecisionSession(
       runtime: start,
       sessionMs,
       groupLoads,
+      lexicon: lexiconSource,
       fetchMs: pkg.stats.downloadMs + pkg.stats.verifyMs - fetchMsBefore,
       run: (encoded, ctx) => runner.run(encoded, ctx),
       lost: () => lost,
@@ -145,7 +148,7 @@ export async function createOrtDecisionSession(
       simulateDeviceLoss: () => gpuDevice?.destroy?.(),
       dispose: async () => {
         await runner.dispose();
-        lexiconLoan.release();
+        lexiconLoan?.release();
       },
     };
   } catch (e) {
@@ -160,6 +163,36 @@ export async function createOrtDecisionSession(
 }
 
 /** On WebGPU a group's stream and state outputs stay GPU buffers (read by the next run). */
+/**
+ * Rows files from this size on are read row by row from their cached copy (Chromium keeps Cache
+ * Storage bodies on disk) instead of being held in the worker: Clef-flash's is ~1 GB, of which a
+ * request reads a few rows. Smaller ones (clef-nano's is 1 MB) stay in memory.
+ */
+export const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
+
+/** The lexicon from memory, or from Cache Storage when it is big and cached (loan released). */
+async function openLexicon(
+  pkg: PackageSource,
+  file: ManifestFile,
+  fromStorage: boolean,
+): Promise<{
+  lexicon: SpanMeanSource;
+  lexiconLoan: { release(): void } | null;
+  lexiconSource: 'memory' | 'cache-storage';
+}> {
+  // Fetched (and verified, and cached) either way: a corrupt file is refused here.
+  const loan = await pkg.fetchFiles([file]);
+  const blob =
+    fromStorage || file.bytes >= LEXICON_IN_MEMORY_BELOW_BYTES ? await pkg.cachedBlob(file) : null;
+  if (blob && blob.size === file.bytes) {
+    loan.release();
+    const lexicon = await RangeLexicon.open((start, end) => blob.slice(start, end).arrayBuffer());
+    return { lexicon, lexiconLoan: null, lexiconSource: 'cache-storage' };
+  }
+  // Caching off or refused (quota): the rows stay in memory, as for small files.
+  return { lexicon: new Lexicon(loan.read(file)), lexiconLoan: loan, lexiconSource: 'memory' };
+}
+
 function gpuOutputs(g: BackboneGroupSpec): string[] {
   return [g.output, ...g.states.map((s) => s.output)];
 }

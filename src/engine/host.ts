@@ -136,6 +136,7 @@ export class EngineHost implements WorkerApi {
             threads: caps.threads,
             cacheBudgetBytes: options.cacheBudgetBytes,
             wasmBuild: options.wasmBuild,
+            lexiconFromStorage: options.simulate?.lexiconFromStorage === true,
           });
           break;
         } catch (e) {
@@ -181,6 +182,7 @@ export class EngineHost implements WorkerApi {
           sessions: this.session.sessionMs ?? {},
           backboneGroups: this.session.groupLoads ?? [],
           peakHeldBytes: stats.peakHeldBytes,
+          ...(this.session.lexicon ? { lexicon: this.session.lexicon } : {}),
           warmup: null,
           total: now - started,
         },
@@ -395,6 +397,7 @@ export class EngineHost implements WorkerApi {
         threads: (await probeCapabilities()).threads,
         cacheBudgetBytes: this.options!.cacheBudgetBytes,
         wasmBuild: this.options!.wasmBuild,
+        lexiconFromStorage: this.options!.simulate?.lexiconFromStorage === true,
       });
       this.infoBase = {
         ...this.infoBase!,

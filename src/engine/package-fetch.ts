@@ -66,6 +66,11 @@ export interface PackageSource {
    * SHA-256 and caches it; the bytes stay referenced until the loan is released.
    */
   fetchFiles(files: readonly ManifestFile[]): Promise<FileLoan>;
+  /**
+   * The cached copy of a file already fetched, as a Blob that Chromium keeps on disk (slices
+   * read from there); null when the file is not in Cache Storage (caching off or refused).
+   */
+  cachedBlob(file: ManifestFile): Promise<Blob | null>;
 }
 
 /** Every file of a package, fetched and held (fetchPackage: tools and tests). */
@@ -255,6 +260,11 @@ export async function openPackage(
     },
     persisted,
     stats,
+    async cachedBlob(file) {
+      if (!cache) return null;
+      const hit = await cache.match(cacheKeyOf(baseUrl, file)).catch(() => undefined);
+      return hit ? hit.blob() : null;
+    },
     async fetchFiles(files) {
       let contents: Map<string, Uint8Array> | null = new Map();
       let bytes = 0;

@@ -25,6 +25,8 @@ export interface DecisionSession {
   readonly sessionMs?: Record<string, number>;
   /** How each backbone graph was fetched and created, in order. */
   readonly groupLoads?: GroupLoad[];
+  /** Where the lexicon's rows are read from (see EngineLoadTimes.lexicon). */
+  readonly lexicon?: 'memory' | 'cache-storage';
   /** Time spent fetching and verifying files inside session creation (ms). */
   readonly fetchMs?: number;
   run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun>;
@@ -47,6 +49,8 @@ export interface SessionOptions {
   threads: number;
   wasmBuild?: 'plain' | 'asyncify';
   cacheBudgetBytes: number;
+  /** Test hook: read the lexicon from Cache Storage whatever its size. */
+  lexiconFromStorage?: boolean;
 }
 
 /**

@@ -144,6 +144,8 @@ export interface FaultSimulation {
   failWebgpuLoad?: boolean;
   /** Pretend the WebGPU adapter's maxBufferSize and maxStorageBufferBindingSize are this. */
   adapterLimitBytes?: number;
+  /** Read the lexicon's rows from Cache Storage whatever its size (cache on). */
+  lexiconFromStorage?: boolean;
   /** Destroy the GPU device between the backbone chunks of the first decision on WebGPU. */
   loseWebgpuMidDecision?: boolean;
   /**
@@ -267,6 +269,11 @@ export interface LoadPhases {
    * split backbone about one group plus the lexicon; for a single graph, the whole backbone.
    */
   peakHeldBytes: number;
+  /**
+   * Where the lm_head rows are read from: 'memory' (held in the worker), or 'cache-storage'
+   * (a big rows file, about 1 GB for Clef-flash, read row by row from its cached copy on disk).
+   */
+  lexicon?: 'memory' | 'cache-storage';
   /** The engine's own warm-up decision after load (ms), or null when it did not make one. */
   warmup: number | null;
   /** Load, from the worker's first message to ready (warm-up not included). */
