@@ -13,6 +13,7 @@ import type { JobContext } from './queue.js';
 import type { SessionRun } from './session.js';
 import type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
 import { TensorCounter } from './tensor-count.js';
+import { DEFAULT_SCORE_BUDGET, chunkEnds, tailChunkEnds } from './chunk-plan.js';
 import { cpuOutputBytes, nextTask, prefixKey, sameIds, tensorBytes } from './runner-util.js';
 
 export type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
@@ -49,6 +50,11 @@ export interface RunnerOptions {
   /** Backbone tokens per run; bounds activation memory. */
   chunkTokens: number;
   cacheBudgetBytes: number;
+  /**
+   * Tokens × keys one run may attend over (chunk-plan.ts): past it, chunks shrink as the state
+   * grows, so attention scores stay bounded at long contexts. Default DEFAULT_SCORE_BUDGET.
+   */
+  scoreBudget?: number;
 }
 
 interface CacheEntry {
@@ -94,6 +100,9 @@ export class ClefRunner {
   private readbackBytes = 0;
   /** Every tensor made or received goes through it, so leaks can be counted. */
   private readonly tensors = new TensorCounter();
+  private get scoreBudget(): number {
+    return this.options.scoreBudget ?? DEFAULT_SCORE_BUDGET;
+  }
   private readonly rt: RuntimeAdapter;
   private readonly graphs: RunnerGraphs;
   /** Every group's state, in group order. */
@@ -248,12 +257,13 @@ export class ClefRunner {
     let state = this.emptyState();
     let memory = this.rt.float32(new Float32Array(0), [1, 0, this.headWidth]);
     try {
-      for (let start = 0; start < stateEnd; start += this.options.chunkTokens) {
+      let start = 0;
+      for (const end of chunkEnds(0, stateEnd, this.options.chunkTokens, this.scoreBudget)) {
         await nextTask();
         await ctx.enter?.('backbone');
         ctx.throwIfCancelled();
-        const end = Math.min(stateEnd, start + this.options.chunkTokens);
         const step = await this.backboneChunk(ids, start, end, state, null);
+        start = end;
         state = step.state;
         try {
           const out = await this.graphs.headMemory.run({
@@ -283,17 +293,18 @@ export class ClefRunner {
   ): Promise<{ hidden: TensorLike; state: Map<string, TensorLike> }> {
     let state = prefixState;
     const parts: TensorLike[] = [];
-    // A tail up to twice the chunk runs whole: joining chunks reads hidden states back from the
-    // GPU and adds a run (8 questions make a ~350-token tail); longer tails keep the bound.
-    const tail = ids.length - stateEnd;
-    const chunk = tail <= 2 * this.options.chunkTokens ? tail : this.options.chunkTokens;
+    // A tail up to twice the chunk runs whole (joining chunks reads hidden states back from the
+    // GPU and adds a run; 8 questions make a ~350-token tail) unless the state is so long that
+    // its attention scores would pass the budget; longer tails keep the bound (chunk-plan.ts).
+    const ends = tailChunkEnds(stateEnd, ids.length, this.options.chunkTokens, this.scoreBudget);
     try {
-      for (let start = stateEnd; start < ids.length; start += chunk) {
+      let start = stateEnd;
+      for (const end of ends) {
         await nextTask();
         await ctx.enter?.('backbone');
         ctx.throwIfCancelled();
-        const end = Math.min(ids.length, start + chunk);
         const step = await this.backboneChunk(ids, start, end, state, prefixState);
+        start = end;
         state = step.state;
         parts.push(step.hidden);
       }

@@ -66,6 +66,8 @@ const HELD_ROLES: ReadonlySet<FileRole> = new Set([
 
 export interface NodeEngineOptions {
   chunkTokens?: number;
+  /** Tokens × keys per backbone run (src/engine/chunk-plan.ts; default 256 × 4,096). */
+  scoreBudget?: number;
   cacheBudgetBytes?: number;
   /** onnxruntime intra-op threads (default: onnxruntime's choice). */
   threads?: number;
@@ -318,6 +320,7 @@ export async function loadNodePackage(
       chunkTokens,
       cacheBudgetBytes,
       manifest.architecture.headWidth,
+      options.scoreBudget,
     );
     return newEngine(manifest, tokenizer, runners, handle, calibration);
   } catch (e) {
@@ -383,6 +386,7 @@ class RunnerSet {
     private readonly cacheBudgetBytes: number,
     /** The head's width (memory rows are [1, tokens, width]). */
     private readonly headWidth: number,
+    private readonly scoreBudget?: number,
   ) {}
 
   get(chunkTokens: number = this.defaultChunkTokens): ClefRunner {
@@ -402,7 +406,11 @@ class RunnerSet {
         this.adapter,
         graphs,
         this.lexicon,
-        { chunkTokens, cacheBudgetBytes: this.cacheBudgetBytes },
+        {
+          chunkTokens,
+          cacheBudgetBytes: this.cacheBudgetBytes,
+          ...(this.scoreBudget !== undefined ? { scoreBudget: this.scoreBudget } : {}),
+        },
         this.headWidth,
       );
       this.runners.set(chunkTokens, runner);
