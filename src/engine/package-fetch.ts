@@ -5,6 +5,7 @@
  */
 import { DownloadError, IntegrityError, PackageError } from '../wire/errors.js';
 import { downloadFile } from './download.js';
+import { deleteFile, hasFile, matchBlob, matchFile, putFile } from './cache-parts.js';
 import { parseManifest, type ManifestFile, type PackageManifest } from './manifest.js';
 import type { LoadProgress } from '../wire/wire.js';
 
@@ -122,8 +123,7 @@ async function storageRoom(
   if (!storage?.estimate) return { problem: null };
   let missing = 0;
   for (const file of manifest.files) {
-    const hit = await cache.match(cacheKeyOf(baseUrl, file)).catch(() => undefined);
-    if (!hit) missing += file.bytes;
+    if (!(await hasFile(cache, cacheKeyOf(baseUrl, file)))) missing += file.bytes;
   }
   const { quota, usage } = await storage.estimate().catch(() => ({}) as StorageEstimate);
   if (quota === undefined || usage === undefined || missing <= quota - usage) {
@@ -207,11 +207,8 @@ export async function openPackage(
     let fromCache = false;
     const fetchStart = performance.now();
     if (cache) {
-      const hit = await cache.match(cacheKey).catch(() => undefined);
-      if (hit) {
-        data = new Uint8Array(await hit.arrayBuffer());
-        fromCache = true;
-      }
+      data = await matchFile(cache, cacheKey, file.bytes).catch(() => null);
+      fromCache = data !== null;
     }
     if (!data) {
       const downloaded = await downloadFile(url, file.bytes, {
@@ -236,12 +233,13 @@ export async function openPackage(
     const actual = await sha256Hex(data);
     stats.verifyMs += performance.now() - verifyStart;
     if (actual !== file.sha256) {
-      if (fromCache) await cache?.delete(cacheKey).catch(() => false);
+      if (fromCache && cache) await deleteFile(cache, cacheKey);
       throw new IntegrityError(file.path, file.sha256, actual);
     }
     if (cache && !fromCache) {
       try {
-        await cache.put(cacheKey, new Response(data as Uint8Array<ArrayBuffer>));
+        // In parts when big: Chromium refuses single entries above ~256 MiB (cache-parts.ts).
+        await putFile(cache, cacheKey, data);
       } catch (e) {
         // A full quota must not fail the load: carry on uncached, and say so in info().
         problem = `Not cached: ${(e as Error).name === 'QuotaExceededError' ? 'storage quota exceeded' : (e as Error).message}`;
@@ -261,9 +259,7 @@ export async function openPackage(
     persisted,
     stats,
     async cachedBlob(file) {
-      if (!cache) return null;
-      const hit = await cache.match(cacheKeyOf(baseUrl, file)).catch(() => undefined);
-      return hit ? hit.blob() : null;
+      return cache ? matchBlob(cache, cacheKeyOf(baseUrl, file)).catch(() => null) : null;
     },
     async fetchFiles(files) {
       let contents: Map<string, Uint8Array> | null = new Map();

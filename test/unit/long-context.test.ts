@@ -17,7 +17,8 @@ let bounded: NodeEngine;
 let runs: Array<{ tokens: number; past: number }> | null = null;
 
 beforeAll(async () => {
-  const proto = ort.InferenceSession.prototype as unknown as {
+  // The factory's runtime value is onnxruntime-common's session class: wrap its prototype.
+  const proto = (ort.InferenceSession as any).prototype as {
     run: (feeds: Record<string, ort.Tensor>, ...rest: unknown[]) => Promise<unknown>;
   };
   const run = proto.run;
