@@ -222,10 +222,11 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
     restarting ??= (async () => {
       try {
         // One-shot fault hooks happened in the lost worker; they are not armed again.
-        const { noWebgpu, failWebgpuLoad, adapterLimitBytes } = loadOptions.simulate ?? {};
+        const { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage } =
+          loadOptions.simulate ?? {};
         const again = {
           ...loadOptions,
-          simulate: { noWebgpu, failWebgpuLoad, adapterLimitBytes },
+          simulate: { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage },
         };
         const fresh = await connect(makeWorker(), again);
         if (disposed) {

@@ -1,29 +1,36 @@
 /**
- * The onnxruntime-web decision session: the package's three graphs on one device, driven by
- * ClefRunner. On WebGPU the backbone's hidden states and running state stay GPU buffers between
- * runs and sessions; only memory rows and logits are read back.
+ * The onnxruntime-web decision session: the package's graphs on one device, driven by ClefRunner.
+ * Files are fetched as the sessions need them: the head graphs first (small: their sessions are
+ * created as soon as they arrive), then each backbone group in turn, fetched, verified, handed
+ * to InferenceSession.create and let go before the next is fetched (on WebGPU once the upload
+ * queue has drained), so the page holds one group's bytes at a time beside the runtime's copy.
+ * On WebGPU the backbone's residual stream, hidden states and running state stay GPU buffers
+ * between runs and sessions; only memory rows and logits are read back.
  */
-import { Lexicon } from '../clef/lexicon.js';
-import { EngineError } from '../wire/errors.js';
-import { backboneSpec, stateSpecs } from './graph-spec.js';
-import { filesWithRole, requireFile, type DeviceName } from './manifest.js';
+import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
+import type { SpanMeanSource } from '../clef/head-inputs.js';
+import { ClefError, EngineError } from '../wire/errors.js';
+import { backboneGroups, type BackboneGroupSpec } from './graph-spec.js';
+import { filesWithRole, requireFile, type DeviceName, type ManifestFile } from './manifest.js';
 import {
   createSession,
+  drainGpuQueue,
   startRuntime,
-  type ExternalFile,
   type OrtModule,
   type RuntimeBuild,
 } from './ort.js';
 import { ORT_PUBLIC_PATH } from '../wire/assets.js';
-import type { PackageFiles } from './package-fetch.js';
+import type { PackageSource } from './package-fetch.js';
 import {
   checkInputs,
   ClefRunner,
   REQUIRED_INPUTS,
+  type BackboneStage,
   type RuntimeAdapter,
   type SessionLike,
 } from './runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
+import type { GroupLoad } from '../wire/wire.js';
 
 const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
   float32: (data, dims) => new ort.Tensor('float32', data, dims),
@@ -43,74 +50,77 @@ export async function startOrtRuntime(device: DeviceName, threads: number, build
 /** Chunk of backbone tokens per run: bounds the attention scores' memory. */
 export const DEFAULT_CHUNK_TOKENS = 256;
 
-function externalFiles(pkg: PackageFiles, role: 'backbone-data' | 'head-data'): ExternalFile[] {
-  return filesWithRole(pkg.manifest, role).map((f) => ({ path: f.path, data: pkg.read(f) }));
-}
-
 export async function createOrtDecisionSession(
-  pkg: PackageFiles,
+  pkg: PackageSource,
   device: DeviceName,
   options: SessionOptions,
 ): Promise<DecisionSession> {
   const m = pkg.manifest;
   const sessionMs: Record<string, number> = {};
-  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
-    const t0 = performance.now();
-    try {
-      return await work();
-    } finally {
-      sessionMs[name] = performance.now() - t0;
-    }
-  };
-  const spec = backboneSpec(m);
-  const states = stateSpecs(spec);
-  const gpuOutputs = device === 'webgpu' ? ['hidden', ...states.map((s) => s.output)] : [];
+  const groupLoads: GroupLoad[] = [];
+  const fetchMsBefore = pkg.stats.downloadMs + pkg.stats.verifyMs;
+  const groups = backboneGroups(m);
   const sessions: SessionLike[] = [];
+  const loans: Array<{ release(): void }> = [];
   try {
     const { ort, start } = await startRuntime(
       device,
       runtimeOptions(options.threads, options.wasmBuild),
     );
-    const backbone = await timed('backbone', () =>
-      createSession(
+    const create = async (
+      name: string,
+      graph: ManifestFile,
+      data: readonly ManifestFile[],
+      keepOnGpu: readonly string[],
+    ): Promise<{ session: SessionLike; fetchMs: number; createMs: number; bytes: number }> => {
+      const t0 = performance.now();
+      const loan = await pkg.fetchFiles([graph, ...data]);
+      loans.push(loan);
+      const t1 = performance.now();
+      const session = await createSession(
         ort,
-        pkg.read(requireFile(m, 'backbone')),
-        externalFiles(pkg, 'backbone-data'),
+        loan.read(graph),
+        data.map((f) => ({ path: f.path, data: loan.read(f) })),
         device,
-        gpuOutputs,
-      ),
-    );
-    sessions.push(backbone);
-    const headData = externalFiles(pkg, 'head-data');
+        device === 'webgpu' ? keepOnGpu : [],
+      );
+      sessions.push(session);
+      // The runtime has its own copy now (wasm heap, or GPU buffers once the queue drains).
+      loan.release();
+      if (device === 'webgpu') await drainGpuQueue(ort);
+      const t2 = performance.now();
+      sessionMs[name] = t2 - t1;
+      return { session, fetchMs: t1 - t0, createMs: t2 - t1, bytes: loan.bytes };
+    };
+    const headData = filesWithRole(m, 'head-data');
+    const memoryFile = requireFile(m, 'head-memory');
+    const decideFile = requireFile(m, 'head-decide');
     // The memory rows stay on the GPU too (fed back as past_memory, cached, read by
     // head_decide): reading them back cost 4·width bytes per prefix token on every miss.
-    const headMemory = await timed('headMemory', () =>
-      createSession(
-        ort,
-        pkg.read(requireFile(m, 'head-memory')),
-        headData,
-        device,
-        device === 'webgpu' ? ['memory'] : [],
-      ),
+    const headMemory = (await create('headMemory', memoryFile, headData, ['memory'])).session;
+    const headDecide = (await create('headDecide', decideFile, headData, [])).session;
+    checkInputs(headMemory, memoryFile.path, REQUIRED_INPUTS.headMemory);
+    checkInputs(headDecide, decideFile.path, REQUIRED_INPUTS.headDecide);
+    const { lexicon, lexiconLoan, lexiconSource } = await openLexicon(
+      pkg,
+      requireFile(m, 'lexicon'),
+      options.lexiconFromStorage === true,
     );
-    sessions.push(headMemory);
-    const headDecide = await timed('headDecide', () =>
-      createSession(ort, pkg.read(requireFile(m, 'head-decide')), headData, device),
-    );
-    sessions.push(headDecide);
-    checkInputs(backbone, requireFile(m, 'backbone').path, [
-      'input_ids',
-      ...states.map((s) => s.input),
-    ]);
-    checkInputs(headMemory, requireFile(m, 'head-memory').path, REQUIRED_INPUTS.headMemory);
-    checkInputs(headDecide, requireFile(m, 'head-decide').path, REQUIRED_INPUTS.headDecide);
-    const lexicon = new Lexicon(pkg.read(requireFile(m, 'lexicon')));
+    if (lexiconLoan) loans.push(lexiconLoan);
+    const backbone: BackboneStage[] = [];
+    for (const g of groups) {
+      const name = groups.length === 1 ? 'backbone' : `backbone.${g.index}`;
+      const out = await create(name, g.graph, g.data, gpuOutputs(g));
+      checkInputs(out.session, g.graph.path, [g.input, ...g.states.map((s) => s.input)]);
+      backbone.push({ session: out.session, states: g.states, input: g.input, output: g.output });
+      const { fetchMs, createMs, bytes } = out;
+      groupLoads.push({ group: g.index, layers: g.layers, bytes, fetchMs, createMs });
+    }
     const chunkTokens =
       Number((m.graphs as { chunkTokens?: number }).chunkTokens) || DEFAULT_CHUNK_TOKENS;
     const runner = new ClefRunner(
       adapterFor(ort),
       { backbone, headMemory, headDecide },
-      states,
       lexicon,
       { chunkTokens, cacheBudgetBytes: options.cacheBudgetBytes },
       m.architecture.headWidth,
@@ -127,18 +137,62 @@ export async function createOrtDecisionSession(
       device,
       runtime: start,
       sessionMs,
+      groupLoads,
+      lexicon: lexiconSource,
+      fetchMs: pkg.stats.downloadMs + pkg.stats.verifyMs - fetchMsBefore,
       run: (encoded, ctx) => runner.run(encoded, ctx),
       lost: () => lost,
       cacheStats: () => runner.cacheStats(),
       counters: () => runner.counters(),
       clearCache: () => runner.clearCache(),
       simulateDeviceLoss: () => gpuDevice?.destroy?.(),
-      dispose: () => runner.dispose(),
+      dispose: async () => {
+        await runner.dispose();
+        lexiconLoan?.release();
+      },
     };
   } catch (e) {
+    for (const loan of loans) loan.release();
     await Promise.all(sessions.map((s) => s.release().catch(() => undefined)));
+    // A file that failed to arrive or verify is the package's problem, not the device's.
+    if (e instanceof ClefError) throw e;
     throw new EngineError(`Could not create the ${device} session: ${(e as Error).message}`, {
       device,
     });
   }
+}
+
+/** On WebGPU a group's stream and state outputs stay GPU buffers (read by the next run). */
+/**
+ * Rows files from this size on are read row by row from their cached copy (Chromium keeps Cache
+ * Storage bodies on disk) instead of being held in the worker: Clef-flash's is ~1 GB, of which a
+ * request reads a few rows. Smaller ones (clef-nano's is 1 MB) stay in memory.
+ */
+export const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
+
+/** The lexicon from memory, or from Cache Storage when it is big and cached (loan released). */
+async function openLexicon(
+  pkg: PackageSource,
+  file: ManifestFile,
+  fromStorage: boolean,
+): Promise<{
+  lexicon: SpanMeanSource;
+  lexiconLoan: { release(): void } | null;
+  lexiconSource: 'memory' | 'cache-storage';
+}> {
+  // Fetched (and verified, and cached) either way: a corrupt file is refused here.
+  const loan = await pkg.fetchFiles([file]);
+  const blob =
+    fromStorage || file.bytes >= LEXICON_IN_MEMORY_BELOW_BYTES ? await pkg.cachedBlob(file) : null;
+  if (blob && blob.size === file.bytes) {
+    loan.release();
+    const lexicon = await RangeLexicon.open((start, end) => blob.slice(start, end).arrayBuffer());
+    return { lexicon, lexiconLoan: null, lexiconSource: 'cache-storage' };
+  }
+  // Caching off or refused (quota): the rows stay in memory, as for small files.
+  return { lexicon: new Lexicon(loan.read(file)), lexiconLoan: loan, lexiconSource: 'memory' };
+}
+
+function gpuOutputs(g: BackboneGroupSpec): string[] {
+  return [g.output, ...g.states.map((s) => s.output)];
 }

@@ -3,7 +3,12 @@
  * state, which output feeds each, and the empty state's shape.
  */
 import { PackageError } from '../wire/errors.js';
-import type { PackageManifest } from './manifest.js';
+import {
+  filesWithRole,
+  type BackboneGroupEntry,
+  type ManifestFile,
+  type PackageManifest,
+} from './manifest.js';
 import type { StateSpec } from './runner.js';
 
 export interface IoTensorSpec {
@@ -30,10 +35,18 @@ export function presentName(input: string): string {
   return input.startsWith('past_') ? `present_${input.slice(5)}` : `present_${input}`;
 }
 
+/** The inputs and outputs a backbone group passes along that are not running state. */
+export const STREAM_NAMES: ReadonlySet<string> = new Set([
+  'input_ids',
+  'residual_in',
+  'hidden',
+  'residual_out',
+]);
+
 export function stateSpecs(spec: BackboneGraphSpec): StateSpec[] {
   const outputs = new Set(spec.outputs.map((o) => o.name));
   return spec.inputs
-    .filter((i) => i.name !== 'input_ids')
+    .filter((i) => !STREAM_NAMES.has(i.name))
     .map((i) => {
       const output = presentName(i.name);
       if (!outputs.has(output)) {
@@ -46,4 +59,57 @@ export function stateSpecs(spec: BackboneGraphSpec): StateSpec[] {
         emptyDims: i.shape.map((d) => (typeof d === 'number' ? d : 0)),
       };
     });
+}
+
+/** One backbone graph to create and run, in order: its files, its state, its stream names. */
+export interface BackboneGroupSpec {
+  index: number;
+  /** Layers [start, end) it runs (the whole backbone for a format-1 package). */
+  layers: [number, number];
+  graph: ManifestFile;
+  data: ManifestFile[];
+  states: StateSpec[];
+  /** `input_ids` (the first group) or `residual_in`. */
+  input: string;
+  /** `hidden` (the last group) or `residual_out`. */
+  output: string;
+  /** Bytes of its graph and data files: what the engine holds while it creates the session. */
+  bytes: number;
+}
+
+/**
+ * The backbone's groups in run order: a format-1 package is one group (its single graph and
+ * every backbone-data file); a format-2 package lists them in graphs.backboneGroups and tags
+ * each backbone file with its group (parseManifest checked the tags).
+ */
+export function backboneGroups(manifest: PackageManifest): BackboneGroupSpec[] {
+  const listed = (manifest.graphs as { backboneGroups?: BackboneGroupEntry[] }).backboneGroups;
+  const graphs = filesWithRole(manifest, 'backbone');
+  const data = filesWithRole(manifest, 'backbone-data');
+  const make = (
+    index: number,
+    layers: [number, number],
+    spec: BackboneGraphSpec,
+    graph: ManifestFile | undefined,
+    files: ManifestFile[],
+  ): BackboneGroupSpec => {
+    if (!graph) throw new PackageError(`The package has no graph for backbone group ${index}`);
+    const input = spec.inputs.find((i) => STREAM_NAMES.has(i.name))?.name ?? 'input_ids';
+    const output = spec.outputs.find((o) => STREAM_NAMES.has(o.name))?.name ?? 'hidden';
+    const bytes = [graph, ...files].reduce((n, f) => n + f.bytes, 0);
+    return { index, layers, graph, data: files, states: stateSpecs(spec), input, output, bytes };
+  };
+  if (!listed) {
+    const spec = backboneSpec(manifest);
+    return [make(0, [0, manifest.architecture.numLayers], spec, graphs[0], data)];
+  }
+  return listed.map((g, k) =>
+    make(
+      k,
+      g.layers,
+      g,
+      graphs.find((f) => f.group === k),
+      data.filter((f) => f.group === k),
+    ),
+  );
 }

@@ -4,7 +4,7 @@
  * returns a WireResult, so failures reach the page as typed errors, never strings or hangs.
  */
 import { encodeRequest } from '../clef/prompt.js';
-import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
+import type { ClefTokenizer } from '../clef/tokenizer.js';
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import { validateRequest } from '../protocol/validate.js';
 import {
@@ -13,29 +13,26 @@ import {
   type CalibrationAsk,
   type CalibrationFile,
 } from '../calibrate/index.js';
-import { readPackageCalibration } from './calibration.js';
 import {
   deviceOrder,
   probeCapabilities,
-  isSizeProblem,
   type Capabilities,
   type DevicePlan,
 } from './capabilities.js';
 import {
   AbortedError,
-  DeviceError,
+  ClefError,
   DisposedError,
   EngineError,
-  ModelTooLargeError,
   PackageError,
 } from '../wire/errors.js';
-import { fetchPackage, type PackageFiles } from './package-fetch.js';
-import { requireFile, type DeviceName, type PackageManifest } from './manifest.js';
+import { openPackage } from './package-fetch.js';
+import { noDeviceError, readOwnFiles, result, waitForCancel } from './host-util.js';
+import type { DeviceName, PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory } from './session.js';
 import {
-  toWireError,
   type DecisionStage,
   type DecisionWire,
   type EngineInfo,
@@ -46,42 +43,6 @@ import {
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
-
-async function result<T>(work: () => Promise<T> | T): Promise<WireResult<T>> {
-  try {
-    return { ok: true, value: await work() };
-  } catch (error) {
-    return { ok: false, error: toWireError(error) };
-  }
-}
-
-function readJson(pkg: PackageFiles, role: 'tokenizer' | 'tokenizer-config'): object {
-  const bytes = pkg.read(requireFile(pkg.manifest, role));
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes)) as object;
-  } catch {
-    throw new PackageError(`The package's ${role} file is not JSON`);
-  }
-}
-
-/** Waits until `cancelled()` turns true, checking between tasks; gives up after `limitMs`. */
-/** The typed refusal when no device can run the package, naming every device's reason. */
-function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['skipped']): Error {
-  const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
-  if (skipped.some((s) => isSizeProblem(s.reason))) {
-    return new ModelTooLargeError(`Cannot run ${manifest.model.name} here: ${reasons}`, {
-      reasons,
-    });
-  }
-  return new DeviceError(`No device can run ${manifest.model.name} here: ${reasons}`, { reasons });
-}
-
-async function waitForCancel(cancelled: () => boolean, limitMs: number): Promise<void> {
-  const until = performance.now() + limitMs;
-  while (!cancelled() && performance.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 export class EngineHost implements WorkerApi {
   /** The loaded package's manifest: its file bytes are let go once the sessions hold them. */
@@ -133,7 +94,7 @@ export class EngineHost implements WorkerApi {
       // The device is known once the manifest is: its runtime starts then, during the download.
       let plan: DevicePlan | null = null;
       let early: Promise<RuntimePhases> | null = null;
-      const pkg = await fetchPackage(options.model, {
+      const pkg = await openPackage(options.model, {
         cache: options.cache,
         onProgress: report,
         onManifest: (manifest) => {
@@ -154,13 +115,10 @@ export class EngineHost implements WorkerApi {
       }
       const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
       if (order.length === 0) throw noDeviceError(pkg.manifest, skipped);
-      this.calibration = readPackageCalibration(pkg.manifest, (f) => pkg.read(f));
-      const tokenizerStart = performance.now();
-      this.tokenizer = loadTokenizerSync(
-        readJson(pkg, 'tokenizer'),
-        readJson(pkg, 'tokenizer-config'),
-      );
-      const tokenizerMs = performance.now() - tokenizerStart;
+      const own = await readOwnFiles(pkg);
+      this.calibration = own.calibration;
+      this.tokenizer = own.tokenizer;
+      const tokenizerMs = own.tokenizerMs;
       report({ phase: 'compile', loadedBytes: 0, totalBytes: 0 });
       const compileStart = performance.now();
       let fallbackReason: string | null =
@@ -178,9 +136,12 @@ export class EngineHost implements WorkerApi {
             threads: caps.threads,
             cacheBudgetBytes: options.cacheBudgetBytes,
             wasmBuild: options.wasmBuild,
+            lexiconFromStorage: options.simulate?.lexiconFromStorage === true,
           });
           break;
         } catch (e) {
+          // A file that failed to arrive or verify fails the load on every device.
+          if (e instanceof ClefError && !(e instanceof EngineError)) throw e;
           lastError = e;
           fallbackReason = `${device} failed to load: ${(e as Error).message}`;
           deviceReason = `${reason}; then ${fallbackReason}`;
@@ -191,11 +152,12 @@ export class EngineHost implements WorkerApi {
       }
       await (early as Promise<unknown> | null)?.catch(() => undefined);
       // The runtime copied graphs and weights into its own memory (wasm heap or GPU buffers), and
-      // the lexicon keeps its rows: holding the fetched files as well would double the engine's
-      // footprint (measured in docs/benchmarks.md). A later WASM fallback fetches them again.
+      // the lexicon keeps its rows: the session factory let each group's fetched bytes go as soon
+      // as its session existed (docs/benchmarks.md). A later WASM fallback fetches them again.
       this.manifest = pkg.manifest;
       const now = performance.now();
       const m = pkg.manifest;
+      const stats = pkg.stats;
       this.infoBase = {
         model: m.model.name,
         aliases: m.model.aliases,
@@ -211,12 +173,16 @@ export class EngineHost implements WorkerApi {
         contextTokens: m.contextTokens,
         threads: caps.threads,
         loadMs: {
-          download: pkg.downloadMs,
-          verify: pkg.verifyMs,
+          download: stats.downloadMs,
+          verify: stats.verifyMs,
           tokenizer: tokenizerMs,
-          compile: now - compileStart,
+          // Session creation, without the fetches it made along the way.
+          compile: now - compileStart - (this.session.fetchMs ?? 0),
           runtime: this.session.runtime ?? null,
           sessions: this.session.sessionMs ?? {},
+          backboneGroups: this.session.groupLoads ?? [],
+          peakHeldBytes: stats.peakHeldBytes,
+          ...(this.session.lexicon ? { lexicon: this.session.lexicon } : {}),
           warmup: null,
           total: now - started,
         },
@@ -426,11 +392,12 @@ export class EngineHost implements WorkerApi {
       const reason = `WebGPU device lost while running (${(e as Error).message}); moved to WASM`;
       await session.dispose().catch(() => undefined);
       // From Cache Storage when the load cached the files (same origin either way).
-      const pkg = await fetchPackage(this.options!.model, { cache: this.options!.cache });
+      const pkg = await openPackage(this.options!.model, { cache: this.options!.cache });
       this.session = await this.createSession(pkg, 'wasm' as DeviceName, {
         threads: (await probeCapabilities()).threads,
         cacheBudgetBytes: this.options!.cacheBudgetBytes,
         wasmBuild: this.options!.wasmBuild,
+        lexiconFromStorage: this.options!.simulate?.lexiconFromStorage === true,
       });
       this.infoBase = {
         ...this.infoBase!,

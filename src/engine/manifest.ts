@@ -6,7 +6,10 @@ import type { ModelLimits } from '../protocol/types.js';
 import { PackageError } from '../wire/errors.js';
 
 export const MANIFEST_FORMAT = 'clef-web-package';
+/** Single-graph packages are format 1; a package whose backbone is split into groups is 2. */
 export const MANIFEST_VERSION = 1;
+export const MANIFEST_VERSION_GROUPED = 2;
+const READABLE_VERSIONS: readonly number[] = [MANIFEST_VERSION, MANIFEST_VERSION_GROUPED];
 
 export type PackageDtype = 'fp32' | 'fp16' | 'q8' | 'q4' | 'mixed';
 export type DeviceName = 'webgpu' | 'wasm';
@@ -34,6 +37,23 @@ export interface ManifestFile {
   role: FileRole;
   bytes: number;
   sha256: string;
+  /**
+   * Format 2 only, on `backbone` and `backbone-data` files: the backbone group the file belongs
+   * to (an index into graphs.backboneGroups, which run in that order).
+   */
+  group?: number;
+}
+
+/** One graph of a split backbone, as graphs.backboneGroups lists them (in run order). */
+export interface BackboneGroupEntry {
+  /** Starts from input_ids (the embedding) rather than the residual stream `residual_in`. */
+  embed: boolean;
+  /** The layers [start, end) it runs. */
+  layers: [number, number];
+  /** Ends with the final norm and outputs `hidden` (else `residual_out`). */
+  finalNorm: boolean;
+  inputs: Array<{ name: string; dtype: 'int64' | 'float32'; shape: Array<number | string> }>;
+  outputs: Array<{ name: string; dtype: 'int64' | 'float32'; shape: Array<number | string> }>;
 }
 
 export interface Fidelity {
@@ -48,7 +68,7 @@ export interface Fidelity {
 
 export interface PackageManifest {
   format: typeof MANIFEST_FORMAT;
-  formatVersion: typeof MANIFEST_VERSION;
+  formatVersion: typeof MANIFEST_VERSION | typeof MANIFEST_VERSION_GROUPED;
   model: {
     name: string;
     aliases: string[];
@@ -109,9 +129,9 @@ export function parseManifest(value: unknown): PackageManifest {
   if (typeof m !== 'object' || m === null) fail('not a JSON object');
   if (m.format !== MANIFEST_FORMAT)
     fail(`format is ${JSON.stringify(m.format)}, not ${MANIFEST_FORMAT}`);
-  if (m.formatVersion !== MANIFEST_VERSION) {
+  if (!READABLE_VERSIONS.includes(m.formatVersion)) {
     fail(
-      `format version ${m.formatVersion} is not supported (this runtime reads ${MANIFEST_VERSION})`,
+      `format version ${m.formatVersion} is not supported (this runtime reads ${READABLE_VERSIONS.join(' and ')})`,
     );
   }
   if (typeof m.model?.name !== 'string' || !Array.isArray(m.model.aliases)) fail('model.name');
@@ -144,7 +164,50 @@ export function parseManifest(value: unknown): PackageManifest {
       );
     }
   }
+  checkBackboneFiles(m, fail);
   return m;
+}
+
+const BACKBONE_ROLES: ReadonlySet<string> = new Set(['backbone', 'backbone-data']);
+
+/**
+ * Format 1: one `backbone` graph and no groups. Format 2: graphs.backboneGroups lists the groups
+ * in run order, every backbone file names its group, and each group has exactly one graph whose
+ * layers follow the previous group's, the first embedding and the last ending with the final norm.
+ */
+function checkBackboneFiles(m: PackageManifest, fail: (msg: string) => never): void {
+  const groups = (m.graphs as { backboneGroups?: unknown } | undefined)?.backboneGroups;
+  const graphs = m.files.filter((f) => f.role === 'backbone');
+  if (m.formatVersion === MANIFEST_VERSION) {
+    if (groups !== undefined) fail('graphs.backboneGroups needs format version 2');
+    if (graphs.length !== 1) fail(`${graphs.length} backbone graphs (format 1 has one)`);
+    if (m.files.some((f) => f.group !== undefined)) fail('file groups need format version 2');
+    return;
+  }
+  if (!Array.isArray(groups) || groups.length === 0) fail('graphs.backboneGroups');
+  const list = groups as BackboneGroupEntry[];
+  for (const f of m.files) {
+    const grouped = BACKBONE_ROLES.has(f.role);
+    if (!grouped && f.group !== undefined) fail(`${f.path}: only backbone files have a group`);
+    if (grouped && !(Number.isInteger(f.group) && f.group! >= 0 && f.group! < list.length)) {
+      fail(`${f.path}: group ${String(f.group)} is not one of the ${list.length} backbone groups`);
+    }
+  }
+  let next = 0;
+  list.forEach((g, k) => {
+    const [start, end] = Array.isArray(g?.layers) ? g.layers : [NaN, NaN];
+    if (start !== next || !(end >= start)) fail(`backbone group ${k}: layers`);
+    if (g.embed !== (k === 0) || g.finalNorm !== (k === list.length - 1)) {
+      fail(`backbone group ${k}: only the first embeds and only the last ends with the norm`);
+    }
+    if (!Array.isArray(g.inputs) || !Array.isArray(g.outputs)) fail(`backbone group ${k}: I/O`);
+    const own = graphs.filter((f) => f.group === k).length;
+    if (own !== 1) fail(`backbone group ${k} has ${own} graph files`);
+    next = end;
+  });
+  if (m.architecture && next !== m.architecture.numLayers) {
+    fail(`the backbone groups run ${next} of ${m.architecture.numLayers} layers`);
+  }
 }
 
 export function filesWithRole(m: PackageManifest, role: FileRole): ManifestFile[] {

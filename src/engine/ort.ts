@@ -129,3 +129,14 @@ export async function createSession(
   }
   return ort.InferenceSession.create(model, options);
 }
+
+/**
+ * Waits until the GPU has done the work submitted so far: after a session's creation, its
+ * weights' uploads. The engine waits between backbone groups, so the GPU process does not stack
+ * up one group's staging copies behind the next. No-op without a WebGPU device.
+ */
+export async function drainGpuQueue(ort: OrtModule): Promise<void> {
+  const device = (await ort.env.webgpu.device) as
+    { queue?: { onSubmittedWorkDone?(): Promise<void> } } | undefined;
+  await device?.queue?.onSubmittedWorkDone?.();
+}

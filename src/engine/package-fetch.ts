@@ -5,6 +5,7 @@
  */
 import { DownloadError, IntegrityError, PackageError } from '../wire/errors.js';
 import { downloadFile } from './download.js';
+import { deleteFile, hasFile, matchBlob, matchFile, putFile } from './cache-parts.js';
 import { parseManifest, type ManifestFile, type PackageManifest } from './manifest.js';
 import type { LoadProgress } from '../wire/wire.js';
 
@@ -21,18 +22,8 @@ export interface FetchOptions {
   persistAboveBytes?: number;
 }
 
-export interface PackageFiles {
-  manifest: PackageManifest;
-  baseUrl: string;
-  /** SHA-256 of manifest.json itself: identifies the package in logs. */
-  manifestSha256: string;
-  /** Why caching is off, when it is (quota, no Cache Storage); null when files were cached. */
-  cacheProblem: string | null;
-  /**
-   * For packages over PERSIST_ABOVE_BYTES: whether the browser granted persistent storage
-   * (cached gigabytes are then not evicted under storage pressure); null when not asked.
-   */
-  persisted: boolean | null;
+/** What a package load has fetched so far (a PackageSource's counters). */
+export interface FetchStats {
   /** Broken transfers resumed with HTTP Range. */
   resumes: number;
   bytesFromNetwork: number;
@@ -40,6 +31,56 @@ export interface PackageFiles {
   /** Time spent fetching (network or cache) and hashing, in ms. */
   downloadMs: number;
   verifyMs: number;
+  /** Fetched bytes the engine holds now (loans not yet released), and the most it ever held. */
+  heldBytes: number;
+  peakHeldBytes: number;
+}
+
+/** Verified bytes of some files, held until `release()` (the engine's accounting of them). */
+export interface FileLoan {
+  readonly bytes: number;
+  read(file: ManifestFile): Uint8Array;
+  /** Drops the loan's references to its bytes and takes them off `heldBytes`. */
+  release(): void;
+}
+
+/**
+ * An opened package: its manifest, and its files fetched on demand, a few at a time, so the
+ * engine can hand each group of graphs to the runtime and let its bytes go before it fetches
+ * the next (issue 16) instead of holding the whole package until every session exists.
+ */
+export interface PackageSource {
+  manifest: PackageManifest;
+  baseUrl: string;
+  /** SHA-256 of manifest.json itself: identifies the package in logs. */
+  manifestSha256: string;
+  /** Why caching is off, when it is (quota, no Cache Storage); null when files were cached. */
+  readonly cacheProblem: string | null;
+  /**
+   * For packages over PERSIST_ABOVE_BYTES: whether the browser granted persistent storage
+   * (cached gigabytes are then not evicted under storage pressure); null when not asked.
+   */
+  persisted: boolean | null;
+  readonly stats: FetchStats;
+  /**
+   * Fetches `files` (Cache Storage, else the network with resume), verifies each against its
+   * SHA-256 and caches it; the bytes stay referenced until the loan is released.
+   */
+  fetchFiles(files: readonly ManifestFile[]): Promise<FileLoan>;
+  /**
+   * The cached copy of a file already fetched, as a Blob that Chromium keeps on disk (slices
+   * read from there); null when the file is not in Cache Storage (caching off or refused).
+   */
+  cachedBlob(file: ManifestFile): Promise<Blob | null>;
+}
+
+/** Every file of a package, fetched and held (fetchPackage: tools and tests). */
+export interface PackageFiles extends FetchStats {
+  manifest: PackageManifest;
+  baseUrl: string;
+  manifestSha256: string;
+  cacheProblem: string | null;
+  persisted: boolean | null;
   read(file: ManifestFile): Uint8Array;
 }
 
@@ -82,8 +123,7 @@ async function storageRoom(
   if (!storage?.estimate) return { problem: null };
   let missing = 0;
   for (const file of manifest.files) {
-    const hit = await cache.match(cacheKeyOf(baseUrl, file)).catch(() => undefined);
-    if (!hit) missing += file.bytes;
+    if (!(await hasFile(cache, cacheKeyOf(baseUrl, file)))) missing += file.bytes;
   }
   const { quota, usage } = await storage.estimate().catch(() => ({}) as StorageEstimate);
   if (quota === undefined || usage === undefined || missing <= quota - usage) {
@@ -101,10 +141,11 @@ async function askPersistence(): Promise<boolean | null> {
   return storage.persist().catch(() => false);
 }
 
-export async function fetchPackage(
+/** Reads the manifest and opens the cache; fetches no other file (see PackageSource). */
+export async function openPackage(
   baseUrl: string,
   options: FetchOptions = {},
-): Promise<PackageFiles> {
+): Promise<PackageSource> {
   const { onProgress, signal } = options;
   const manifestUrl = packageUrl(baseUrl, 'manifest.json');
   onProgress?.({ phase: 'manifest', loadedBytes: 0, totalBytes: 0 });
@@ -141,80 +182,134 @@ export async function fetchPackage(
   }
   const persistAbove = options.persistAboveBytes ?? PERSIST_ABOVE_BYTES;
   const persisted = totalBytes >= persistAbove ? await askPersistence() : null;
+  const stats: FetchStats = {
+    resumes: 0,
+    bytesFromNetwork: 0,
+    bytesFromCache: 0,
+    downloadMs: 0,
+    verifyMs: 0,
+    heldBytes: 0,
+    peakHeldBytes: 0,
+  };
   let loadedBytes = 0;
-  let bytesFromNetwork = 0;
-  let bytesFromCache = 0;
-  const contents = new Map<string, Uint8Array>();
-  let downloadMs = 0;
-  let resumes = 0;
-  let verifyMs = 0;
+  // A file fetched again (a device fallback re-creates sessions) is not progress again.
+  const reported = new Set<string>();
 
-  for (const file of manifest.files) {
+  async function fetchOne(file: ManifestFile): Promise<Uint8Array> {
     const url = packageUrl(baseUrl, file.path);
     const cacheKey = cacheKeyOf(baseUrl, file);
+    const report = !reported.has(file.path);
+    reported.add(file.path);
+    const progress = (p: LoadProgress) => {
+      if (report) onProgress?.(p);
+    };
     let data: Uint8Array | null = null;
     let fromCache = false;
     const fetchStart = performance.now();
     if (cache) {
-      const hit = await cache.match(cacheKey).catch(() => undefined);
-      if (hit) {
-        data = new Uint8Array(await hit.arrayBuffer());
-        fromCache = true;
-      }
+      data = await matchFile(cache, cacheKey, file.bytes).catch(() => null);
+      fromCache = data !== null;
     }
     if (!data) {
       const downloaded = await downloadFile(url, file.bytes, {
         signal,
         name: file.path,
         onChunk: (n) => {
-          loadedBytes += n;
-          onProgress?.({ phase: 'download', file: file.path, loadedBytes, totalBytes });
+          if (report) loadedBytes += n;
+          progress({ phase: 'download', file: file.path, loadedBytes, totalBytes });
         },
       });
       data = downloaded.data;
-      resumes += downloaded.resumes;
-      bytesFromNetwork += data.byteLength;
+      stats.resumes += downloaded.resumes;
+      stats.bytesFromNetwork += data.byteLength;
     } else {
-      loadedBytes += data.byteLength;
-      bytesFromCache += data.byteLength;
-      onProgress?.({ phase: 'download', file: file.path, loadedBytes, totalBytes, fromCache });
+      if (report) loadedBytes += data.byteLength;
+      stats.bytesFromCache += data.byteLength;
+      progress({ phase: 'download', file: file.path, loadedBytes, totalBytes, fromCache });
     }
     const verifyStart = performance.now();
-    downloadMs += verifyStart - fetchStart;
-    onProgress?.({ phase: 'verify', file: file.path, loadedBytes, totalBytes });
+    stats.downloadMs += verifyStart - fetchStart;
+    progress({ phase: 'verify', file: file.path, loadedBytes, totalBytes });
     const actual = await sha256Hex(data);
-    verifyMs += performance.now() - verifyStart;
+    stats.verifyMs += performance.now() - verifyStart;
     if (actual !== file.sha256) {
-      if (fromCache) await cache?.delete(cacheKey).catch(() => false);
+      if (fromCache && cache) await deleteFile(cache, cacheKey);
       throw new IntegrityError(file.path, file.sha256, actual);
     }
     if (cache && !fromCache) {
       try {
-        await cache.put(cacheKey, new Response(data as Uint8Array<ArrayBuffer>));
+        // In parts when big: Chromium refuses single entries above ~256 MiB (cache-parts.ts).
+        await putFile(cache, cacheKey, data);
       } catch (e) {
         // A full quota must not fail the load: carry on uncached, and say so in info().
         problem = `Not cached: ${(e as Error).name === 'QuotaExceededError' ? 'storage quota exceeded' : (e as Error).message}`;
         cache = null;
       }
     }
-    contents.set(file.path, data);
+    return data;
   }
 
   return {
     manifest,
     baseUrl,
     manifestSha256,
-    cacheProblem: problem,
-    persisted,
-    resumes,
-    bytesFromNetwork,
-    bytesFromCache,
-    downloadMs,
-    verifyMs,
-    read(file) {
-      const data = contents.get(file.path);
-      if (!data) throw new PackageError(`${file.path} is not part of this package`);
-      return data;
+    get cacheProblem() {
+      return problem;
     },
+    persisted,
+    stats,
+    async cachedBlob(file) {
+      return cache ? matchBlob(cache, cacheKeyOf(baseUrl, file)).catch(() => null) : null;
+    },
+    async fetchFiles(files) {
+      let contents: Map<string, Uint8Array> | null = new Map();
+      let bytes = 0;
+      const hold = (n: number) => {
+        stats.heldBytes += n;
+        stats.peakHeldBytes = Math.max(stats.peakHeldBytes, stats.heldBytes);
+      };
+      try {
+        for (const file of files) {
+          const data = await fetchOne(file);
+          contents.set(file.path, data);
+          bytes += data.byteLength;
+          hold(data.byteLength);
+        }
+      } catch (e) {
+        hold(-bytes);
+        throw e;
+      }
+      return {
+        bytes,
+        read(file) {
+          const data = contents?.get(file.path);
+          if (!data) throw new PackageError(`${file.path} is not part of this loan`);
+          return data;
+        },
+        release() {
+          if (contents === null) return;
+          contents = null;
+          hold(-bytes);
+        },
+      };
+    },
+  };
+}
+
+/** Fetches and verifies every file of a package and holds them all. */
+export async function fetchPackage(
+  baseUrl: string,
+  options: FetchOptions = {},
+): Promise<PackageFiles> {
+  const source = await openPackage(baseUrl, options);
+  const loan = await source.fetchFiles(source.manifest.files);
+  return {
+    ...source.stats,
+    manifest: source.manifest,
+    baseUrl,
+    manifestSha256: source.manifestSha256,
+    cacheProblem: source.cacheProblem,
+    persisted: source.persisted,
+    read: (file) => loan.read(file),
   };
 }

@@ -1,6 +1,7 @@
 /**
  * One decision through the converted graphs, on any onnxruntime (web or node): the backbone over
- * the input in chunks with its running state, head_memory over the prefix and state, head_decide
+ * the input in chunks with its running state (a split backbone: its groups in order for each
+ * chunk, the residual stream handed from one to the next without leaving the device), head_memory over the prefix and state, head_decide
  * over the schema and suffix. Requests that share the prefix and state reuse the backbone state
  * and memory rows from an LRU prefix cache, so they run only the schema and suffix tokens.
  *
@@ -12,11 +13,27 @@ import type { JobContext } from './queue.js';
 import type { SessionRun } from './session.js';
 import type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
 import { TensorCounter } from './tensor-count.js';
+import { DEFAULT_SCORE_BUDGET, chunkEnds, tailChunkEnds } from './chunk-plan.js';
+import { cpuOutputBytes, nextTask, prefixKey, sameIds, tensorBytes } from './runner-util.js';
 
 export type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
 
+/**
+ * One backbone graph: a single-graph package has one, reading `input_ids` and writing `hidden`;
+ * a split one has several, run in this order, the first reading `input_ids`, the others the
+ * previous group's `residual_out` as `residual_in`, the last writing `hidden`.
+ */
+export interface BackboneStage {
+  session: SessionLike;
+  /** Its own layers' state (names are global: `past_key.3` lives in the group running layer 3). */
+  states: StateSpec[];
+  /** The stream it reads (`input_ids` or `residual_in`) and writes (`residual_out` or `hidden`). */
+  input: string;
+  output: string;
+}
+
 export interface RunnerGraphs {
-  backbone: SessionLike;
+  backbone: BackboneStage[];
   headMemory: SessionLike;
   headDecide: SessionLike;
 }
@@ -33,6 +50,11 @@ export interface RunnerOptions {
   /** Backbone tokens per run; bounds activation memory. */
   chunkTokens: number;
   cacheBudgetBytes: number;
+  /**
+   * Tokens × keys one run may attend over (chunk-plan.ts): past it, chunks shrink as the state
+   * grows, so attention scores stay bounded at long contexts. Default DEFAULT_SCORE_BUDGET.
+   */
+  scoreBudget?: number;
 }
 
 interface CacheEntry {
@@ -41,44 +63,6 @@ interface CacheEntry {
   /** head_memory rows of positions [0, stateEnd): [1, stateEnd, width]. */
   memory: TensorLike;
   bytes: number;
-}
-
-function tensorBytes(t: TensorLike): number {
-  return t.dims.reduce((n, d) => n * d, 1) * 4;
-}
-
-/** Bytes of the outputs a session handed back in CPU memory (on WebGPU: read back from the GPU). */
-function cpuOutputBytes(out: Record<string, TensorLike>): number {
-  let bytes = 0;
-  for (const t of Object.values(out)) {
-    if (t.location !== 'gpu-buffer') bytes += t.dims.reduce((n, d) => n * d, 1) * 4;
-  }
-  return bytes;
-}
-
-/**
- * Waits for the next task of the event loop. A WASM session's run is synchronous work behind a
- * resolved promise, so a chain of chunks never lets the worker read its messages: without this,
- * a cancel (or a request to queue) would wait until the whole run had finished.
- */
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
-function sameIds(a: Int32Array, b: readonly number[], length: number): boolean {
-  if (a.length !== length) return false;
-  for (let i = 0; i < length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function prefixKey(ids: readonly number[], length: number): string {
-  // FNV-1a over the ids; entries also keep the ids, so a collision is never a wrong hit.
-  let h = 0x811c9dc5;
-  for (let i = 0; i < length; i++) {
-    h ^= ids[i] as number;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return `${length}:${h.toString(16)}`;
 }
 
 /** The inputs each graph must have for this runner (checked when sessions are created). */
@@ -116,21 +100,27 @@ export class ClefRunner {
   private readbackBytes = 0;
   /** Every tensor made or received goes through it, so leaks can be counted. */
   private readonly tensors = new TensorCounter();
+  private get scoreBudget(): number {
+    return this.options.scoreBudget ?? DEFAULT_SCORE_BUDGET;
+  }
   private readonly rt: RuntimeAdapter;
   private readonly graphs: RunnerGraphs;
+  /** Every group's state, in group order. */
+  private readonly states: StateSpec[];
 
   constructor(
     rt: RuntimeAdapter,
     graphs: RunnerGraphs,
-    private readonly states: StateSpec[],
     private readonly lexicon: SpanMeanSource,
     private readonly options: RunnerOptions,
     /** The head's width: memory rows are [1, tokens, headWidth]. */
     private readonly headWidth: number,
   ) {
     this.rt = this.tensors.adapter(rt);
+    if (graphs.backbone.length === 0) throw new Error('the runner needs a backbone graph');
+    this.states = graphs.backbone.flatMap((g) => g.states);
     this.graphs = {
-      backbone: this.tensors.session(graphs.backbone),
+      backbone: graphs.backbone.map((g) => ({ ...g, session: this.tensors.session(g.session) })),
       headMemory: this.tensors.session(graphs.headMemory),
       headDecide: this.tensors.session(graphs.headDecide),
     };
@@ -209,7 +199,7 @@ export class ClefRunner {
   async dispose(): Promise<void> {
     this.clearCache();
     await Promise.all([
-      this.graphs.backbone.release(),
+      ...this.graphs.backbone.map((g) => g.session.release()),
       this.graphs.headMemory.release(),
       this.graphs.headDecide.release(),
     ]);
@@ -224,7 +214,10 @@ export class ClefRunner {
     return state;
   }
 
-  /** Runs one backbone chunk; the old state is disposed unless `keep` holds it. */
+  /**
+   * Runs one backbone chunk through every group; the old state is disposed unless `keep` holds
+   * it. Each intermediate residual stream is disposed once the next group has read it.
+   */
   private async backboneChunk(
     ids: readonly number[],
     start: number,
@@ -232,21 +225,28 @@ export class ClefRunner {
     state: Map<string, TensorLike>,
     keep: Map<string, TensorLike> | null,
   ): Promise<{ hidden: TensorLike; state: Map<string, TensorLike> }> {
-    const feeds: Record<string, TensorLike> = {
-      input_ids: this.rt.int64(BigInt64Array.from(ids.slice(start, end), BigInt), [1, end - start]),
-    };
-    for (const [name, t] of state) feeds[name] = t;
-    let out: Record<string, TensorLike>;
+    let stream = this.rt.int64(BigInt64Array.from(ids.slice(start, end), BigInt), [1, end - start]);
+    const next = new Map<string, TensorLike>();
     try {
-      out = await this.graphs.backbone.run(feeds);
-      this.readbackBytes += cpuOutputBytes(out);
-    } finally {
-      feeds.input_ids!.dispose();
+      for (const group of this.graphs.backbone) {
+        const feeds: Record<string, TensorLike> = { [group.input]: stream };
+        for (const s of group.states) feeds[s.input] = state.get(s.input)!;
+        let out: Record<string, TensorLike>;
+        try {
+          out = await group.session.run(feeds);
+          this.readbackBytes += cpuOutputBytes(out);
+        } finally {
+          stream.dispose();
+        }
+        for (const s of group.states) next.set(s.input, out[s.output]!);
+        stream = out[group.output]!;
+      }
+    } catch (e) {
+      for (const t of next.values()) t.dispose();
+      throw e;
     }
     if (state !== keep) for (const t of state.values()) t.dispose();
-    const next = new Map<string, TensorLike>();
-    for (const s of this.states) next.set(s.input, out[s.output]!);
-    return { hidden: out.hidden!, state: next };
+    return { hidden: stream, state: next };
   }
 
   private async runPrefix(
@@ -257,12 +257,13 @@ export class ClefRunner {
     let state = this.emptyState();
     let memory = this.rt.float32(new Float32Array(0), [1, 0, this.headWidth]);
     try {
-      for (let start = 0; start < stateEnd; start += this.options.chunkTokens) {
+      let start = 0;
+      for (const end of chunkEnds(0, stateEnd, this.options.chunkTokens, this.scoreBudget)) {
         await nextTask();
         await ctx.enter?.('backbone');
         ctx.throwIfCancelled();
-        const end = Math.min(stateEnd, start + this.options.chunkTokens);
         const step = await this.backboneChunk(ids, start, end, state, null);
+        start = end;
         state = step.state;
         try {
           const out = await this.graphs.headMemory.run({
@@ -292,17 +293,18 @@ export class ClefRunner {
   ): Promise<{ hidden: TensorLike; state: Map<string, TensorLike> }> {
     let state = prefixState;
     const parts: TensorLike[] = [];
-    // A tail up to twice the chunk runs whole: joining chunks reads hidden states back from the
-    // GPU and adds a run (8 questions make a ~350-token tail); longer tails keep the bound.
-    const tail = ids.length - stateEnd;
-    const chunk = tail <= 2 * this.options.chunkTokens ? tail : this.options.chunkTokens;
+    // A tail up to twice the chunk runs whole (joining chunks reads hidden states back from the
+    // GPU and adds a run; 8 questions make a ~350-token tail) unless the state is so long that
+    // its attention scores would pass the budget; longer tails keep the bound (chunk-plan.ts).
+    const ends = tailChunkEnds(stateEnd, ids.length, this.options.chunkTokens, this.scoreBudget);
     try {
-      for (let start = stateEnd; start < ids.length; start += chunk) {
+      let start = stateEnd;
+      for (const end of ends) {
         await nextTask();
         await ctx.enter?.('backbone');
         ctx.throwIfCancelled();
-        const end = Math.min(ids.length, start + chunk);
         const step = await this.backboneChunk(ids, start, end, state, prefixState);
+        start = end;
         state = step.state;
         parts.push(step.hidden);
       }

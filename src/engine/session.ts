@@ -4,9 +4,9 @@
  */
 import type { EncodedRequest } from '../clef/prompt.js';
 import type { DeviceName } from './manifest.js';
-import type { PackageFiles } from './package-fetch.js';
+import type { PackageSource } from './package-fetch.js';
 import type { JobContext } from './queue.js';
-import type { RuntimePhases } from '../wire/wire.js';
+import type { GroupLoad, RuntimePhases } from '../wire/wire.js';
 
 export interface SessionRun {
   /** One array per question, in the encoded option order. */
@@ -23,6 +23,12 @@ export interface DecisionSession {
   /** How the device's runtime came up, and session creation per graph (ms). */
   readonly runtime?: RuntimePhases;
   readonly sessionMs?: Record<string, number>;
+  /** How each backbone graph was fetched and created, in order. */
+  readonly groupLoads?: GroupLoad[];
+  /** Where the lexicon's rows are read from (see EngineLoadTimes.lexicon). */
+  readonly lexicon?: 'memory' | 'cache-storage';
+  /** Time spent fetching and verifying files inside session creation (ms). */
+  readonly fetchMs?: number;
   run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun>;
   /** True once the session's device is gone (a lost WebGPU device). */
   lost(): boolean;
@@ -43,10 +49,17 @@ export interface SessionOptions {
   threads: number;
   wasmBuild?: 'plain' | 'asyncify';
   cacheBudgetBytes: number;
+  /** Test hook: read the lexicon from Cache Storage whatever its size. */
+  lexiconFromStorage?: boolean;
 }
 
+/**
+ * Creates the sessions, fetching the files it needs from `pkg` as it goes (one group at a time:
+ * each group's bytes are let go once its session exists). Package errors (IntegrityError,
+ * DownloadError, PackageError) come out as they are; a runtime failure as EngineError.
+ */
 export type SessionFactory = (
-  pkg: PackageFiles,
+  pkg: PackageSource,
   device: DeviceName,
   options: SessionOptions,
 ) => Promise<DecisionSession>;

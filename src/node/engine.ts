@@ -21,7 +21,7 @@ import { encodeRequest, type EncodedRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { IntegrityError, PackageError } from '../wire/errors.js';
-import { backboneSpec, stateSpecs } from '../engine/graph-spec.js';
+import { backboneGroups } from '../engine/graph-spec.js';
 import {
   isSafePackagePath,
   parseManifest,
@@ -33,10 +33,10 @@ import {
 import type { JobContext } from '../engine/queue.js';
 import {
   ClefRunner,
+  type BackboneStage,
   type RunnerGraphs,
   type RuntimeAdapter,
   type SessionLike,
-  type StateSpec,
 } from '../engine/runner.js';
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import type { SystemOneResponse, ValidRequest } from '../protocol/types.js';
@@ -66,6 +66,8 @@ const HELD_ROLES: ReadonlySet<FileRole> = new Set([
 
 export interface NodeEngineOptions {
   chunkTokens?: number;
+  /** Tokens × keys per backbone run (src/engine/chunk-plan.ts; default 256 × 4,096). */
+  scoreBudget?: number;
   cacheBudgetBytes?: number;
   /** onnxruntime intra-op threads (default: onnxruntime's choice). */
   threads?: number;
@@ -253,7 +255,10 @@ async function openLexicon(
   }
 }
 
-/** Loads and verifies a package directory; the engine holds three onnxruntime sessions. */
+/**
+ * Loads and verifies a package directory; the engine holds an onnxruntime session per graph
+ * (the backbone, or each of its groups, and the two head graphs).
+ */
 export async function loadNodePackage(
   dir: string,
   options: NodeEngineOptions = {},
@@ -276,7 +281,7 @@ export async function loadNodePackage(
     parseJsonFile(tokenizerFile, bytesOf(tokenizerFile)),
     configFile ? parseJsonFile(configFile, bytesOf(configFile)) : undefined,
   );
-  const states = stateSpecs(backboneSpec(manifest));
+  const groups = backboneGroups(manifest);
   const lexiconFile = requireFile(manifest, 'lexicon');
 
   const sessionOptions: NodeSessionOptions = {
@@ -287,8 +292,7 @@ export async function loadNodePackage(
   const sessions: SessionLike[] = [];
   let handle: FileHandle | null = null;
   try {
-    const create = async (role: 'backbone' | 'head-memory' | 'head-decide') => {
-      const file = requireFile(manifest, role);
+    const create = async (file: ManifestFile) => {
       try {
         const session = await ort.InferenceSession.create(pathOf(file), sessionOptions);
         sessions.push(session);
@@ -297,9 +301,14 @@ export async function loadNodePackage(
         throw new PackageError(`${file.path}: onnxruntime cannot load it: ${(e as Error).message}`);
       }
     };
-    const backbone = await create('backbone');
-    const headMemory = await create('head-memory');
-    const headDecide = await create('head-decide');
+    // A split backbone: one session per group, in run order (each reads its own data files).
+    const backbone: BackboneStage[] = [];
+    for (const g of groups) {
+      const session = await create(g.graph);
+      backbone.push({ session, states: g.states, input: g.input, output: g.output });
+    }
+    const headMemory = await create(requireFile(manifest, 'head-memory'));
+    const headDecide = await create(requireFile(manifest, 'head-decide'));
     const opened = await openLexicon(pathOf(lexiconFile), bytesOf(lexiconFile));
     handle = opened.handle;
     const graphs: RunnerGraphs = { backbone, headMemory, headDecide };
@@ -307,11 +316,11 @@ export async function loadNodePackage(
     const runners = new RunnerSet(
       nodeAdapter(ort),
       graphs,
-      states,
       opened.lexicon,
       chunkTokens,
       cacheBudgetBytes,
       manifest.architecture.headWidth,
+      options.scoreBudget,
     );
     return newEngine(manifest, tokenizer, runners, handle, calibration);
   } catch (e) {
@@ -372,12 +381,12 @@ class RunnerSet {
   constructor(
     private readonly adapter: RuntimeAdapter,
     private readonly graphs: RunnerGraphs,
-    private readonly states: StateSpec[],
     private readonly lexicon: SpanMeanSource,
     readonly defaultChunkTokens: number,
     private readonly cacheBudgetBytes: number,
     /** The head's width (memory rows are [1, tokens, width]). */
     private readonly headWidth: number,
+    private readonly scoreBudget?: number,
   ) {}
 
   get(chunkTokens: number = this.defaultChunkTokens): ClefRunner {
@@ -389,16 +398,19 @@ class RunnerSet {
       const graphs = owner
         ? g
         : {
-            backbone: borrowed(g.backbone),
+            backbone: g.backbone.map((b) => ({ ...b, session: borrowed(b.session) })),
             headMemory: borrowed(g.headMemory),
             headDecide: borrowed(g.headDecide),
           };
       runner = new ClefRunner(
         this.adapter,
         graphs,
-        this.states,
         this.lexicon,
-        { chunkTokens, cacheBudgetBytes: this.cacheBudgetBytes },
+        {
+          chunkTokens,
+          cacheBudgetBytes: this.cacheBudgetBytes,
+          ...(this.scoreBudget !== undefined ? { scoreBudget: this.scoreBudget } : {}),
+        },
         this.headWidth,
       );
       this.runners.set(chunkTokens, runner);

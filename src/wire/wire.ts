@@ -144,6 +144,8 @@ export interface FaultSimulation {
   failWebgpuLoad?: boolean;
   /** Pretend the WebGPU adapter's maxBufferSize and maxStorageBufferBindingSize are this. */
   adapterLimitBytes?: number;
+  /** Read the lexicon's rows from Cache Storage whatever its size (cache on). */
+  lexiconFromStorage?: boolean;
   /** Destroy the GPU device between the backbone chunks of the first decision on WebGPU. */
   loseWebgpuMidDecision?: boolean;
   /**
@@ -241,22 +243,54 @@ export interface RuntimePhases {
  * device, while the package downloads, so `total` is less than the sum of the phases.
  */
 export interface LoadPhases {
-  /** Fetching the package files (network or Cache Storage). */
+  /** Fetching the package files (network or Cache Storage), in all. */
   download: number;
   /** SHA-256 of every file. */
   verify: number;
   /** Parsing the tokenizer. */
   tokenizer: number;
-  /** From the end of the download until the sessions were created (waiting for the runtime included). */
+  /**
+   * Creating the sessions (waiting for the runtime included), without the fetches made along the
+   * way: the sessions fetch their files as they go, one backbone group at a time.
+   */
   compile: number;
   /** The runtime's start, overlapped with the download; null if the device never started. */
   runtime: RuntimePhases | null;
-  /** Session creation per graph (backbone, headMemory, headDecide). */
+  /**
+   * Session creation per graph: backbone, headMemory, headDecide; a split backbone has
+   * backbone.0, backbone.1, ... instead of backbone.
+   */
   sessions: Record<string, number>;
+  /** The backbone's graphs (one, or each group of a split backbone), in the order created. */
+  backboneGroups: GroupLoad[];
+  /**
+   * The most package bytes the engine referenced at once while loading (files fetched and not
+   * yet let go: a backbone group until its session exists, the lexicon's rows for good). For a
+   * split backbone about one group plus the lexicon; for a single graph, the whole backbone.
+   */
+  peakHeldBytes: number;
+  /**
+   * Where the lm_head rows are read from: 'memory' (held in the worker), or 'cache-storage'
+   * (a big rows file, about 1 GB for Clef-flash, read row by row from its cached copy on disk).
+   */
+  lexicon?: 'memory' | 'cache-storage';
   /** The engine's own warm-up decision after load (ms), or null when it did not make one. */
   warmup: number | null;
   /** Load, from the worker's first message to ready (warm-up not included). */
   total: number;
+}
+
+/** How one backbone graph was loaded (info().loadMs.backboneGroups). */
+export interface GroupLoad {
+  group: number;
+  /** The layers [start, end) it runs ([0, 0]: the embedding alone). */
+  layers: [number, number];
+  /** Bytes of its graph and external data files. */
+  bytes: number;
+  /** Fetching them (Cache Storage or network) and verifying their SHA-256 (ms). */
+  fetchMs: number;
+  /** InferenceSession.create, and on WebGPU the upload queue draining after it (ms). */
+  createMs: number;
 }
 
 export interface DecisionTimings {

@@ -43,7 +43,7 @@ interface PageClef {
 type PageWindow = { clefWeb: { createClef(o: object): Promise<unknown> }; __clef: unknown };
 
 /** A full GC in the page and its workers (Chromium runs with --expose-gc). */
-async function collectGarbage(page: Page): Promise<void> {
+export async function collectGarbage(page: Page): Promise<void> {
   const gc = () => (globalThis as { gc?: () => void }).gc?.();
   await page.evaluate(gc);
   for (const worker of page.workers()) await worker.evaluate(gc).catch(() => undefined);

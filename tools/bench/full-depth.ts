@@ -1,15 +1,17 @@
 /**
  * `npx tsx tools/bench/full-depth.ts --package bench/work/full-q4 [--device webgpu] [--label x]
- *   [--node] [--no-write]`
+ *   [--node] [--cache] [--no-write]`
  *
  * Loads a multi-GB package (the full-depth model of `real-shape.ts --layers 32`) through
  * `createClef` in a fresh Chromium and records memory while it loads: the renderer (page,
  * worker, fetched bytes, wasm heap) and the GPU process (SwiftShader's buffers) sampled every
  * 250 ms from /proc, their sum's peak against the package's weights, and each sample's load
- * phase (from `onProgress`). Cache Storage is off (5 GB would go to disk and the storage
- * process). After load it waits for the GPU queue to drain (the process stops growing), then
- * reads `info()`. `--node` also loads the package on onnxruntime-node and makes one short
- * decision, printing its probabilities (a full-depth decision on SwiftShader takes too long).
+ * phase (from `onProgress`); PSS beside RSS, since a shared-memory upload buffer is resident in
+ * both processes. Cache Storage is off unless `--cache` (the user's default: the package goes to
+ * disk through the browser's storage process, whose memory is reported as "other"). After load it waits for the GPU queue to drain (the process stops growing), reads
+ * `info()`, and samples once more after a full GC (`after-gc`: what the engine really keeps).
+ * `--node` also loads the package on onnxruntime-node and makes one short decision, printing
+ * its probabilities (a full-depth decision on SwiftShader takes too long).
  * Results go to bench/results/<date>-full-depth-<label>.json.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,16 +21,41 @@ import { parseArgs } from 'node:util';
 import { createServer } from 'vite';
 import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
 import type { PackageManifest } from '../../src/engine/manifest.js';
-import { launchBrowser } from './browser.js';
-import { loadAverage, readMemory } from './proc.js';
+import { collectGarbage, launchBrowser } from './browser.js';
+import { chromiumProcesses, loadAverage, readMemory } from './proc.js';
 
 interface Sample {
   t: number;
   phase: string;
   file: string | null;
   loadedBytes: number;
+  /** Resident bytes (VmRSS): pages shared by the renderer and GPU process count in both. */
   renderer: number;
   gpu: number;
+  /** Proportional set size: each shared page split among its processes, so sums are real. */
+  rendererPss: number;
+  gpuPss: number;
+  /** The browser process and its other children (storage, network): Cache Storage's writes. */
+  otherPss: number;
+}
+
+/** Pss (bytes) of one process from /proc/<pid>/smaps_rollup, 0 if unreadable. */
+function pssOf(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    return Number(/^Pss:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+function pssByType(): { renderer: number; gpu: number; other: number } {
+  const out = { renderer: 0, gpu: 0, other: 0 };
+  for (const p of chromiumProcesses()) {
+    const key = p.type === 'renderer' || p.type === 'gpu' ? p.type : 'other';
+    out[key] += pssOf(p.pid);
+  }
+  return out;
 }
 
 const GiB = 2 ** 30;
@@ -41,7 +68,7 @@ const REQUEST = {
   questions: { late: { type: 'noul' }, mood: { type: 'score', criteria: ['calm', 'upset'] } },
 };
 
-async function browserLoad(dir: string, device: string, log: (s: string) => void) {
+async function browserLoad(dir: string, device: string, cache: boolean, log: (s: string) => void) {
   const server = await createServer({
     configFile: resolve('vite.config.ts'),
     logLevel: 'warn',
@@ -52,11 +79,17 @@ async function browserLoad(dir: string, device: string, log: (s: string) => void
   const port = typeof address === 'object' && address ? address.port : 5197;
   const browser = await launchBrowser();
   const samples: Sample[] = [];
-  let progress: LoadProgress = { phase: 'manifest', loadedBytes: 0, totalBytes: 0 };
+  // The engine's phases, then the tool's own ('after-gc').
+  let progress: Omit<LoadProgress, 'phase'> & { phase: string } = {
+    phase: 'manifest',
+    loadedBytes: 0,
+    totalBytes: 0,
+  };
   let timer: ReturnType<typeof setInterval> | undefined;
   const t0 = performance.now();
   const sample = () => {
     const m = readMemory();
+    const pss = pssByType();
     samples.push({
       t: Math.round(performance.now() - t0),
       phase: progress.phase,
@@ -64,6 +97,9 @@ async function browserLoad(dir: string, device: string, log: (s: string) => void
       loadedBytes: progress.loadedBytes,
       renderer: m.renderer?.rss ?? 0,
       gpu: m.gpu?.rss ?? 0,
+      rendererPss: pss.renderer,
+      gpuPss: pss.gpu,
+      otherPss: pss.other,
     });
   };
   try {
@@ -82,7 +118,7 @@ async function browserLoad(dir: string, device: string, log: (s: string) => void
     timer = setInterval(sample, 250);
     const url = `/${dir.replace(/^\.?\//, '').replace(/\/?$/, '/')}`;
     const loaded = await page.evaluate(
-      async ({ model, device }) => {
+      async ({ model, device, cache }) => {
         type W = {
           clefWeb: { createClef(o: object): Promise<{ info(): Promise<unknown> }> };
           __progress(p: unknown): void;
@@ -93,7 +129,7 @@ async function browserLoad(dir: string, device: string, log: (s: string) => void
         const clef = await w.clefWeb.createClef({
           model,
           device,
-          cache: false,
+          cache,
           warmUp: false,
           // The binding itself: an arrow here would get tsx's __name helper, absent in the page.
           onProgress: w.__progress,
@@ -101,7 +137,7 @@ async function browserLoad(dir: string, device: string, log: (s: string) => void
         w.__clef = clef;
         return { wallMs: performance.now() - start, info: await clef.info() };
       },
-      { model: url, device },
+      { model: url, device, cache },
     );
     const createdAt = performance.now() - t0;
     log(`  createClef returned after ${(loaded.wallMs / 1000).toFixed(1)} s; draining ...`);
@@ -118,15 +154,48 @@ async function browserLoad(dir: string, device: string, log: (s: string) => void
         last = now;
       }
     }
+    sample();
+    // What stays after a full GC (page and worker): the engine's real footprint, not garbage.
+    progress = { ...progress, phase: 'after-gc' };
+    await collectGarbage(page);
+    await new Promise((r) => setTimeout(r, 3000));
     clearInterval(timer);
     timer = undefined;
     sample();
-    return { idle, samples, wallMs: loaded.wallMs, info: loaded.info as EngineInfo };
+    const mappings = largestMappings();
+    return { idle, samples, wallMs: loaded.wallMs, info: loaded.info as EngineInfo, mappings };
   } finally {
     if (timer) clearInterval(timer);
     await browser.close();
     await server.close();
   }
+}
+
+/**
+ * The renderer's and GPU process's biggest resident mappings after load (/proc/<pid>/smaps):
+ * tells a wasm heap (one big anonymous mapping) from shared memory and heap allocations.
+ */
+function largestMappings(): Array<{ process: string; mapping: string; rss: number }> {
+  const out: Array<{ process: string; mapping: string; rss: number }> = [];
+  for (const p of chromiumProcesses()) {
+    if (p.type !== 'renderer' && p.type !== 'gpu') continue;
+    let text = '';
+    try {
+      text = readFileSync(`/proc/${p.pid}/smaps`, 'utf8');
+    } catch {
+      continue;
+    }
+    let head = '';
+    for (const line of text.split('\n')) {
+      if (/^[0-9a-f]+-[0-9a-f]+ /.test(line))
+        head = line.split(/\s+/).slice(5).join(' ') || '[anon]';
+      const m = /^Rss:\s+(\d+) kB/.exec(line);
+      if (m && Number(m[1]) > 100 * 1024) {
+        out.push({ process: p.type, mapping: head, rss: Number(m[1]) * 1024 });
+      }
+    }
+  }
+  return out.sort((a, b) => b.rss - a.rss).slice(0, 12);
 }
 
 async function nodeDecision(dir: string, log: (s: string) => void) {
@@ -152,6 +221,7 @@ async function main(): Promise<void> {
       device: { type: 'string', default: 'webgpu' },
       label: { type: 'string' },
       node: { type: 'boolean' },
+      cache: { type: 'boolean' },
       'no-browser': { type: 'boolean' },
       'no-write': { type: 'boolean' },
     },
@@ -167,50 +237,54 @@ async function main(): Promise<void> {
   let browser: Awaited<ReturnType<typeof browserLoad>> | null = null;
   let summary: Record<string, unknown> | null = null;
   if (!values['no-browser']) {
-    browser = await browserLoad(dir, values.device!, log);
+    browser = await browserLoad(dir, values.device!, values.cache === true, log);
+    const idle = browser.idle;
+    // Above the idle page: RSS (shared pages in both processes), PSS (shared pages split).
     const net = browser.samples.map((s) => ({
-      ...s,
-      renderer: s.renderer - browser!.idle.renderer,
-      gpu: s.gpu - browser!.idle.gpu,
+      phase: s.phase,
+      rss: s.renderer + s.gpu - idle.renderer - idle.gpu,
+      pss: s.rendererPss + s.gpuPss - idle.rendererPss - idle.gpuPss,
+      renderer: s.rendererPss - idle.rendererPss,
+      gpu: s.gpuPss - idle.gpuPss,
+      other: s.otherPss - idle.otherPss,
     }));
-    const peakOf = (pick: (s: Sample) => number, during?: (s: Sample) => boolean) =>
-      Math.max(0, ...net.filter(during ?? (() => true)).map(pick));
+    type Net = (typeof net)[number];
+    const peakOf = (pick: (s: Net) => number, during: (s: Net) => boolean = () => true) =>
+      Math.max(0, ...net.filter(during).map(pick));
     const phases = [...new Set(net.map((s) => s.phase))];
     summary = {
-      peakSum: peakOf((s) => s.renderer + s.gpu),
+      peakPss: peakOf((s) => s.pss),
+      peakRss: peakOf((s) => s.rss),
       peakRenderer: peakOf((s) => s.renderer),
       peakGpu: peakOf((s) => s.gpu),
-      final: { renderer: net.at(-1)!.renderer, gpu: net.at(-1)!.gpu },
+      peakOther: peakOf((s) => s.other),
+      final: net.at(-1),
       perPhase: Object.fromEntries(
-        phases.map((p) => [
-          p,
-          {
-            renderer: peakOf(
-              (s) => s.renderer,
-              (s) => s.phase === p,
-            ),
-            gpu: peakOf(
-              (s) => s.gpu,
-              (s) => s.phase === p,
-            ),
-            sum: peakOf(
-              (s) => s.renderer + s.gpu,
-              (s) => s.phase === p,
-            ),
-          },
-        ]),
+        phases.map((p) => {
+          const during = (s: Net) => s.phase === p;
+          const peaks = {
+            pss: peakOf((s) => s.pss, during),
+            renderer: peakOf((s) => s.renderer, during),
+            gpu: peakOf((s) => s.gpu, during),
+            other: peakOf((s) => s.other, during),
+          };
+          return [p, peaks];
+        }),
       ),
     };
-    const peak = summary.peakSum as number;
+    const peak = summary.peakPss as number;
     log(`  device ${browser.info.device}; loadMs ${JSON.stringify(browser.info.loadMs)}`);
     log(
-      `  peak renderer + GPU process (above the idle page): ${gib(peak)} = weights × ${(peak / weights).toFixed(2)} (bound: × 1.35)`,
+      `  peak renderer + GPU process PSS (above the idle page): ${gib(peak)} = weights × ${(peak / weights).toFixed(2)} (bound: × 1.35); RSS sum ${gib(summary.peakRss as number)}`,
     );
     log(
-      `  peaks alone: renderer ${gib(summary.peakRenderer as number)}, GPU process ${gib(summary.peakGpu as number)}`,
+      `  peaks alone (PSS): renderer ${gib(summary.peakRenderer as number)}, GPU process ${gib(summary.peakGpu as number)}; browser and its other processes ${gib(summary.peakOther as number)}`,
     );
+    for (const m of browser.mappings) log(`    mapping ${m.process} ${m.mapping}: ${gib(m.rss)}`);
     for (const [p, v] of Object.entries(summary.perPhase as Record<string, Record<string, number>>))
-      log(`    ${p}: renderer ${gib(v.renderer!)}, GPU ${gib(v.gpu!)}, sum ${gib(v.sum!)}`);
+      log(
+        `    ${p}: renderer ${gib(v.renderer!)}, GPU ${gib(v.gpu!)}, sum ${gib(v.pss!)}; other ${gib(v.other!)}`,
+      );
   }
   const node = values.node ? await nodeDecision(dir, log) : null;
   if (node)

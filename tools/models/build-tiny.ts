@@ -1,6 +1,8 @@
 /**
  * Builds the tiny Clef fixture and converts it into the package the dev and preview servers
- * serve under /models/tiny/ (fp32) and /models/tiny-q4/ (q4). Generated, never edited by hand
+ * serve under /models/tiny/ (fp32) and /models/tiny-q4/ (q4), and the same release with its
+ * backbone split into one graph per layer (after the embedding's) under /models/tiny-split/
+ * (fp32) and /models/tiny-q4-split/ (q4), for the split tests. Generated, never edited by hand
  * and never committed: `npm run models:tiny`.
  */
 import { createHash } from 'node:crypto';
@@ -10,9 +12,12 @@ import { writeTinyFixture } from '../fixture/cli.js';
 import { convertRelease } from '../../src/node/convert/package.js';
 
 const RELEASE = join('.cache', 'tiny-release');
+const SPLIT = [1, 1, 1, 1];
 const VARIANTS = [
   { dir: join('public', 'models', 'tiny'), dtype: 'fp32' as const },
   { dir: join('public', 'models', 'tiny-q4'), dtype: 'q4' as const },
+  { dir: join('public', 'models', 'tiny-split'), dtype: 'fp32' as const, groups: SPLIT },
+  { dir: join('public', 'models', 'tiny-q4-split'), dtype: 'q4' as const, groups: SPLIT },
 ];
 const SEED = 1;
 
@@ -27,6 +32,7 @@ function stamp(): string {
     'src/node/convert/backbone.ts',
     'src/node/convert/backbone-layers.ts',
     'src/node/convert/backbone-ops.ts',
+    'src/node/convert/backbone-groups.ts',
     'src/node/convert/head.ts',
     'src/node/convert/head-ops.ts',
     'src/node/convert/lexicon.ts',
@@ -60,6 +66,7 @@ async function main(): Promise<void> {
       aliases: ['clef-tiny-random'],
       description: 'A tiny random-weight model in the Clef layout: its answers mean nothing',
       fidelityRequests: 0,
+      ...(v.groups ? { backboneGroups: v.groups } : {}),
     });
     console.log(`wrote ${v.dir} (${v.dtype})`);
   }

@@ -12,9 +12,13 @@
  *            present_conv_state.i   [1, convDim, kernel − 1]
  *            present_recurrent_state.i [1, vHeads, keyDim, valueDim]
  *   convDim = 2·linear_num_key_heads·linear_key_head_dim + linear_num_value_heads·linear_value_head_dim.
+ *   A split backbone (backbone-groups.ts, `BackbonePart`) writes several such graphs: only the
+ *   first has input_ids (and the embedding), only the last the final norm and `hidden`; the
+ *   others read `residual_in` / write `residual_out` (float32 [1, T, hidden]), and each has the
+ *   state I/O of its own layers only.
  *   The first call passes P = 0 (empty past_*) and zero conv/recurrent states; each later call
  *   passes the previous call's present_* outputs. Rotary positions start at P, read from the
- *   shape of the first full-attention layer's past_key (so every layer's P must agree).
+ *   shape of the graph's first full-attention layer's past_key (so every layer's P must agree).
  *   conv_state holds the last kernel−1 inputs of the causal conv (channels first, as in
  *   transformers' cache); recurrent_state is the Gated DeltaNet state S[key, value] per value
  *   head, LinearAttention's (B, H_kv, d_k, d_v) layout.
@@ -78,14 +82,40 @@ export interface BuiltBackbone extends WrittenModel {
   layerEncodings: LinearEncoding[];
 }
 
+/**
+ * Which part of the backbone one graph holds: the whole backbone (the default), or one group of
+ * a split backbone (backbone-groups.ts). A graph that does not embed reads the residual stream
+ * (`residual_in`); one that does not end with the final norm writes it (`residual_out`).
+ */
+export interface BackbonePart {
+  /** Starts from input_ids with the embedding table (else from `residual_in`). */
+  embed: boolean;
+  /** Layers [start, end) of `layer_types`. */
+  layers: readonly [number, number];
+  /** Ends with the final norm and outputs `hidden` (else outputs `residual_out`). */
+  finalNorm: boolean;
+}
+
+/** The residual stream between the groups of a split backbone: float32 [1, T, hidden]. */
+export const RESIDUAL_IN = 'residual_in';
+export const RESIDUAL_OUT = 'residual_out';
+
 /** Names, dtypes and shapes of the backbone graph's inputs and outputs for a config. */
-export function backboneIo(c: Qwen35TextConfig): BackboneIo {
+export function backboneIo(c: Qwen35TextConfig, part: BackbonePart = wholeBackbone(c)): BackboneIo {
   const convDim = linearConvDim(c);
-  const inputs: IoTensor[] = [{ name: 'input_ids', dtype: 'int64', shape: [1, 'sequence_length'] }];
-  const outputs: IoTensor[] = [
-    { name: 'hidden', dtype: 'float32', shape: [1, 'sequence_length', c.hidden_size] },
+  const stream = (name: string): IoTensor => ({
+    name,
+    dtype: 'float32',
+    shape: [1, 'sequence_length', c.hidden_size],
+  });
+  const inputs: IoTensor[] = [
+    part.embed
+      ? { name: 'input_ids', dtype: 'int64', shape: [1, 'sequence_length'] }
+      : stream(RESIDUAL_IN),
   ];
+  const outputs: IoTensor[] = [stream(part.finalNorm ? 'hidden' : RESIDUAL_OUT)];
   c.layer_types.forEach((type, i) => {
+    if (i < part.layers[0] || i >= part.layers[1]) return;
     const f = (name: string, shape: Array<number | string>): IoTensor => ({
       name,
       dtype: 'float32',
@@ -107,6 +137,11 @@ export function backboneIo(c: Qwen35TextConfig): BackboneIo {
   return { inputs, outputs };
 }
 
+/** The single-graph backbone: embedding, every layer, final norm. */
+export function wholeBackbone(c: Qwen35TextConfig): BackbonePart {
+  return { embed: true, layers: [0, c.num_hidden_layers], finalNorm: true };
+}
+
 /** Per-layer linear encoding for a dtype variant. */
 export function layerEncodings(dtype: BackboneDType, layers: number, q8Layers?: number) {
   const firstQ8 = q8Layers ?? Math.min(16, Math.floor(layers / 2));
@@ -121,16 +156,24 @@ export function buildBackboneOnnx(
   release: Release,
   outPath: string,
   options: BackboneOptions,
+  part: BackbonePart = wholeBackbone(release.text),
 ): BuiltBackbone {
   const c = release.text;
   if (c.hidden_act !== 'silu') throw new Error(`hidden_act ${c.hidden_act} is not supported`);
   if (c.attention_bias) throw new Error('attention_bias is not supported');
-  const firstFull = c.layer_types.indexOf('full_attention');
-  if (firstFull < 0) throw new Error('the backbone needs at least one full-attention layer');
+  if (!c.layer_types.includes('full_attention')) {
+    throw new Error('the backbone needs at least one full-attention layer');
+  }
+  const [first, end] = part.layers;
+  // Rotary positions come from this graph's own first full-attention layer (none: not needed).
+  const firstFull = c.layer_types.findIndex(
+    (t, i) => i >= first && i < end && t === 'full_attention',
+  );
   const prefix = release.has('model.language_model.embed_tokens.weight')
     ? 'model.language_model.'
     : 'model.';
   const read = (name: string): Float32Array => release.read(prefix + name);
+  const whole = part.embed && part.finalNorm && first === 0 && end === c.num_hidden_layers;
 
   const g = new GraphBuilder({
     name: 'clef_backbone',
@@ -141,21 +184,24 @@ export function buildBackboneOnnx(
   });
   try {
     const ops = new BackboneOps(g, options.accuracyLevel ?? 0);
-    const io = backboneIo(c);
+    const io = backboneIo(c, part);
     for (const t of io.inputs) {
       g.input(t.name, t.dtype === 'int64' ? DataType.INT64 : DataType.FLOAT, t.shape);
     }
     const encodings = layerEncodings(options.dtype, c.num_hidden_layers, options.q8Layers);
     const embedding = options.embedding ?? defaultEmbedding(options.dtype);
-    let h = embed(ops, release, prefix + 'embed_tokens.weight', embedding);
-    const ctx = positions(ops, c, `past_key.${firstFull}`);
-    for (let i = 0; i < c.num_hidden_layers; i++) {
+    let h = part.embed
+      ? embed(ops, release, prefix + 'embed_tokens.weight', embedding)
+      : RESIDUAL_IN;
+    const sequence = part.embed ? 'input_ids' : RESIDUAL_IN;
+    const ctx = firstFull >= 0 ? positions(ops, c, `past_key.${firstFull}`, sequence) : null;
+    for (let i = first; i < end; i++) {
       const enc = encodings[i] as LinearEncoding;
       const ln = (name: string) => onePlus(read(`layers.${i}.${name}.weight`));
       const x = ops.rmsNorm(h, ln('input_layernorm'), c.rms_norm_eps, `layers.${i}.input_norm`);
       const mixer =
         c.layer_types[i] === 'full_attention'
-          ? fullAttentionLayer(ops, c, i, x, ctx, enc, read)
+          ? fullAttentionLayer(ops, c, i, x, ctx as LayerContext, enc, read)
           : linearAttentionLayer(ops, c, i, x, enc, read);
       h = ops.add(h, mixer);
       const y = ops.rmsNorm(
@@ -166,14 +212,18 @@ export function buildBackboneOnnx(
       );
       h = ops.add(h, mlp(ops, c, i, y, enc, read));
     }
-    const hidden = ops.rmsNorm(h, onePlus(read('norm.weight')), c.rms_norm_eps, 'final_norm');
-    g.output(hidden, 'hidden', DataType.FLOAT, io.outputs[0]?.shape ?? []);
+    const out = io.outputs[0] as IoTensor;
+    const last = part.finalNorm
+      ? ops.rmsNorm(h, onePlus(read('norm.weight')), c.rms_norm_eps, 'final_norm')
+      : h;
+    g.output(last, out.name, DataType.FLOAT, out.shape);
     const written = g.finish({
       outputOrder: io.outputs.map((t) => t.name),
       metadata: {
         'clef.backbone.io': JSON.stringify(io),
         'clef.backbone.dtype': options.dtype,
         'clef.backbone.layer_encodings': encodings.join(','),
+        ...(whole ? {} : { 'clef.backbone.part': JSON.stringify(part) }),
       },
     });
     return { ...written, io, layerEncodings: encodings };
@@ -275,16 +325,22 @@ function embed(ops: BackboneOps, release: Release, name: string, enc: EmbeddingE
 
 /**
  * Rotary cos/sin for positions P … P+T−1 and the additive causal mask [T, P+T] (0 where key
- * position ≤ query position, −1e30 elsewhere), shared by every full-attention layer.
+ * position ≤ query position, −1e30 elsewhere), shared by every full-attention layer of the graph.
+ * P is `pastKey`'s sequence axis, T axis 1 of `sequence` (input_ids, or the residual stream).
  */
-function positions(ops: BackboneOps, c: Qwen35TextConfig, pastKey: string): LayerContext {
+function positions(
+  ops: BackboneOps,
+  c: Qwen35TextConfig,
+  pastKey: string,
+  sequence: string,
+): LayerContext {
   const g = ops.g;
   const dimAt = (x: string, axis: number) =>
     g.op('Cast', [g.op('Gather', [g.op('Shape', [x]), ops.i64([axis], [])])], {
       to: attr.int(DataType.FLOAT),
     });
   const past = dimAt(pastKey, 2);
-  const total = ops.add(past, dimAt('input_ids', 1));
+  const total = ops.add(past, dimAt(sequence, 1));
   const one = ops.f32([1]);
   const queryPos = g.op('Range', [past, total, one]);
   const keyPos = g.op('Range', [ops.f32([0]), total, one]);

@@ -4,12 +4,37 @@
 import { parseArgs } from 'node:util';
 import type { PackageDtype } from '../../engine/manifest.js';
 import { convertRelease } from './package.js';
+import type { BackboneGrouping } from './backbone-groups.js';
 
 const DTYPES: readonly PackageDtype[] = ['fp32', 'fp16', 'q8', 'q4', 'mixed'];
 
 export const CONVERT_USAGE = `usage: clef-web convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed
   [--name NAME] [--alias NAME]... [--revision REV] [--context TOKENS]
-  [--q8-layers N] [--fidelity N (random requests to measure: default 200, 30 for fp32; 0 skips)]`;
+  [--q8-layers N] [--fidelity N (random requests to measure: default 200, 30 for fp32; 0 skips)]
+  [--backbone-group-bytes auto|0|SIZE (split the backbone into graphs of at most SIZE bytes of
+     weights, e.g. 512M; auto: only above 1 GiB, in 512 MiB groups; 0: one graph)]
+  [--backbone-group-layers N,N,... (split it into groups of these many layers, in order)]`;
+
+/** `auto`, a byte count, or one with a binary suffix (K, M, G; `512M`, `1.5G`, `256MiB`). */
+export function parseGroupBytes(text: string): 'auto' | number {
+  if (text === 'auto') return 'auto';
+  const m = /^(\d+(?:\.\d+)?)\s*([KMG]?)(?:i?B)?$/i.exec(text.trim());
+  if (!m) throw new Error(`--backbone-group-bytes ${text}: not auto or a size such as 512M`);
+  const scale = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30 }[m[2]!.toUpperCase()] as number;
+  return Math.floor(Number(m[1]) * scale);
+}
+
+/** The converter's grouping from the two flags (layers win when both are given). */
+export function groupingOf(bytes?: string, layers?: string): BackboneGrouping {
+  if (layers !== undefined) {
+    const sizes = layers.split(',').map((x) => Number(x.trim()));
+    if (sizes.some((k) => !Number.isInteger(k) || k < 1)) {
+      throw new Error(`--backbone-group-layers ${layers}: not a list of layer counts such as 4,4`);
+    }
+    return sizes;
+  }
+  return bytes === undefined ? 'auto' : parseGroupBytes(bytes);
+}
 
 export async function convertMain(argv: string[]): Promise<number> {
   let parsed;
@@ -25,6 +50,8 @@ export async function convertMain(argv: string[]): Promise<number> {
         context: { type: 'string' },
         'q8-layers': { type: 'string' },
         fidelity: { type: 'string' },
+        'backbone-group-bytes': { type: 'string' },
+        'backbone-group-layers': { type: 'string' },
       },
     });
   } catch (e) {
@@ -38,6 +65,13 @@ export async function convertMain(argv: string[]): Promise<number> {
     return 2;
   }
   const [releaseDir, outDir] = positionals as [string, string];
+  let backboneGroups: BackboneGrouping;
+  try {
+    backboneGroups = groupingOf(values['backbone-group-bytes'], values['backbone-group-layers']);
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${CONVERT_USAGE}`);
+    return 2;
+  }
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -51,6 +85,7 @@ export async function convertMain(argv: string[]): Promise<number> {
       ...(values.revision ? { revision: values.revision } : {}),
       ...(values.context ? { contextTokens: Number(values.context) } : {}),
       ...(values['q8-layers'] ? { q8Layers: Number(values['q8-layers']) } : {}),
+      backboneGroups,
       // fp32 is compared with the float64 reference (seconds per request); the rest with fp32.
       fidelityRequests:
         values.fidelity !== undefined ? Number(values.fidelity) : dtype === 'fp32' ? 30 : 200,
@@ -60,6 +95,8 @@ export async function convertMain(argv: string[]): Promise<number> {
     const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
     console.log(`package: ${outDir} (${manifest.model.name}, ${dtype})`);
     console.log(`files: ${manifest.files.length}, weights ${mib(manifest.variant.weightBytes)}`);
+    const groups = (manifest.graphs as { backboneGroups?: unknown[] }).backboneGroups;
+    if (groups) console.log(`backbone: ${groups.length} graphs run in order (the embedding first)`);
     console.log(
       `devices: ${manifest.variant.devices.join(', ')}; peak at full context ≤ ${mib(manifest.variant.peakBytes)}`,
     );

@@ -21,6 +21,8 @@ import { basename, join, relative } from 'node:path';
 import {
   MANIFEST_FORMAT,
   MANIFEST_VERSION,
+  MANIFEST_VERSION_GROUPED,
+  type BackboneGroupEntry,
   type DeviceName,
   type FileRole,
   type ManifestFile,
@@ -29,7 +31,13 @@ import {
 } from '../../engine/manifest.js';
 import type { TensorSize, WrittenModel } from '../onnx/graph.js';
 import { openRelease, type Qwen35TextConfig } from '../safetensors.js';
-import { buildBackboneOnnx, linearConvDim } from './backbone.js';
+import { backboneIo, linearConvDim } from './backbone.js';
+import {
+  buildBackboneGroups,
+  estimateBackboneBytes,
+  planBackboneGroups,
+  type BackboneGrouping,
+} from './backbone-groups.js';
 import { buildHeadOnnx } from './head.js';
 import { buildLexicon, LEXICON_FILE } from './lexicon.js';
 
@@ -48,6 +56,12 @@ export interface ConvertOptions {
   fidelityRequests?: number;
   /** Backbone tokens per run (written into the manifest for the engine). */
   chunkTokens?: number;
+  /**
+   * Split the backbone into graphs run in order, so the engine holds one group's bytes at a time
+   * (backbone-groups.ts): 'auto' (default: only above 1 GiB of backbone weights, in groups of at
+   * most 512 MiB), the most weight bytes per layer group (0: one graph), or layers per group.
+   */
+  backboneGroups?: BackboneGrouping;
   log?: (line: string) => void;
 }
 
@@ -154,20 +168,41 @@ export async function convertRelease(
   const head = release.headConfig;
   if (!head) throw new Error(`${releaseDir} has no joint_head_config.json: not a Clef release`);
   mkdirSync(outDir, { recursive: true });
-  const files: Array<{ path: string; role: FileRole }> = [];
-  const add = (absolute: string, role: FileRole) =>
-    files.push({ path: relative(outDir, absolute).split('\\').join('/'), role });
+  const files: Array<{ path: string; role: FileRole; group?: number }> = [];
+  const add = (absolute: string, role: FileRole, group?: number) =>
+    files.push({
+      path: relative(outDir, absolute).split('\\').join('/'),
+      role,
+      ...(group !== undefined ? { group } : {}),
+    });
   const chunkTokens = options.chunkTokens ?? 256;
   try {
     log(`backbone (${options.dtype}) ...`);
     const embedding = embeddingEncoding(text, options.dtype);
-    const backbone = buildBackboneOnnx(release, join(outDir, 'backbone.onnx'), {
+    const backboneOptions = {
       dtype: options.dtype,
       embedding,
       ...(options.q8Layers !== undefined ? { q8Layers: options.q8Layers } : {}),
+    };
+    const plan = planBackboneGroups(
+      text,
+      estimateBackboneBytes(release, backboneOptions),
+      options.backboneGroups,
+    );
+    const grouped = plan.length > 1;
+    if (grouped) log(`backbone in ${plan.length} groups (the embedding, then layer groups)`);
+    const backbone = buildBackboneGroups(release, outDir, backboneOptions, plan);
+    backbone.groups.forEach((g, k) => {
+      add(g.onnxPath, 'backbone', grouped ? k : undefined);
+      for (const p of g.dataPaths) add(p, 'backbone-data', grouped ? k : undefined);
     });
-    add(backbone.onnxPath, 'backbone');
-    for (const p of backbone.dataPaths) add(join(outDir, basename(p)), 'backbone-data');
+    const backboneGroups: BackboneGroupEntry[] = backbone.groups.map((g) => ({
+      embed: g.part.embed,
+      layers: [g.part.layers[0], g.part.layers[1]],
+      finalNorm: g.part.finalNorm,
+      inputs: g.io.inputs,
+      outputs: g.io.outputs,
+    }));
 
     log('joint head ...');
     const heads = buildHeadOnnx(releaseDir, outDir, {
@@ -206,7 +241,7 @@ export async function convertRelease(
       .filter((f) => f.role !== 'tokenizer' && f.role !== 'tokenizer-config' && f.role !== 'config')
       .reduce((n, f) => n + f.bytes, 0);
     const gpuBytes = listed.filter((f) => GPU_ROLES.has(f.role)).reduce((n, f) => n + f.bytes, 0);
-    const largestTensor = largestOf([backbone, heads.memory, heads.decide]);
+    const largestTensor = largestOf([...backbone.groups, heads.memory, heads.decide]);
     const contextTokens =
       options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
     // fp16 graphs compute in half precision: on WebGPU that needs shader-f16 (CPU runs them).
@@ -217,7 +252,7 @@ export async function convertRelease(
     const name = options.name ?? defaultName(text, releaseDir);
     const manifest: PackageManifest = {
       format: MANIFEST_FORMAT,
-      formatVersion: MANIFEST_VERSION,
+      formatVersion: grouped ? MANIFEST_VERSION_GROUPED : MANIFEST_VERSION,
       model: {
         name,
         aliases: options.aliases ?? [],
@@ -244,7 +279,9 @@ export async function convertRelease(
         gpuBytes,
       },
       graphs: {
-        backbone: backbone.io,
+        // The whole backbone's I/O (a split backbone: the union over its groups).
+        backbone: backboneIo(text),
+        ...(grouped ? { backboneGroups } : {}),
         layerEncodings: backbone.layerEncodings,
         chunkTokens,
         lexicon: { dtype: lexicon.dtype },

@@ -1,0 +1,78 @@
+/**
+ * Helpers of the worker's EngineHost (host.ts): results, the files it reads itself, waiting, the
+ * no-device refusal.
+ */
+import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
+import type { CalibrationFile } from '../calibrate/index.js';
+import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
+import { isSizeProblem, type DevicePlan } from './capabilities.js';
+import { toWireError, type WireResult } from '../wire/wire.js';
+import { readPackageCalibration } from './calibration.js';
+import { requireFile, type PackageManifest } from './manifest.js';
+import type { FileLoan, PackageSource } from './package-fetch.js';
+
+export async function result<T>(work: () => Promise<T> | T): Promise<WireResult<T>> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error: toWireError(error) };
+  }
+}
+
+function readJson(
+  pkg: PackageSource,
+  loan: FileLoan,
+  role: 'tokenizer' | 'tokenizer-config',
+): object {
+  const bytes = loan.read(requireFile(pkg.manifest, role));
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes)) as object;
+  } catch {
+    throw new PackageError(`The package's ${role} file is not JSON`);
+  }
+}
+
+/**
+ * The small files the host reads itself (tokenizer, its config, the calibration), fetched and let
+ * go once parsed; the sessions fetch theirs as they go.
+ */
+export async function readOwnFiles(pkg: PackageSource): Promise<{
+  tokenizer: ClefTokenizer;
+  calibration: CalibrationFile | null;
+  tokenizerMs: number;
+}> {
+  const own = pkg.manifest.files.filter((f) =>
+    ['tokenizer', 'tokenizer-config', 'calibration'].includes(f.role),
+  );
+  const loan = await pkg.fetchFiles(own);
+  try {
+    const calibration = readPackageCalibration(pkg.manifest, (f) => loan.read(f));
+    const start = performance.now();
+    const tokenizer = loadTokenizerSync(
+      readJson(pkg, loan, 'tokenizer'),
+      readJson(pkg, loan, 'tokenizer-config'),
+    );
+    return { tokenizer, calibration, tokenizerMs: performance.now() - start };
+  } finally {
+    loan.release();
+  }
+}
+
+/** Waits until `cancelled()` turns true, checking between tasks; gives up after `limitMs`. */
+export async function waitForCancel(cancelled: () => boolean, limitMs: number): Promise<void> {
+  const until = performance.now() + limitMs;
+  while (!cancelled() && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** The typed refusal when no device can run the package, naming every device's reason. */
+export function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['skipped']): Error {
+  const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
+  if (skipped.some((s) => isSizeProblem(s.reason))) {
+    return new ModelTooLargeError(`Cannot run ${manifest.model.name} here: ${reasons}`, {
+      reasons,
+    });
+  }
+  return new DeviceError(`No device can run ${manifest.model.name} here: ${reasons}`, { reasons });
+}
