@@ -4,7 +4,7 @@
  * each scenario's requests one at a time through `clef.decide()`, timing each in the page and
  * reading the engine's counters around it.
  */
-import { chromium, type Browser, type Page } from '@playwright/test';
+import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import type { DecisionTimings, EngineInfo } from '../../src/wire/wire.js';
 import { readMemory, resetPeaks, type ProcMemory } from './proc.js';
@@ -93,16 +93,24 @@ async function decideOnce(page: Page, body: object): Promise<DecisionSample> {
   }, body);
 }
 
+const BENCH_ARGS = [
+  ...CHROMIUM_ARGS,
+  '--enable-blink-features=ForceEagerMeasureMemory',
+  // gc() in the page and worker: memory figures then show what is retained, not garbage.
+  '--js-flags=--expose-gc',
+];
+
 export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: [
-      ...CHROMIUM_ARGS,
-      '--enable-blink-features=ForceEagerMeasureMemory',
-      // gc() in the page and worker: memory figures then show what is retained, not garbage.
-      '--js-flags=--expose-gc',
-    ],
-  });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: BENCH_ARGS });
+}
+
+/**
+ * A browser with an on-disk profile in `dir`, as a user's: Playwright's default contexts are
+ * off the record, where Cache Storage lives in memory and refuses more than ~1.1 GiB per origin
+ * (measured), whatever `navigator.storage.estimate()` says.
+ */
+export async function launchPersistent(dir: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(dir, { executablePath: CHROMIUM_PATH, args: BENCH_ARGS });
 }
 
 export async function benchBrowser(

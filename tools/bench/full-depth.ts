@@ -14,14 +14,14 @@
  * its probabilities (a full-depth decision on SwiftShader takes too long).
  * Results go to bench/results/<date>-full-depth-<label>.json.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createServer } from 'vite';
 import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
 import type { PackageManifest } from '../../src/engine/manifest.js';
-import { collectGarbage, launchBrowser } from './browser.js';
+import { collectGarbage, launchBrowser, launchPersistent } from './browser.js';
 import { chromiumProcesses, loadAverage, readMemory } from './proc.js';
 
 interface Sample {
@@ -77,7 +77,11 @@ async function browserLoad(dir: string, device: string, cache: boolean, log: (s:
   await server.listen();
   const address = server.httpServer?.address();
   const port = typeof address === 'object' && address ? address.port : 5197;
-  const browser = await launchBrowser();
+  // With the cache on, an on-disk profile (a user's): off the record, Cache Storage is in memory.
+  const profile = cache ? mkdtempSync(join(tmpdir(), 'clef-full-depth-')) : null;
+  const context = profile
+    ? await launchPersistent(profile)
+    : await (await launchBrowser()).newContext();
   const samples: Sample[] = [];
   // The engine's phases, then the tool's own ('after-gc').
   let progress: Omit<LoadProgress, 'phase'> & { phase: string } = {
@@ -103,7 +107,7 @@ async function browserLoad(dir: string, device: string, cache: boolean, log: (s:
     });
   };
   try {
-    const page = await browser.newPage();
+    const page = await context.newPage();
     page.on('pageerror', (e) => log(`  [page error] ${e.message}`));
     await page.exposeFunction('__progress', (p: LoadProgress) => {
       if (p.phase !== progress.phase || p.file !== progress.file) {
@@ -166,7 +170,9 @@ async function browserLoad(dir: string, device: string, cache: boolean, log: (s:
     return { idle, samples, wallMs: loaded.wallMs, info: loaded.info as EngineInfo, mappings };
   } finally {
     if (timer) clearInterval(timer);
-    await browser.close();
+    await context.close();
+    await context.browser()?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
     await server.close();
   }
 }
