@@ -157,10 +157,7 @@ export function writeRealShapeRelease(
 ): void {
   mkdirSync(dir, { recursive: true });
   const { tokenizerJson, tokenizerConfig } = buildTinyTokenizer();
-  writeJson(
-    join(dir, 'config.json'),
-    tinyReleaseConfig(REAL_VOCAB, {}, 'bfloat16', text),
-  );
+  writeJson(join(dir, 'config.json'), tinyReleaseConfig(REAL_VOCAB, {}, 'bfloat16', text));
   const tensors = backboneTensorStream(REAL_VOCAB, SEED, 'bf16', text);
   const shards: StreamedTensor[][] = [[]];
   let shardBytes = 0;
@@ -301,7 +298,8 @@ async function main(argv: string[]): Promise<void> {
     const a = argv[i];
     if (a === '--out') root = argv[++i] ?? root;
     else if (a === '--layers') layers = Number(argv[++i]);
-    else if (a === '--dtypes') dtypes = (argv[++i] ?? '').split(',').filter(Boolean) as Array<'q4' | 'q8'>;
+    else if (a === '--dtypes')
+      dtypes = (argv[++i] ?? '').split(',').filter(Boolean) as Array<'q4' | 'q8'>;
     else if (a === '--force') force = true;
     else throw new Error(`unknown argument ${a}`);
   }
