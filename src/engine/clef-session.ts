@@ -20,7 +20,7 @@ import {
   type RuntimeBuild,
 } from './ort.js';
 import { ORT_PUBLIC_PATH } from '../wire/assets.js';
-import type { PackageSource } from './package-fetch.js';
+import type { FileLoan, PackageSource } from './package-fetch.js';
 import {
   checkInputs,
   ClefRunner,
@@ -72,10 +72,13 @@ export async function createOrtDecisionSession(
       graph: ManifestFile,
       data: readonly ManifestFile[],
       keepOnGpu: readonly string[],
+      shared?: FileLoan,
     ): Promise<{ session: SessionLike; fetchMs: number; createMs: number; bytes: number }> => {
       const t0 = performance.now();
-      const loan = await pkg.fetchFiles([graph, ...data]);
-      loans.push(loan);
+      // A shared loan (the head graphs share their data files) is fetched once, released by
+      // the caller once every session that needs it exists.
+      const loan = shared ?? (await pkg.fetchFiles([graph, ...data]));
+      if (!shared) loans.push(loan);
       const t1 = performance.now();
       const session = await createSession(
         ort,
@@ -86,7 +89,7 @@ export async function createOrtDecisionSession(
       );
       sessions.push(session);
       // The runtime has its own copy now (wasm heap, or GPU buffers once the queue drains).
-      loan.release();
+      if (!shared) loan.release();
       if (device === 'webgpu') await drainGpuQueue(ort);
       const t2 = performance.now();
       sessionMs[name] = t2 - t1;
@@ -97,8 +100,12 @@ export async function createOrtDecisionSession(
     const decideFile = requireFile(m, 'head-decide');
     // The memory rows stay on the GPU too (fed back as past_memory, cached, read by
     // head_decide): reading them back cost 4·width bytes per prefix token on every miss.
-    const headMemory = (await create('headMemory', memoryFile, headData, ['memory'])).session;
-    const headDecide = (await create('headDecide', decideFile, headData, [])).session;
+    const headLoan = await pkg.fetchFiles([memoryFile, decideFile, ...headData]);
+    loans.push(headLoan);
+    const headMemory = (await create('headMemory', memoryFile, headData, ['memory'], headLoan))
+      .session;
+    const headDecide = (await create('headDecide', decideFile, headData, [], headLoan)).session;
+    headLoan.release();
     checkInputs(headMemory, memoryFile.path, REQUIRED_INPUTS.headMemory);
     checkInputs(headDecide, decideFile.path, REQUIRED_INPUTS.headDecide);
     const { lexicon, lexiconLoan, lexiconSource } = await openLexicon(

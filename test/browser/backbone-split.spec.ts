@@ -88,16 +88,15 @@ for (const device of DEVICES) {
         'headDecide',
         'headMemory',
       ]);
-      // Held at once: the lexicon (kept) and the biggest of one group, one head graph with the
-      // head data, or the tokenizer files; never the whole backbone.
+      // Held at once: the lexicon (kept) and the biggest of one group, the head graphs with their
+      // data (fetched once for both), or the tokenizer files; never the whole backbone.
       const role = (r: string) => bytesOf(m.files.filter((f) => f.role === r));
       const lexicon = role('lexicon');
       const bound =
         lexicon +
         Math.max(
           ...groupBytes,
-          role('head-memory') + role('head-data'),
-          role('head-decide') + role('head-data'),
+          role('head-memory') + role('head-decide') + role('head-data'),
           role('tokenizer') + role('tokenizer-config'),
         );
       expect(info.loadMs.peakHeldBytes).toBeLessThanOrEqual(bound);

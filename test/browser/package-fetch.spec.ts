@@ -1,0 +1,27 @@
+/**
+ * A load fetches every package file once (issue 16): files are fetched as the sessions need
+ * them, and the two head graphs share their data files, so a careless order would fetch those
+ * twice (with the cache off, twice from the network: 240 MB for Clef-flash's head).
+ */
+import { expect, test } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { FP32, mustLoad, openPage } from './engine-helpers.js';
+
+test('each package file the engine reads is fetched exactly once, with the cache off', async ({
+  page,
+}) => {
+  const manifest = JSON.parse(readFileSync(`public${FP32}manifest.json`, 'utf8'));
+  await openPage(page);
+  const paths: string[] = [];
+  page.context().on('request', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (path.startsWith(FP32)) paths.push(path.slice(FP32.length));
+  });
+  await mustLoad(page, 'once', { model: FP32, device: 'wasm', cache: false, warmUp: false });
+  // Every file the engine reads (clef_config.json, role 'config', is for tools), once each.
+  const files = (manifest.files as Array<{ path: string; role: string }>)
+    .filter((f) => f.role !== 'config')
+    .map((f) => f.path);
+  expect(files.length).toBeGreaterThan(5);
+  expect([...paths].sort()).toEqual(['manifest.json', ...files].sort());
+});
