@@ -16,13 +16,13 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createServer } from 'vite';
 import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
 import type { PackageManifest } from '../../src/engine/manifest.js';
 import { collectGarbage, launchBrowser, launchPersistent } from './browser.js';
 import { chromiumProcesses, loadAverage, readMemory } from './proc.js';
+import { serve } from './serve.js';
 
 interface Sample {
   t: number;
@@ -69,14 +69,8 @@ const REQUEST = {
 };
 
 async function browserLoad(dir: string, device: string, cache: boolean, log: (s: string) => void) {
-  const server = await createServer({
-    configFile: resolve('vite.config.ts'),
-    logLevel: 'warn',
-    server: { port: 5197, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
-  });
-  await server.listen();
-  const address = server.httpServer?.address();
-  const port = typeof address === 'object' && address ? address.port : 5197;
+  // The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
+  const server = await serve('dev', 5197);
   // With the cache on, an on-disk profile (a user's): off the record, Cache Storage is in memory.
   const profile = cache ? mkdtempSync(join(tmpdir(), 'clef-full-depth-')) : null;
   const context = profile
@@ -115,7 +109,7 @@ async function browserLoad(dir: string, device: string, cache: boolean, log: (s:
       }
       progress = p;
     });
-    await page.goto(`http://127.0.0.1:${port}/test/browser/pages/harness.html`);
+    await page.goto(server.pageUrl);
     await page.locator('#status').filter({ hasText: 'ready' }).waitFor({ timeout: 120_000 });
     sample();
     const idle = samples[0]!;

@@ -7,11 +7,11 @@
  *   npx tsx tools/bench/kernel-bench.ts [--threads 1] [--min-ms 1500] [--only a,b] [--out X.json]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
-import { createServer } from 'vite';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
+import { serve } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
 import { attr, GraphBuilder } from '../../src/node/onnx/graph.js';
@@ -172,20 +172,14 @@ async function nodeSide(): Promise<Record<string, Timing>> {
 }
 
 async function wasmSide(): Promise<Record<string, Timing>> {
-  const server = await createServer({
-    configFile: resolve('vite.config.ts'),
-    logLevel: 'warn',
-    server: { port: 5199, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
-  });
-  await server.listen();
-  const address = server.httpServer?.address();
-  const port = typeof address === 'object' && address ? address.port : 5199;
+  // The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
+  const server = await serve('dev', 5199);
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage();
     await page.routeWebSocket(/.*/, () => undefined);
     await page.addInitScript('globalThis.__name = (f) => f;');
-    await page.goto(`http://127.0.0.1:${port}/test/browser/pages/harness.html`);
+    await page.goto(server.pageUrl);
     return await page.evaluate(
       async (a) => {
         type T = object;

@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
-import { createServer } from 'vite';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
+import { serve } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
 import { backboneSpec, stateSpecs } from '../../src/engine/graph-spec.js';
@@ -94,14 +94,8 @@ async function nodeSide(): Promise<Prefill> {
 
 /** onnxruntime-web in Chromium (page, not worker: numThreads 1 runs on the page's thread). */
 async function wasmSide(): Promise<Prefill & { crossOriginIsolated: boolean }> {
-  const server = await createServer({
-    configFile: resolve('vite.config.ts'),
-    logLevel: 'warn',
-    server: { port: 5198, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
-  });
-  await server.listen();
-  const address = server.httpServer?.address();
-  const port = typeof address === 'object' && address ? address.port : 5198;
+  // The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
+  const server = await serve('dev', 5198);
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   const lines: string[] = [];
   try {
@@ -109,7 +103,7 @@ async function wasmSide(): Promise<Prefill & { crossOriginIsolated: boolean }> {
     page.on('console', (m) => lines.push(m.text()));
     await page.routeWebSocket(/.*/, () => undefined);
     await page.addInitScript('globalThis.__name = (f) => f;');
-    await page.goto(`http://127.0.0.1:${port}/test/browser/pages/harness.html`);
+    await page.goto(server.pageUrl);
     const url = `/${values.model!.replace(/^public\//, '')}/`;
     const out = await page.evaluate(
       async (a) => {

@@ -10,8 +10,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
-import { createServer } from 'vite';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
+import { serve } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
 import { backboneSpec, stateSpecs } from '../../src/engine/graph-spec.js';
@@ -94,20 +94,14 @@ async function nodeSide(): Promise<Times> {
 }
 
 async function wasmSide(): Promise<{ times: Times; crossOriginIsolated: boolean }> {
-  const server = await createServer({
-    configFile: resolve('vite.config.ts'),
-    logLevel: 'warn',
-    server: { port: 5200, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
-  });
-  await server.listen();
-  const address = server.httpServer?.address();
-  const port = typeof address === 'object' && address ? address.port : 5200;
+  // The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
+  const server = await serve('dev', 5200);
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage();
     await page.routeWebSocket(/.*/, () => undefined);
     await page.addInitScript('globalThis.__name = (f) => f;');
-    await page.goto(`http://127.0.0.1:${port}/test/browser/pages/harness.html`);
+    await page.goto(server.pageUrl);
     const url = `/${values.model!.replace(/^public\//, '')}/`;
     const out = await page.evaluate(
       (a) =>

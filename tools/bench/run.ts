@@ -28,13 +28,13 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release as osRelease, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'vite';
 import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
 import { benchBrowser, type BrowserRun, type ScenarioBodies } from './browser.js';
 import { firstAnswerMain } from './first-answer.js';
 import { benchNode, type NodeRun } from './node-ceiling.js';
+import { serve } from './serve.js';
 import { loadAverage } from './proc.js';
 import { RequestMaker, scenario, type Scenario } from './requests.js';
 import {
@@ -211,16 +211,9 @@ async function main(): Promise<void> {
   );
   const notes: string[] = [];
   const loadStart = loadAverage();
-  const server = await createServer({
-    configFile: resolve('vite.config.ts'),
-    logLevel: 'warn',
-    // No watcher and no HMR: other edits in the tree must not reload the page mid-run.
-    server: { port: 5199, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
-  });
-  await server.listen();
-  const address = server.httpServer?.address();
-  const port = typeof address === 'object' && address ? address.port : 5199;
-  const baseUrl = `http://127.0.0.1:${port}`;
+  // The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
+  const server = await serve('dev', 5199);
+  const baseUrl = server.origin;
   log(`serving ${baseUrl}; load average ${loadStart?.join(' ') ?? '?'}`);
 
   const results: Array<{

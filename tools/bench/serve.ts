@@ -1,5 +1,5 @@
 /**
- * The servers the first-answer bench loads its page from:
+ * The servers the benches load their pages from (`dev` for most; first-answer uses both):
  * - `dev`: the Vite dev server on the checkout (test/browser/pages/harness.html: the engine's
  *   modules one by one, untransformed by a bundler) — what a developer sees;
  * - `dist`: tools/bench/pages/first-answer.html built by `vite build` with the clef-web/vite
@@ -15,6 +15,8 @@ export type ServeMode = 'dev' | 'dist';
 
 export interface Served {
   mode: ServeMode;
+  /** http://127.0.0.1:<port>, the port actually bound. */
+  origin: string;
   /** The page's URL. */
   pageUrl: string;
   close(): Promise<void>;
@@ -38,6 +40,7 @@ export async function serve(mode: ServeMode, port: number): Promise<Served> {
     const p = portOf(server.httpServer?.address(), port);
     return {
       mode,
+      origin: `http://127.0.0.1:${p}`,
       pageUrl: `http://127.0.0.1:${p}/test/browser/pages/harness.html`,
       close: () => server.close(),
     };
@@ -64,6 +67,7 @@ export async function serve(mode: ServeMode, port: number): Promise<Served> {
   const p = portOf(server.httpServer?.address(), port);
   return {
     mode,
+    origin: `http://127.0.0.1:${p}`,
     pageUrl: `http://127.0.0.1:${p}/tools/bench/pages/first-answer.html`,
     close: async () => {
       await server.close();

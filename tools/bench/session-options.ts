@@ -9,10 +9,9 @@
  *       [--graphs URL-DIR]
  */
 import { parseArgs } from 'node:util';
-import { resolve } from 'node:path';
 import { chromium } from '@playwright/test';
-import { createServer } from 'vite';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
+import { serve } from './serve.js';
 import { loadAverage } from './proc.js';
 
 const { values } = parseArgs({
@@ -25,14 +24,8 @@ const { values } = parseArgs({
     graphs: { type: 'string', default: '/clef-web/models/clef-nano/' },
   },
 });
-const server = await createServer({
-  configFile: resolve('vite.config.ts'),
-  logLevel: 'warn',
-  server: { port: 5197, strictPort: false, host: '127.0.0.1', hmr: false, watch: null },
-});
-await server.listen();
-const address = server.httpServer?.address();
-const port = typeof address === 'object' && address ? address.port : 5197;
+// The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
+const server = await serve('dev', 5197);
 const loadStart = loadAverage();
 const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 try {
@@ -40,7 +33,7 @@ try {
   await page.routeWebSocket(/.*/, () => undefined);
   // tsx names the page function's inner functions through a helper the page lacks.
   await page.addInitScript('globalThis.__name = (f) => f;');
-  await page.goto(`http://127.0.0.1:${port}/test/browser/pages/harness.html`);
+  await page.goto(server.pageUrl);
   const out = await page.evaluate(
     async ({ rounds, firstLevel, graphDir }) => {
       type Ort = {
