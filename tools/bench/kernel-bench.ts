@@ -9,9 +9,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from '@playwright/test';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import { serve } from './serve.js';
+import { harnessPage } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
 import { attr, GraphBuilder } from '../../src/node/onnx/graph.js';
@@ -172,14 +170,9 @@ async function nodeSide(): Promise<Record<string, Timing>> {
 }
 
 async function wasmSide(): Promise<Record<string, Timing>> {
-  // The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
-  const server = await serve('dev', 5199);
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  const harness = await harnessPage(5199);
   try {
-    const page = await browser.newPage();
-    await page.routeWebSocket(/.*/, () => undefined);
-    await page.addInitScript('globalThis.__name = (f) => f;');
-    await page.goto(server.pageUrl);
+    const page = harness.page;
     return await page.evaluate(
       async (a) => {
         type T = object;
@@ -238,8 +231,7 @@ async function wasmSide(): Promise<Record<string, Timing>> {
       { threads, minMs, dir: DIR, cases: cases.map((c) => ({ name: c.name, inputs: c.inputs })) },
     );
   } finally {
-    await browser.close();
-    await server.close();
+    await harness.close();
   }
 }
 

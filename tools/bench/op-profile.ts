@@ -15,9 +15,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from '@playwright/test';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import { serve } from './serve.js';
+import { harnessPage } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
 import { backboneSpec, stateSpecs } from '../../src/engine/graph-spec.js';
@@ -94,16 +92,11 @@ async function nodeSide(): Promise<Prefill> {
 
 /** onnxruntime-web in Chromium (page, not worker: numThreads 1 runs on the page's thread). */
 async function wasmSide(): Promise<Prefill & { crossOriginIsolated: boolean }> {
-  // The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
-  const server = await serve('dev', 5198);
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   const lines: string[] = [];
+  const harness = await harnessPage(5198);
   try {
-    const page = await browser.newPage();
+    const page = harness.page;
     page.on('console', (m) => lines.push(m.text()));
-    await page.routeWebSocket(/.*/, () => undefined);
-    await page.addInitScript('globalThis.__name = (f) => f;');
-    await page.goto(server.pageUrl);
     const url = `/${values.model!.replace(/^public\//, '')}/`;
     const out = await page.evaluate(
       async (a) => {
@@ -169,8 +162,7 @@ async function wasmSide(): Promise<Prefill & { crossOriginIsolated: boolean }> {
       crossOriginIsolated: out.crossOriginIsolated,
     };
   } finally {
-    await browser.close();
-    await server.close();
+    await harness.close();
   }
 }
 

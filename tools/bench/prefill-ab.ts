@@ -9,9 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from '@playwright/test';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import { serve } from './serve.js';
+import { harnessPage } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
 import { backboneSpec, stateSpecs } from '../../src/engine/graph-spec.js';
@@ -94,14 +92,9 @@ async function nodeSide(): Promise<Times> {
 }
 
 async function wasmSide(): Promise<{ times: Times; crossOriginIsolated: boolean }> {
-  // The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
-  const server = await serve('dev', 5200);
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  const harness = await harnessPage(5200);
   try {
-    const page = await browser.newPage();
-    await page.routeWebSocket(/.*/, () => undefined);
-    await page.addInitScript('globalThis.__name = (f) => f;');
-    await page.goto(server.pageUrl);
+    const page = harness.page;
     const url = `/${values.model!.replace(/^public\//, '')}/`;
     const out = await page.evaluate(
       (a) =>
@@ -118,8 +111,7 @@ async function wasmSide(): Promise<{ times: Times; crossOriginIsolated: boolean 
     if (out.error || !out.times) throw new Error(`worker: ${out.error}`);
     return { times: out.times, crossOriginIsolated: out.crossOriginIsolated === true };
   } finally {
-    await browser.close();
-    await server.close();
+    await harness.close();
   }
 }
 

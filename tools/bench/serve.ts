@@ -9,7 +9,9 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { chromium, type Page } from '@playwright/test';
 import { build, createServer, preview } from 'vite';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 
 export type ServeMode = 'dev' | 'dist';
 
@@ -74,4 +76,33 @@ export async function serve(mode: ServeMode, port: number): Promise<Served> {
       rmSync(outDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The dev server and a fresh Chromium on its harness page: the kernel-level benches' setup.
+ * `close()` ends both.
+ */
+export async function harnessPage(port: number): Promise<{ page: Page; close(): Promise<void> }> {
+  const server = await serve('dev', port);
+  const browser = await chromium
+    .launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS })
+    .catch(async (e: unknown) => {
+      await server.close();
+      throw e;
+    });
+  const close = async () => {
+    await browser.close();
+    await server.close();
+  };
+  try {
+    const page = await browser.newPage();
+    await page.routeWebSocket(/.*/, () => undefined);
+    // tsx names the page function's inner functions through a helper the page lacks.
+    await page.addInitScript('globalThis.__name = (f) => f;');
+    await page.goto(server.pageUrl);
+    return { page, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
 }

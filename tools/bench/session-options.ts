@@ -9,9 +9,7 @@
  *       [--graphs URL-DIR]
  */
 import { parseArgs } from 'node:util';
-import { chromium } from '@playwright/test';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import { serve } from './serve.js';
+import { harnessPage } from './serve.js';
 import { loadAverage } from './proc.js';
 
 const { values } = parseArgs({
@@ -24,16 +22,10 @@ const { values } = parseArgs({
     graphs: { type: 'string', default: '/clef-web/models/clef-nano/' },
   },
 });
-// The dev server, no watcher and no HMR: edits elsewhere must not reload the page mid-run.
-const server = await serve('dev', 5197);
 const loadStart = loadAverage();
-const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+const harness = await harnessPage(5197);
 try {
-  const page = await browser.newPage();
-  await page.routeWebSocket(/.*/, () => undefined);
-  // tsx names the page function's inner functions through a helper the page lacks.
-  await page.addInitScript('globalThis.__name = (f) => f;');
-  await page.goto(server.pageUrl);
+  const page = harness.page;
   const out = await page.evaluate(
     async ({ rounds, firstLevel, graphDir }) => {
       type Ort = {
@@ -135,6 +127,5 @@ try {
     `  three at once (Promise.all) ${median(out.together).toFixed(1)} ms vs one after another ${median(out.oneByOne).toFixed(1)} ms`,
   );
 } finally {
-  await browser.close();
-  await server.close();
+  await harness.close();
 }
