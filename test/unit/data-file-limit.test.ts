@@ -7,25 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseManifest } from '../../src/engine/manifest.js';
-import { convertRelease } from '../../src/node/convert/package.js';
 import { GraphBuilder, MAX_EXTERNAL_DATA_FILE_BYTES } from '../../src/node/onnx/graph.js';
 import { PackageError } from '../../src/wire/errors.js';
-import { writeTinyFixture } from '../../tools/fixture/cli.js';
+import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
 
 // A tiny fp32 package converted here (a fresh clone has no public/models/ before the browser
 // suites build them).
-const work = mkdtempSync(join(tmpdir(), 'clef-limit-pkg-'));
-const TINY = join(work, 'tiny');
+let tiny: TinyPackage;
 beforeAll(async () => {
-  writeTinyFixture(join(work, 'release'), { seed: 3 });
-  await convertRelease(join(work, 'release'), TINY, {
-    dtype: 'fp32',
-    name: 'clef-tiny',
-    contextTokens: 4096,
-    fidelityRequests: 0,
-  });
+  tiny = await buildTinyPackage('clef-limit-pkg-');
 }, 60_000);
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => tiny?.remove());
 
 describe('the 4 GiB data-file invariant', () => {
   it('the writer refuses a data-file limit of 4 GiB or more', () => {
@@ -102,7 +94,7 @@ describe('the 4 GiB data-file invariant', () => {
   });
 
   it("the tiny fixture's manifest records its embedding table as the biggest tensor", () => {
-    const m = JSON.parse(readFileSync(join(TINY, 'manifest.json'), 'utf8'));
+    const m = JSON.parse(readFileSync(join(tiny.dir, 'manifest.json'), 'utf8'));
     // fp32 embedding: vocab × hidden float32, larger than any layer matrix at these sizes.
     const bytes = m.architecture.vocabSize * m.architecture.hiddenSize * 4;
     expect(m.variant.largestTensor).toEqual({ name: 'embed_tokens', bytes });
@@ -111,7 +103,7 @@ describe('the 4 GiB data-file invariant', () => {
   });
 
   it('the engine refuses a manifest whose biggest tensor is 4 GiB', () => {
-    const manifest = JSON.parse(readFileSync(join(TINY, 'manifest.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(join(tiny.dir, 'manifest.json'), 'utf8'));
     manifest.variant.largestTensor = { name: 'embed_tokens', bytes: 2 ** 32 };
     expect(() => parseManifest(manifest)).toThrow(/tensor embed_tokens is 4\.00 GiB/);
     manifest.variant.largestTensor = { name: 'embed_tokens', bytes: -1 };

@@ -2,21 +2,16 @@
 // backbone runs follow the plan (every run's tokens × keys within the budget, chunks shrinking
 // as the state grows) and decide as the default chunking does, within float tolerance: the
 // backbone is chunk-invariant up to rounding (the state carries everything across chunks).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertRelease } from '../../src/node/convert/package.js';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
-import { writeTinyFixture } from '../../tools/fixture/cli.js';
+import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
 
-const work = mkdtempSync(join(tmpdir(), 'long-context-'));
-const PACKAGE = join(work, 'tiny');
 const BUDGET = 48 * 512;
 /** fp32 chunk-invariance on the tiny model: probabilities agree far closer than this. */
 const TOLERANCE = 1e-4;
 
+let tiny: TinyPackage;
 let fixed: NodeEngine;
 let bounded: NodeEngine;
 /** input_ids lengths and past lengths of every backbone run, while recording. */
@@ -34,20 +29,14 @@ beforeAll(async () => {
     if (runs && ids) runs.push({ tokens: ids.dims[1]!, past: key ? key.dims[2]! : 0 });
     return run.call(this, feeds, ...rest);
   };
-  writeTinyFixture(join(work, 'release'), { seed: 11 });
-  await convertRelease(join(work, 'release'), PACKAGE, {
-    dtype: 'fp32',
-    name: 'clef-tiny',
-    contextTokens: 4096,
-    fidelityRequests: 0,
-  });
-  fixed = await loadNodePackage(PACKAGE);
-  bounded = await loadNodePackage(PACKAGE, { scoreBudget: BUDGET });
+  tiny = await buildTinyPackage('long-context-', 4096);
+  fixed = await loadNodePackage(tiny.dir);
+  bounded = await loadNodePackage(tiny.dir, { scoreBudget: BUDGET });
 }, 60_000);
 afterAll(async () => {
   await fixed?.dispose();
   await bounded?.dispose();
-  rmSync(work, { recursive: true, force: true });
+  tiny?.remove();
 });
 
 describe('a score budget', () => {

@@ -18,7 +18,10 @@ export interface TinyPackage {
   remove(): void;
 }
 
-export async function buildTinyPackage(prefix: string): Promise<TinyPackage> {
+export async function buildTinyPackage(
+  prefix: string,
+  contextTokens = TINY_CONTEXT,
+): Promise<TinyPackage> {
   const work = mkdtempSync(join(tmpdir(), prefix));
   const release = join(work, 'release');
   const dir = join(work, 'package');
@@ -27,7 +30,7 @@ export async function buildTinyPackage(prefix: string): Promise<TinyPackage> {
     dtype: 'fp32',
     name: TINY_MODEL,
     aliases: [TINY_ALIAS],
-    contextTokens: TINY_CONTEXT,
+    contextTokens,
     fidelityRequests: 0,
   });
   return { dir, remove: () => rmSync(work, { recursive: true, force: true }) };
