@@ -135,9 +135,12 @@ export function tensorLimitProblem(manifest: PackageManifest, caps: Capabilities
   return null;
 }
 
-/** Problems that mean "too big for this device" (ModelTooLargeError), not "no such device". */
-export function isSizeProblem(reason: string): boolean {
-  return reason.includes('addresses at most 4 GiB') || reason.includes('its largest tensor');
+/** Why a device is passed over; `tooLarge`: the package exceeds its memory or buffer limits. */
+export interface SkippedDevice {
+  device: DeviceName;
+  reason: string;
+  /** Too big for the device (ModelTooLargeError when no device is left), not unavailable. */
+  tooLarge: boolean;
 }
 
 /** Why `device` cannot run this package here, or null when it can. */
@@ -145,20 +148,29 @@ export function deviceProblem(
   device: DeviceName,
   manifest: PackageManifest,
   caps: Capabilities,
-): string | null {
+): Omit<SkippedDevice, 'device'> | null {
+  const other = (reason: string) => ({ reason, tooLarge: false });
   if (!manifest.variant.devices.includes(device)) {
-    return `the ${manifest.variant.dtype} variant of ${manifest.model.name} is built for ${manifest.variant.devices.join(', ')}, not ${device}`;
+    return other(
+      `the ${manifest.variant.dtype} variant of ${manifest.model.name} is built for ${manifest.variant.devices.join(', ')}, not ${device}`,
+    );
   }
   if (device === 'webgpu') {
-    if (!caps.webgpu) return caps.webgpuReason ?? 'WebGPU is unavailable';
+    if (!caps.webgpu) return other(caps.webgpuReason ?? 'WebGPU is unavailable');
     if (manifest.variant.needsShaderF16 && !caps.shaderF16) {
-      return `the ${manifest.variant.dtype} variant needs the WebGPU feature shader-f16, which this adapter lacks; load a q4, q8 or fp32 variant`;
+      return other(
+        `the ${manifest.variant.dtype} variant needs the WebGPU feature shader-f16, which this adapter lacks; load a q4, q8 or fp32 variant`,
+      );
     }
-    return tensorLimitProblem(manifest, caps);
+    const limit = tensorLimitProblem(manifest, caps);
+    return limit === null ? null : { reason: limit, tooLarge: true };
   }
   if (manifest.variant.peakBytes > WASM_MEMORY_LIMIT) {
     const gib = (manifest.variant.peakBytes / 1024 ** 3).toFixed(1);
-    return `${manifest.model.name} (${manifest.variant.dtype}) needs about ${gib} GiB; the WASM back end addresses at most 4 GiB, so this model needs WebGPU`;
+    return {
+      reason: `${manifest.model.name} (${manifest.variant.dtype}) needs about ${gib} GiB; the WASM back end addresses at most 4 GiB, so this model needs WebGPU`,
+      tooLarge: true,
+    };
   }
   return null;
 }
@@ -166,7 +178,7 @@ export function deviceProblem(
 export interface DevicePlan {
   /** Devices to try, best first. */
   order: DeviceName[];
-  skipped: Array<{ device: DeviceName; reason: string }>;
+  skipped: SkippedDevice[];
   /** Why order[0] is first: what `info().deviceReason` says when it loads. */
   reason: string;
 }
@@ -182,10 +194,10 @@ export function deviceOrder(
   manifest: PackageManifest,
   caps: Capabilities,
 ): DevicePlan {
-  const skipped: Array<{ device: DeviceName; reason: string }> = [];
+  const skipped: SkippedDevice[] = [];
   const usable = (device: DeviceName): boolean => {
     const problem = deviceProblem(device, manifest, caps);
-    if (problem) skipped.push({ device, reason: problem });
+    if (problem) skipped.push({ device, ...problem });
     return problem === null;
   };
   const software = `the WebGPU adapter (${caps.adapter ?? 'unknown'}) is a software fallback`;
@@ -198,7 +210,11 @@ export function deviceOrder(
   const gpu = usable('webgpu');
   const wasm = usable('wasm');
   if (gpu && caps.fallbackAdapter && wasm) {
-    skipped.push({ device: 'webgpu', reason: `${software}, slower than WASM on the same CPU` });
+    skipped.push({
+      device: 'webgpu',
+      reason: `${software}, slower than WASM on the same CPU`,
+      tooLarge: false,
+    });
     return {
       order: ['wasm', 'webgpu'],
       skipped,

@@ -5,7 +5,7 @@
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';
 import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
-import { isSizeProblem, type DevicePlan } from './capabilities.js';
+import type { DevicePlan } from './capabilities.js';
 import { toWireError, type WireResult } from '../wire/wire.js';
 import { readPackageCalibration } from './calibration.js';
 import { requireFile, type PackageManifest } from './manifest.js';
@@ -69,7 +69,7 @@ export async function waitForCancel(cancelled: () => boolean, limitMs: number): 
 /** The typed refusal when no device can run the package, naming every device's reason. */
 export function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['skipped']): Error {
   const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
-  if (skipped.some((s) => isSizeProblem(s.reason))) {
+  if (skipped.some((s) => s.tooLarge)) {
     return new ModelTooLargeError(`Cannot run ${manifest.model.name} here: ${reasons}`, {
       reasons,
     });

@@ -3,13 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   deviceOrder,
-  isSizeProblem,
   probeWith,
   tensorLimitProblem,
   type Capabilities,
   type GpuAdapterLike,
 } from '../../src/engine/capabilities.js';
+import { noDeviceError } from '../../src/engine/host-util.js';
 import type { PackageManifest } from '../../src/engine/manifest.js';
+import { DeviceError, ModelTooLargeError } from '../../src/wire/errors.js';
 
 const manifest = (peakBytes: number) =>
   ({
@@ -85,7 +86,9 @@ describe('the tensor-limit preflight', () => {
     expect(problem).toBe(
       "its largest tensor (embed_q, 2.00 GiB) exceeds this adapter's maxStorageBufferBindingSize of 1.00 GiB; it needs a WebGPU adapter whose maxStorageBufferBindingSize reaches 2.00 GiB, or a package converted with smaller tensors (a q4 or q8 variant)",
     );
-    expect(isSizeProblem(problem!)).toBe(true);
+    // Too big, not unavailable: with no device left the engine says ModelTooLargeError.
+    const plan = deviceOrder('webgpu', withTensor(2 ** 31), limited(2 ** 30, 2 ** 32));
+    expect(plan.skipped).toEqual([{ device: 'webgpu', reason: problem, tooLarge: true }]);
   });
   it('checks maxBufferSize too, and passes a tensor exactly at the limits', () => {
     expect(tensorLimitProblem(withTensor(2 ** 30 + 1), limited(2 ** 31, 2 ** 30))).toMatch(
@@ -102,6 +105,19 @@ describe('the tensor-limit preflight', () => {
     expect(auto.skipped[0]?.reason).toMatch(/^its largest tensor/);
     const explicit = deviceOrder('webgpu', big, limited(2 ** 30, 2 ** 30));
     expect(explicit.order).toEqual([]);
+  });
+});
+
+describe('the refusal when no device is left', () => {
+  it('is ModelTooLargeError when a device was too small, DeviceError when none was there', () => {
+    const tooBig = deviceOrder('wasm', HUGE, caps(null, false));
+    expect(tooBig.skipped).toMatchObject([{ device: 'wasm', tooLarge: true }]);
+    expect(noDeviceError(HUGE, tooBig.skipped)).toBeInstanceOf(ModelTooLargeError);
+    const absent = deviceOrder('webgpu', SMALL, caps(null, false));
+    expect(absent.skipped).toEqual([{ device: 'webgpu', reason: 'no adapter', tooLarge: false }]);
+    const error = noDeviceError(SMALL, absent.skipped);
+    expect(error).toBeInstanceOf(DeviceError);
+    expect(error.message).toBe('No device can run clef-nano here: webgpu: no adapter');
   });
 });
 
