@@ -1,8 +1,9 @@
 /**
  * The engine from the outside (issue 4), on WASM and WebGPU: nothing leaves the page's origin
- * during load and a run of decisions (see DECISIONS); the unmodified @typesafe-ai/sdk works through `clef.fetch`
- * (typed answers, its error classes for a 422 and a 400 max_tokens_exceeded); a second load
- * reads the package from Cache Storage instead of the network.
+ * during load and a run of decisions (see DECISIONS); the unmodified @typesafe-ai/sdk works
+ * through `clef.fetch` (typed answers, its error classes for a 422 and a 400
+ * max_tokens_exceeded); a second load reads the package from Cache Storage instead of the
+ * network.
  */
 import { expect, test, type Page, type Request } from '@playwright/test';
 import {
@@ -39,17 +40,27 @@ const DECISIONS = { wasm: 50, webgpu: 10 } as const;
 for (const device of DEVICES) {
   test.describe(`interop on ${device}`, () => {
     const decisions = DECISIONS[device];
-    test(`no request leaves the page origin during load and ${decisions} decisions`, async ({
-      page,
-    }) => {
+    // The first two tests share one page (the SDK page: the engine helpers and the SDK) and one
+    // engine, recorded from before the page opens: a WebGPU engine's first decisions compile its
+    // shaders, tens of seconds on SwiftShader, once instead of twice.
+    let shared: Page;
+    let urls: string[];
+    test.beforeAll(async ({ browser }) => {
+      shared = await browser.newPage();
+      urls = recordRequests(shared);
+      await openPage(shared, '/test/browser/pages/sdk.html');
+      expect((await mustLoad(shared, 'main', { model: FP32, device })).device).toBe(device);
+    });
+    test.afterAll(async () => {
+      await shared?.close();
+    });
+
+    test(`no request leaves the page origin during load and ${decisions} decisions`, async () => {
       test.setTimeout(device === 'webgpu' ? 480_000 : 120_000);
-      const urls = recordRequests(page);
-      await openPage(page);
-      const origin = new URL(page.url()).origin;
-      await mustLoad(page, 'main', { model: FP32, device });
+      const origin = new URL(shared.url()).origin;
       // Decisions about one state (prefix-cache hits after the first), some through the fetch
       // routes, one per question shape.
-      const answered = await page.evaluate(
+      const answered = await shared.evaluate(
         async ([model, state, decisions]) => {
           const clef = window.enginePage.get('main');
           const count: number[] = [];
@@ -92,11 +103,8 @@ for (const device of DEVICES) {
       console.log(`${device}: ${urls.length} requests, all from ${origin}`);
     });
 
-    test('the unmodified @typesafe-ai/sdk works through clef.fetch', async ({ page }) => {
+    test('the unmodified @typesafe-ai/sdk works through clef.fetch', async () => {
       test.setTimeout(device === 'webgpu' ? 300_000 : 120_000);
-      const urls = recordRequests(page);
-      await openPage(page, '/test/browser/pages/sdk.html');
-      await mustLoad(page, 'main', { model: FP32, device });
       const questions = {
         urgent: { type: 'noul', instructions: 'Is this urgent?' },
         team: { type: 'choice', criteria: { billing: 'money', shipping: 'parcels' } },
@@ -107,7 +115,7 @@ for (const device of DEVICES) {
         state: await stateOfLength(questions, TINY_CONTEXT + 30),
         questions,
       };
-      const out = await page.evaluate(
+      const out = await shared.evaluate(
         async ([model, state, questions, tooLong]) => {
           const sdk = (window as any).typesafeSdk;
           const clef = window.enginePage.get('main');
@@ -190,7 +198,8 @@ for (const device of DEVICES) {
         ...Array(4).fill('POST https://api.typesafe.ai/v1/systemone'),
       ]);
       expect(new Set(out.calls.map((c) => c.auth))).toEqual(new Set(['Bearer not-a-real-key']));
-      const origin = new URL(page.url()).origin;
+      // The SDK's requests are answered in the page: none of them reached the network.
+      const origin = new URL(shared.url()).origin;
       expect(urls.filter((u) => new URL(u).origin !== origin)).toEqual([]);
     });
 
