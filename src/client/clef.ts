@@ -52,6 +52,14 @@ export interface ClefOptions {
    */
   wasmBuild?: 'plain' | 'asyncify';
   /**
+   * The KV cache's precision: the state a long input holds between backbone runs and in the
+   * prefix cache. 'auto' (default): float16 on a WebGPU adapter with shader-f16 when the package
+   * has float16-KV graphs, float32 otherwise. 'float16' asks for it on WASM too (half the KV
+   * memory; answers move within the bound docs/clef-recipe.md §5 gives); 'float32' never uses it.
+   * `info().kvDtype` and `kvReason` say what was chosen.
+   */
+  kvDtype?: 'auto' | 'float32' | 'float16';
+  /**
    * A worker to use instead of the bundled one (it must run workers/clef.worker), or a function
    * that makes one. With a function (or the bundled worker) a lost worker is replaced by a new
    * one; a lost Worker object cannot be, and later calls reject with WorkerLostError.
@@ -125,6 +133,10 @@ export const BUNDLED_MODEL_URL = BUNDLED_MODEL_PATH;
 
 export async function createClef(options: ClefOptions = {}): Promise<Clef> {
   if (options.remote) checkRemoteOptions(options.remote);
+  const kv = options.kvDtype;
+  if (kv !== undefined && kv !== 'auto' && kv !== 'float32' && kv !== 'float16') {
+    throw new TypeError(`kvDtype must be 'auto', 'float32' or 'float16', not ${String(kv)}`);
+  }
   const defaultAsk = calibrationAsk(options.calibration);
   const given = options.worker;
   let givenUsed = false;
@@ -143,6 +155,7 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
     cache: options.cache ?? true,
     warmUp: options.warmUp ?? true,
     ...(options.wasmBuild ? { wasmBuild: options.wasmBuild } : {}),
+    ...(options.kvDtype ? { kvDtype: options.kvDtype } : {}),
     simulate: options.simulate,
   };
   let disposed = false;

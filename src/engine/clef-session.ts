@@ -34,6 +34,7 @@ import type { GroupLoad } from '../wire/wire.js';
 
 const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
   float32: (data, dims) => new ort.Tensor('float32', data, dims),
+  float16: (data, dims) => new ort.Tensor('float16', data, dims),
   int64: (data, dims) => new ort.Tensor('int64', data, dims),
 });
 
@@ -59,7 +60,7 @@ export async function createOrtDecisionSession(
   const sessionMs: Record<string, number> = {};
   const groupLoads: GroupLoad[] = [];
   const fetchMsBefore = pkg.stats.downloadMs + pkg.stats.verifyMs;
-  const groups = backboneGroups(m);
+  const groups = backboneGroups(m, options.kvDtype ?? 'float32');
   const sessions: SessionLike[] = [];
   const loans: Array<{ release(): void }> = [];
   try {

@@ -6,16 +6,14 @@ import { PackageError } from '../wire/errors.js';
 import {
   filesWithRole,
   type BackboneGroupEntry,
+  type IoTensorEntry,
+  type KvDtype,
   type ManifestFile,
   type PackageManifest,
 } from './manifest.js';
 import type { StateSpec } from './runner.js';
 
-export interface IoTensorSpec {
-  name: string;
-  dtype: 'int64' | 'float32';
-  shape: Array<number | string>;
-}
+export type IoTensorSpec = IoTensorEntry;
 
 export interface BackboneGraphSpec {
   inputs: IoTensorSpec[];
@@ -43,7 +41,12 @@ export const STREAM_NAMES: ReadonlySet<string> = new Set([
   'residual_out',
 ]);
 
-export function stateSpecs(spec: BackboneGraphSpec): StateSpec[] {
+/** The KV cache's tensors: full-attention layers' past/present key and value. */
+export function isKvName(name: string): boolean {
+  return /^(past|present)_(key|value)\.\d+$/.test(name);
+}
+
+export function stateSpecs(spec: BackboneGraphSpec, kv: KvDtype = 'float32'): StateSpec[] {
   const outputs = new Set(spec.outputs.map((o) => o.name));
   return spec.inputs
     .filter((i) => !STREAM_NAMES.has(i.name))
@@ -57,6 +60,7 @@ export function stateSpecs(spec: BackboneGraphSpec): StateSpec[] {
         input: i.name,
         output,
         emptyDims: i.shape.map((d) => (typeof d === 'number' ? d : 0)),
+        dtype: kv === 'float16' && isKvName(i.name) ? 'float16' : 'float32',
       };
     });
 }
@@ -80,35 +84,52 @@ export interface BackboneGroupSpec {
 /**
  * The backbone's groups in run order: a format-1 package is one group (its single graph and
  * every backbone-data file); a format-2 package lists them in graphs.backboneGroups and tags
- * each backbone file with its group (parseManifest checked the tags).
+ * each backbone file with its group (parseManifest checked the tags). With `kv` float16 each
+ * group with KV runs its kv16 graph (same data files); one without KV keeps its only graph.
  */
-export function backboneGroups(manifest: PackageManifest): BackboneGroupSpec[] {
+export function backboneGroups(
+  manifest: PackageManifest,
+  kv: KvDtype = 'float32',
+): BackboneGroupSpec[] {
   const listed = (manifest.graphs as { backboneGroups?: BackboneGroupEntry[] }).backboneGroups;
-  const graphs = filesWithRole(manifest, 'backbone');
+  const plain = filesWithRole(manifest, 'backbone');
+  const kv16 = kv === 'float16' ? filesWithRole(manifest, 'backbone-kv16') : [];
+  if (kv === 'float16' && kv16.length === 0) {
+    throw new PackageError(
+      'The package has no float16-KV backbone graphs: convert it again with this version of clef-web',
+    );
+  }
   const data = filesWithRole(manifest, 'backbone-data');
   const make = (
     index: number,
     layers: [number, number],
     spec: BackboneGraphSpec,
-    graph: ManifestFile | undefined,
+    graphFile: ManifestFile | undefined,
+    kvGraph: ManifestFile | undefined,
     files: ManifestFile[],
   ): BackboneGroupSpec => {
-    if (!graph) throw new PackageError(`The package has no graph for backbone group ${index}`);
+    if (!graphFile) throw new PackageError(`The package has no graph for backbone group ${index}`);
+    const states = stateSpecs(spec, kv);
+    if (kv === 'float16' && states.some((st) => st.dtype === 'float16') && !kvGraph) {
+      throw new PackageError(`The package has no float16-KV graph for backbone group ${index}`);
+    }
+    const graph = kvGraph ?? graphFile;
     const input = spec.inputs.find((i) => STREAM_NAMES.has(i.name))?.name ?? 'input_ids';
     const output = spec.outputs.find((o) => STREAM_NAMES.has(o.name))?.name ?? 'hidden';
     const bytes = [graph, ...files].reduce((n, f) => n + f.bytes, 0);
-    return { index, layers, graph, data: files, states: stateSpecs(spec), input, output, bytes };
+    return { index, layers, graph, data: files, states, input, output, bytes };
   };
   if (!listed) {
     const spec = backboneSpec(manifest);
-    return [make(0, [0, manifest.architecture.numLayers], spec, graphs[0], data)];
+    return [make(0, [0, manifest.architecture.numLayers], spec, plain[0], kv16[0], data)];
   }
   return listed.map((g, k) =>
     make(
       k,
       g.layers,
       g,
-      graphs.find((f) => f.group === k),
+      plain.find((f) => f.group === k),
+      kv16.find((f) => f.group === k),
       data.filter((f) => f.group === k),
     ),
   );

@@ -1,12 +1,12 @@
 /**
  * Helpers of the worker's EngineHost (host.ts): results, the files it reads itself, waiting, the
- * no-device refusal.
+ * no-device refusal, the test hooks' capabilities.
  */
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';
 import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
-import type { DevicePlan } from './capabilities.js';
-import { toWireError, type WireResult } from '../wire/wire.js';
+import type { Capabilities, DevicePlan } from './capabilities.js';
+import { toWireError, type FaultSimulation, type WireResult } from '../wire/wire.js';
 import { readPackageCalibration } from './calibration.js';
 import { requireFile, type PackageManifest } from './manifest.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
@@ -75,4 +75,27 @@ export function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['sk
     });
   }
   return new DeviceError(`No device can run ${manifest.model.name} here: ${reasons}`, { reasons });
+}
+
+/** The probed capabilities as the test hooks reshape them (no WebGPU, smaller buffer limits). */
+export function simulatedCapabilities(
+  caps: Capabilities,
+  simulate?: FaultSimulation,
+): Capabilities {
+  let out = caps;
+  if (simulate?.noWebgpu) {
+    out = {
+      ...out,
+      webgpu: false,
+      shaderF16: false,
+      adapter: null,
+      fallbackAdapter: false,
+      webgpuReason: 'WebGPU disabled by the caller (simulate.noWebgpu)',
+    };
+  }
+  const limit = simulate?.adapterLimitBytes;
+  if (limit !== undefined && out.webgpu) {
+    out = { ...out, maxStorageBufferBindingSize: limit, maxBufferSize: limit };
+  }
+  return out;
 }

@@ -13,21 +13,24 @@ import {
   type CalibrationAsk,
   type CalibrationFile,
 } from '../calibrate/index.js';
-import {
-  deviceOrder,
-  probeCapabilities,
-  type Capabilities,
-  type DevicePlan,
-} from './capabilities.js';
+import { deviceOrder, probeCapabilities, type DevicePlan } from './capabilities.js';
 import {
   AbortedError,
   ClefError,
+  DeviceError,
   DisposedError,
   EngineError,
   PackageError,
 } from '../wire/errors.js';
+import { chooseKv, type KvChoice } from './kv-choice.js';
 import { openPackage } from './package-fetch.js';
-import { noDeviceError, readOwnFiles, result, waitForCancel } from './host-util.js';
+import {
+  noDeviceError,
+  readOwnFiles,
+  result,
+  simulatedCapabilities,
+  waitForCancel,
+} from './host-util.js';
 import type { DeviceName, PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
@@ -75,21 +78,7 @@ export class EngineHost implements WorkerApi {
       const started = performance.now();
       this.options = options;
       await this.arm(options.simulate ?? {});
-      let caps: Capabilities = await probeCapabilities();
-      if (options.simulate?.noWebgpu) {
-        caps = {
-          ...caps,
-          webgpu: false,
-          shaderF16: false,
-          adapter: null,
-          fallbackAdapter: false,
-          webgpuReason: 'WebGPU disabled by the caller (simulate.noWebgpu)',
-        };
-      }
-      const limit = options.simulate?.adapterLimitBytes;
-      if (limit !== undefined && caps.webgpu) {
-        caps = { ...caps, maxStorageBufferBindingSize: limit, maxBufferSize: limit };
-      }
+      const caps = simulatedCapabilities(await probeCapabilities(), options.simulate);
       const report = (p: LoadProgress) => onProgress?.(p);
       // The device is known once the manifest is: its runtime starts then, during the download.
       let plan: DevicePlan | null = null;
@@ -127,20 +116,31 @@ export class EngineHost implements WorkerApi {
           : null;
       let deviceReason = reason;
       let lastError: unknown = null;
+      let kv: KvChoice | null = null;
       for (const device of order) {
         try {
           if (device === 'webgpu' && options.simulate?.failWebgpuLoad) {
             throw new EngineError('WebGPU session creation failed (simulate.failWebgpuLoad)');
           }
+          kv = chooseKv(options.kvDtype ?? 'auto', device, pkg.manifest, caps);
           this.session = await this.createSession(pkg, device, {
             threads: caps.threads,
             cacheBudgetBytes: options.cacheBudgetBytes,
             wasmBuild: options.wasmBuild,
+            kvDtype: kv.dtype,
             lexiconFromStorage: options.simulate?.lexiconFromStorage === true,
           });
           break;
         } catch (e) {
-          // A file that failed to arrive or verify fails the load on every device.
+          // A file that failed to arrive or verify fails the load on every device; a device that
+          // cannot hold the asked-for KV precision gives way to the next one, if any.
+          const next = device !== order[order.length - 1];
+          if (e instanceof DeviceError && next) {
+            lastError = e;
+            fallbackReason = `${device} skipped: ${e.message}`;
+            deviceReason = `${reason}; then ${fallbackReason}`;
+            continue;
+          }
           if (e instanceof ClefError && !(e instanceof EngineError)) throw e;
           lastError = e;
           fallbackReason = `${device} failed to load: ${(e as Error).message}`;
@@ -170,6 +170,8 @@ export class EngineHost implements WorkerApi {
         adapter: this.session.device === 'webgpu' ? caps.adapter : null,
         fallbackReason,
         deviceReason,
+        kvDtype: kv!.dtype,
+        kvReason: kv!.reason,
         contextTokens: m.contextTokens,
         threads: caps.threads,
         loadMs: {
@@ -393,10 +395,13 @@ export class EngineHost implements WorkerApi {
       await session.dispose().catch(() => undefined);
       // From Cache Storage when the load cached the files (same origin either way).
       const pkg = await openPackage(this.options!.model, { cache: this.options!.cache });
+      const caps = await probeCapabilities();
+      const kv = chooseKv(this.options!.kvDtype ?? 'auto', 'wasm', pkg.manifest, caps);
       this.session = await this.createSession(pkg, 'wasm' as DeviceName, {
-        threads: (await probeCapabilities()).threads,
+        threads: caps.threads,
         cacheBudgetBytes: this.options!.cacheBudgetBytes,
         wasmBuild: this.options!.wasmBuild,
+        kvDtype: kv.dtype,
         lexiconFromStorage: this.options!.simulate?.lexiconFromStorage === true,
       });
       this.infoBase = {
@@ -405,6 +410,8 @@ export class EngineHost implements WorkerApi {
         adapter: null,
         fallbackReason: reason,
         deviceReason: reason,
+        kvDtype: kv.dtype,
+        kvReason: kv.reason,
       };
       return this.session.run(encoded, ctx);
     }

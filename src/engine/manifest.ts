@@ -17,6 +17,8 @@ export type DeviceName = 'webgpu' | 'wasm';
 /** What each file is for; the engine finds its files by role, never by name. */
 export type FileRole =
   | 'backbone'
+  /** Optional: the backbone graph (of a group) with a float16 KV cache, over the same data. */
+  | 'backbone-kv16'
   | 'backbone-data'
   | 'head-memory'
   | 'head-decide'
@@ -44,6 +46,16 @@ export interface ManifestFile {
   group?: number;
 }
 
+/** KV cache precision between runs: float32, or float16 through a package's kv16 graphs. */
+export type KvDtype = 'float32' | 'float16';
+
+/** A graph input or output as the converter lists it (the fp32-KV graph's). */
+export interface IoTensorEntry {
+  name: string;
+  dtype: 'int64' | 'float32' | 'float16';
+  shape: Array<number | string>;
+}
+
 /** One graph of a split backbone, as graphs.backboneGroups lists them (in run order). */
 export interface BackboneGroupEntry {
   /** Starts from input_ids (the embedding) rather than the residual stream `residual_in`. */
@@ -52,8 +64,8 @@ export interface BackboneGroupEntry {
   layers: [number, number];
   /** Ends with the final norm and outputs `hidden` (else `residual_out`). */
   finalNorm: boolean;
-  inputs: Array<{ name: string; dtype: 'int64' | 'float32'; shape: Array<number | string> }>;
-  outputs: Array<{ name: string; dtype: 'int64' | 'float32'; shape: Array<number | string> }>;
+  inputs: IoTensorEntry[];
+  outputs: IoTensorEntry[];
 }
 
 export interface Fidelity {
@@ -168,7 +180,7 @@ export function parseManifest(value: unknown): PackageManifest {
   return m;
 }
 
-const BACKBONE_ROLES: ReadonlySet<string> = new Set(['backbone', 'backbone-data']);
+const BACKBONE_ROLES: ReadonlySet<string> = new Set(['backbone', 'backbone-kv16', 'backbone-data']);
 
 /**
  * Format 1: one `backbone` graph and no groups. Format 2: graphs.backboneGroups lists the groups
@@ -181,6 +193,8 @@ function checkBackboneFiles(m: PackageManifest, fail: (msg: string) => never): v
   if (m.formatVersion === MANIFEST_VERSION) {
     if (groups !== undefined) fail('graphs.backboneGroups needs format version 2');
     if (graphs.length !== 1) fail(`${graphs.length} backbone graphs (format 1 has one)`);
+    const kv16 = m.files.filter((f) => f.role === 'backbone-kv16').length;
+    if (kv16 > 1) fail(`${kv16} float16-KV backbone graphs (format 1 has at most one)`);
     if (m.files.some((f) => f.group !== undefined)) fail('file groups need format version 2');
     return;
   }
@@ -203,11 +217,18 @@ function checkBackboneFiles(m: PackageManifest, fail: (msg: string) => never): v
     if (!Array.isArray(g.inputs) || !Array.isArray(g.outputs)) fail(`backbone group ${k}: I/O`);
     const own = graphs.filter((f) => f.group === k).length;
     if (own !== 1) fail(`backbone group ${k} has ${own} graph files`);
+    const kv16 = m.files.filter((f) => f.role === 'backbone-kv16' && f.group === k).length;
+    if (kv16 > 1) fail(`backbone group ${k} has ${kv16} float16-KV graph files`);
     next = end;
   });
   if (m.architecture && next !== m.architecture.numLayers) {
     fail(`the backbone groups run ${next} of ${m.architecture.numLayers} layers`);
   }
+}
+
+/** The package has float16-KV backbone graphs (converted by a version that writes them). */
+export function hasFloat16Kv(m: PackageManifest): boolean {
+  return m.files.some((f) => f.role === 'backbone-kv16');
 }
 
 export function filesWithRole(m: PackageManifest, role: FileRole): ManifestFile[] {

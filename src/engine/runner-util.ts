@@ -1,15 +1,20 @@
 /** Small pure helpers of ClefRunner (runner.ts): byte counts, prefix keys, yielding a task. */
 import type { TensorLike } from './runtime-types.js';
 
+/** Bytes per element of the tensor types the graphs exchange. */
+function elementBytes(type: string): number {
+  return type === 'float16' ? 2 : type === 'int64' ? 8 : 4;
+}
+
 export function tensorBytes(t: TensorLike): number {
-  return t.dims.reduce((n, d) => n * d, 1) * 4;
+  return t.dims.reduce((n, d) => n * d, 1) * elementBytes(t.type);
 }
 
 /** Bytes of the outputs a session handed back in CPU memory (on WebGPU: read back from the GPU). */
 export function cpuOutputBytes(out: Record<string, TensorLike>): number {
   let bytes = 0;
   for (const t of Object.values(out)) {
-    if (t.location !== 'gpu-buffer') bytes += t.dims.reduce((n, d) => n * d, 1) * 4;
+    if (t.location !== 'gpu-buffer') bytes += tensorBytes(t);
   }
   return bytes;
 }

@@ -44,6 +44,8 @@ export interface StateSpec {
   output: string;
   /** Shape with the sequence axis (if any) as 0 for the empty start state. */
   emptyDims: number[];
+  /** float16 for the KV cache of a package's kv16 graphs; float32 otherwise (and by default). */
+  dtype?: 'float32' | 'float16';
 }
 
 export interface RunnerOptions {
@@ -209,7 +211,12 @@ export class ClefRunner {
     const state = new Map<string, TensorLike>();
     for (const s of this.states) {
       const n = s.emptyDims.reduce((a, d) => a * d, 1);
-      state.set(s.input, this.rt.float32(new Float32Array(n), s.emptyDims));
+      state.set(
+        s.input,
+        s.dtype === 'float16'
+          ? this.rt.float16(new Uint16Array(n), s.emptyDims)
+          : this.rt.float32(new Float32Array(n), s.emptyDims),
+      );
     }
     return state;
   }

@@ -21,5 +21,7 @@ export interface SessionLike {
 
 export interface RuntimeAdapter {
   float32(data: Float32Array, dims: number[]): TensorLike;
+  /** IEEE binary16 bits (the float16-KV graphs' state). */
+  float16(data: Uint16Array, dims: number[]): TensorLike;
   int64(data: BigInt64Array, dims: number[]): TensorLike;
 }

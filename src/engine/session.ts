@@ -3,7 +3,7 @@
  * logits. The ORT-backed implementation lives in clef-session.ts.
  */
 import type { EncodedRequest } from '../clef/prompt.js';
-import type { DeviceName } from './manifest.js';
+import type { DeviceName, KvDtype } from './manifest.js';
 import type { PackageSource } from './package-fetch.js';
 import type { JobContext } from './queue.js';
 import type { GroupLoad, RuntimePhases } from '../wire/wire.js';
@@ -49,6 +49,8 @@ export interface SessionOptions {
   threads: number;
   wasmBuild?: 'plain' | 'asyncify';
   cacheBudgetBytes: number;
+  /** The KV cache's precision (default float32; float16 runs the package's kv16 graphs). */
+  kvDtype?: KvDtype;
   /** Test hook: read the lexicon from Cache Storage whatever its size. */
   lexiconFromStorage?: boolean;
 }

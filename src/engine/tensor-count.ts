@@ -26,6 +26,7 @@ export class TensorCounter {
   adapter(rt: RuntimeAdapter): RuntimeAdapter {
     return {
       float32: (data, dims) => this.track(rt.float32(data, dims)),
+      float16: (data, dims) => this.track(rt.float16(data, dims)),
       int64: (data, dims) => this.track(rt.int64(data, dims)),
     };
   }

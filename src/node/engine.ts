@@ -29,6 +29,7 @@ import {
   type FileRole,
   type ManifestFile,
   type PackageManifest,
+  type KvDtype,
 } from '../engine/manifest.js';
 import type { JobContext } from '../engine/queue.js';
 import {
@@ -71,6 +72,16 @@ export interface NodeEngineOptions {
   cacheBudgetBytes?: number;
   /** onnxruntime intra-op threads (default: onnxruntime's choice). */
   threads?: number;
+  /**
+   * The KV cache's precision between runs (default float32): float16 runs the package's kv16
+   * graphs, halving the state a long context holds; answers move within docs/clef-recipe.md §5's bound.
+   */
+  kvDtype?: KvDtype;
+  /**
+   * onnxruntime's CPU memory arena (default true). Off, buffers go back to the allocator after
+   * each run instead of staying reserved for sizes that recur.
+   */
+  memoryArena?: boolean;
 }
 
 export interface RunOptions {
@@ -119,6 +130,7 @@ export interface NodeEngine {
 function nodeAdapter(ort: OrtNodeModule): RuntimeAdapter {
   return {
     float32: (data, dims) => new ort.Tensor('float32', data, dims),
+    float16: (data, dims) => new ort.Tensor('float16', data, dims),
     int64: (data, dims) => new ort.Tensor('int64', data, dims),
   };
 }
@@ -281,12 +293,13 @@ export async function loadNodePackage(
     parseJsonFile(tokenizerFile, bytesOf(tokenizerFile)),
     configFile ? parseJsonFile(configFile, bytesOf(configFile)) : undefined,
   );
-  const groups = backboneGroups(manifest);
+  const groups = backboneGroups(manifest, options.kvDtype ?? 'float32');
   const lexiconFile = requireFile(manifest, 'lexicon');
 
   const sessionOptions: NodeSessionOptions = {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
+    ...(options.memoryArena === false ? { enableCpuMemArena: false } : {}),
     ...(options.threads !== undefined ? { intraOpNumThreads: options.threads } : {}),
   };
   const sessions: SessionLike[] = [];

@@ -129,6 +129,8 @@ export interface LoadOptionsWire {
   warmUp?: boolean;
   /** onnxruntime-web build for the WASM device (default 'plain'; see ClefOptions.wasmBuild). */
   wasmBuild?: 'plain' | 'asyncify';
+  /** The KV cache's precision (default 'auto'; see ClefOptions.kvDtype). */
+  kvDtype?: 'auto' | 'float32' | 'float16';
   /** Test hooks for the fault paths (see FaultSimulation). */
   simulate?: FaultSimulation;
 }
@@ -209,6 +211,10 @@ export interface EngineInfo {
    * or the fallback that moved it.
    */
   deviceReason: string;
+  /** The KV cache's precision between backbone runs (float16: the package's kv16 graphs). */
+  kvDtype: 'float32' | 'float16';
+  /** Why: "auto: float16, the WebGPU adapter has shader-f16", "kvDtype 'float16' requested" ... */
+  kvReason: string;
   contextTokens: number;
   threads: number;
   loadMs: LoadPhases;

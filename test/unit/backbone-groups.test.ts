@@ -169,6 +169,19 @@ describe('the grouped package', () => {
       ['a tag out of range', (m) => (m.files[0]!.group = 7), /is not one of the 3/],
       ['a group without a graph', (m) => (m.files[2]!.group = 0), /group 0 has 2 graph files/],
       [
+        'two float16-KV graphs in a group',
+        (m) => {
+          const kv16 = m.files.find((f) => f.role === 'backbone-kv16')!;
+          m.files.push({ ...kv16, path: 'other.kv16.onnx' });
+        },
+        /group \d has 2 float16-KV graph files/,
+      ],
+      [
+        'an untagged float16-KV graph',
+        (m) => delete m.files.find((f) => f.role === 'backbone-kv16')!.group,
+        /is not one of the 3/,
+      ],
+      [
         'a tagged head file',
         (m) => (m.files.find((f) => f.role === 'lexicon')!.group = 0),
         /only backbone files/,

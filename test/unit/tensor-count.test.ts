@@ -17,7 +17,11 @@ function fakeTensor(): TensorLike & { disposals: number } {
   return t;
 }
 
-const runtime: RuntimeAdapter = { float32: () => fakeTensor(), int64: () => fakeTensor() };
+const runtime: RuntimeAdapter = {
+  float32: () => fakeTensor(),
+  float16: () => fakeTensor(),
+  int64: () => fakeTensor(),
+};
 
 describe('TensorCounter', () => {
   it('counts tensors made by the adapter until each is disposed, once', () => {

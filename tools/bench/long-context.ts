@@ -1,12 +1,14 @@
 /**
  * `npx tsx tools/bench/long-context.ts [--package bench/work/real-q4] [--tokens 2048,16384]
- *   [--threads 2] [--budget N] [--no-write]`
+ *   [--threads 2] [--budget N] [--kv float32|float16] [--arena on|off] [--label x] [--no-write]`
  *
  * Memory growth with the state on onnxruntime-node: one decision per state length (a fresh
  * state each, so every token runs through the backbone), the process's peak resident memory
  * during it (VmHWM, reset before each through /proc/self/clear_refs) against its resident
  * memory right after load, and the time. `--budget` sets the engine's score budget (tokens ×
- * keys per run, src/engine/chunk-plan.ts; 0 = unbounded: fixed 256-token chunks, as before).
+ * keys per run, src/engine/chunk-plan.ts; 0 = unbounded: fixed 256-token chunks, as before);
+ * `--kv float16` runs the package's float16-KV graphs; `--arena off` turns onnxruntime's CPU
+ * memory arena off (it keeps every buffer size a run used reserved for the next).
  * Results go to bench/results/<date>-long-context-node[-label].json.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,8 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '2048,16384' },
     threads: { type: 'string', default: '2' },
     budget: { type: 'string' },
+    kv: { type: 'string', default: 'float32' },
+    arena: { type: 'string', default: 'on' },
     label: { type: 'string' },
     'no-write': { type: 'boolean' },
   },
@@ -41,11 +45,13 @@ const loadStart = loadAverage();
 const engine = await loadNodePackage(values.package!, {
   threads: Number(values.threads),
   ...(budget !== undefined ? { scoreBudget: budget } : {}),
+  kvDtype: values.kv === 'float16' ? 'float16' : 'float32',
+  memoryArena: values.arena !== 'off',
 });
 const weights = engine.manifest.variant.weightBytes;
 const afterLoad = status('VmRSS');
 console.log(
-  `${values.package}: ${(weights / MiB).toFixed(0)} MiB of weights; RSS after load ${(afterLoad / MiB).toFixed(0)} MiB; budget ${budget ?? 'default'}; load average ${loadStart?.join(' ')}`,
+  `${values.package}: ${(weights / MiB).toFixed(0)} MiB of weights; RSS after load ${(afterLoad / MiB).toFixed(0)} MiB; budget ${budget ?? 'default'}; KV ${values.kv}; arena ${values.arena}; load average ${loadStart?.join(' ')}`,
 );
 const sentence = 'The parcel left the depot on Monday and the courier has not called since then. ';
 const perSentence = engine.tokenizer.encode(sentence).length;
@@ -88,7 +94,17 @@ if (!values['no-write']) {
     loadAverage: { start: loadStart, end: loadAverage() },
   };
   const command = `npx tsx tools/bench/long-context.ts ${process.argv.slice(2).join(' ')}`;
-  const result = { date, command, machine, package: values.package, weights, afterLoad, rows };
+  const options = { kv: values.kv, arena: values.arena, budget: budget ?? 'default' };
+  const result = {
+    date,
+    command,
+    machine,
+    package: values.package,
+    options,
+    weights,
+    afterLoad,
+    rows,
+  };
   writeFileSync(path, `${JSON.stringify(result, null, 1)}\n`);
   console.log(`wrote ${path}`);
 }

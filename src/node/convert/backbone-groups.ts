@@ -185,6 +185,7 @@ export function buildBackboneGroups(
       onnxBytes: built.onnxBytes,
       dataBytes: built.dataBytes,
       largestTensor: built.largestTensor,
+      variants: built.variants,
       part,
       io: built.io,
     });

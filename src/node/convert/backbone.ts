@@ -42,6 +42,7 @@ import { GraphBuilder, attr, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import { BackboneOps, QUANT_BLOCK_SIZE, type LinearEncoding } from './backbone-ops.js';
 import { quantizeBlocks, toFloat16Array } from './quantize.js';
+import { withFloat16Kv } from './kv-float16.js';
 import {
   fullAttentionLayer,
   linearAttentionLayer,
@@ -63,11 +64,28 @@ export interface BackboneOptions {
   accuracyLevel?: number;
   /** Split external data into files of at most this many bytes (default 1.5 GiB). */
   maxDataFileBytes?: number;
+  /**
+   * Also write the graph with its KV cache as float16 (`<name>.kv16.onnx`, same data files):
+   * the engine's choice where shader-f16 exists, or when asked. Only graphs with KV (a
+   * full-attention layer) get one.
+   */
+  kvFloat16?: boolean;
+}
+
+/** `backbone.onnx` → `backbone.kv16.onnx`: the float16-KV graph over the same data. */
+export function kvFloat16Path(onnxPath: string): string {
+  return onnxPath.replace(/\.onnx$/, '') + '.kv16.onnx';
+}
+
+/** The KV inputs of a graph's I/O (full-attention layers' past key/value), each with its output. */
+export function kvNames(io: BackboneIo): { inputs: string[]; outputs: string[] } {
+  const inputs = io.inputs.filter((t) => /^past_(key|value)\.\d+$/.test(t.name)).map((t) => t.name);
+  return { inputs, outputs: inputs.map((name) => `present_${name.slice('past_'.length)}`) };
 }
 
 export interface IoTensor {
   name: string;
-  dtype: 'int64' | 'float32';
+  dtype: 'int64' | 'float32' | 'float16';
   shape: Array<number | string>;
 }
 
@@ -217,7 +235,27 @@ export function buildBackboneOnnx(
       ? ops.rmsNorm(h, onePlus(read('norm.weight')), c.rms_norm_eps, 'final_norm')
       : h;
     g.output(last, out.name, DataType.FLOAT, out.shape);
+    const kv = kvNames(io);
+    const kv16Io: BackboneIo = {
+      inputs: io.inputs.map((t) => (kv.inputs.includes(t.name) ? { ...t, dtype: 'float16' } : t)),
+      outputs: io.outputs.map((t) =>
+        kv.outputs.includes(t.name) ? { ...t, dtype: 'float16' } : t,
+      ),
+    };
     const written = g.finish({
+      variants:
+        options.kvFloat16 && kv.inputs.length > 0
+          ? [
+              {
+                onnxPath: kvFloat16Path(outPath),
+                rewrite: (graph) => withFloat16Kv(graph, kv),
+                metadata: {
+                  'clef.backbone.io': JSON.stringify(kv16Io),
+                  'clef.backbone.kv': 'float16',
+                },
+              },
+            ]
+          : [],
       outputOrder: io.outputs.map((t) => t.name),
       metadata: {
         'clef.backbone.io': JSON.stringify(io),

@@ -13,7 +13,8 @@ export const CONVERT_USAGE = `usage: clef-web convert <release-dir> <out-dir> --
   [--q8-layers N] [--fidelity N (random requests to measure: default 200, 30 for fp32; 0 skips)]
   [--backbone-group-bytes auto|0|SIZE (split the backbone into graphs of at most SIZE bytes of
      weights, e.g. 512M; auto: only above 1 GiB, in 512 MiB groups; 0: one graph)]
-  [--backbone-group-layers N,N,... (split it into groups of these many layers, in order)]`;
+  [--backbone-group-layers N,N,... (split it into groups of these many layers, in order)]
+  [--kv-float16 on|off (also write float16-KV backbone graphs, for shader-f16 GPUs: default on)]`;
 
 /** `auto`, a byte count, or one with a binary suffix (K, M, G; `512M`, `1.5G`, `256MiB`). */
 export function parseGroupBytes(text: string): 'auto' | number {
@@ -52,6 +53,7 @@ export async function convertMain(argv: string[]): Promise<number> {
         fidelity: { type: 'string' },
         'backbone-group-bytes': { type: 'string' },
         'backbone-group-layers': { type: 'string' },
+        'kv-float16': { type: 'string' },
       },
     });
   } catch (e) {
@@ -65,6 +67,11 @@ export async function convertMain(argv: string[]): Promise<number> {
     return 2;
   }
   const [releaseDir, outDir] = positionals as [string, string];
+  const kv16 = values['kv-float16'] ?? 'on';
+  if (kv16 !== 'on' && kv16 !== 'off') {
+    console.error(`--kv-float16 ${kv16}: not on or off\n${CONVERT_USAGE}`);
+    return 2;
+  }
   let backboneGroups: BackboneGrouping;
   try {
     backboneGroups = groupingOf(values['backbone-group-bytes'], values['backbone-group-layers']);
@@ -86,6 +93,7 @@ export async function convertMain(argv: string[]): Promise<number> {
       ...(values.context ? { contextTokens: Number(values.context) } : {}),
       ...(values['q8-layers'] ? { q8Layers: Number(values['q8-layers']) } : {}),
       backboneGroups,
+      kvFloat16: kv16 === 'on',
       // fp32 is compared with the float64 reference (seconds per request); the rest with fp32.
       fidelityRequests:
         values.fidelity !== undefined ? Number(values.fidelity) : dtype === 'fp32' ? 30 : 200,

@@ -64,6 +64,11 @@ export interface ConvertOptions {
    * most 512 MiB), the most weight bytes per layer group (0: one graph), or layers per group.
    */
   backboneGroups?: BackboneGrouping;
+  /**
+   * Also write each backbone graph with a float16 KV cache (`*.kv16.onnx`, sharing the data
+   * files: a few hundred KB more), which the engine uses where shader-f16 exists (default true).
+   */
+  kvFloat16?: boolean;
   log?: (line: string) => void;
 }
 
@@ -184,6 +189,7 @@ export async function convertRelease(
     const backboneOptions = {
       dtype: options.dtype,
       embedding,
+      kvFloat16: options.kvFloat16 ?? true,
       ...(options.q8Layers !== undefined ? { q8Layers: options.q8Layers } : {}),
     };
     const plan = planBackboneGroups(
@@ -196,6 +202,7 @@ export async function convertRelease(
     const backbone = buildBackboneGroups(release, outDir, backboneOptions, plan);
     backbone.groups.forEach((g, k) => {
       add(g.onnxPath, 'backbone', grouped ? k : undefined);
+      for (const v of g.variants) add(v.onnxPath, 'backbone-kv16', grouped ? k : undefined);
       for (const p of g.dataPaths) add(p, 'backbone-data', grouped ? k : undefined);
     });
     const backboneGroups: BackboneGroupEntry[] = backbone.groups.map((g) => ({
@@ -239,8 +246,9 @@ export async function convertRelease(
       const absolute = join(outDir, f.path);
       return { ...f, bytes: statSync(absolute).size, sha256: sha256File(absolute) };
     });
+    // A kv16 graph replaces its group's graph when used: counted once, as the fp32 one.
     const weightBytes = listed
-      .filter((f) => f.role !== 'tokenizer' && f.role !== 'tokenizer-config' && f.role !== 'config')
+      .filter((f) => !['tokenizer', 'tokenizer-config', 'config', 'backbone-kv16'].includes(f.role))
       .reduce((n, f) => n + f.bytes, 0);
     const gpuBytes = listed.filter((f) => GPU_ROLES.has(f.role)).reduce((n, f) => n + f.bytes, 0);
     const largestTensor = largestOf([...backbone.groups, heads.memory, heads.decide]);

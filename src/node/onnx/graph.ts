@@ -8,7 +8,7 @@
  * file would exceed `maxDataFileBytes`; every tensor starts at a multiple of `alignment`.
  */
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import {
   DATA_TYPE_BYTES,
   DataType,
@@ -17,6 +17,7 @@ import {
   type AttributeValue,
   type DataTypeCode,
   type Dim,
+  type GraphData,
   type NodeData,
   type OpsetImport,
   type TensorData,
@@ -56,6 +57,20 @@ export interface FinishOptions {
   metadata?: Record<string, string>;
   /** Graph outputs named here come first, in this order; the rest keep declaration order. */
   outputOrder?: string[];
+  /** More models over the same initializers (their data is written once, shared). */
+  variants?: GraphVariant[];
+}
+
+/**
+ * A second graph over the same weights: the finished graph rewritten (other I/O types, a few
+ * extra nodes), its initializers pointing into the same data files. It must sit in the main
+ * model's directory, since external data locations are relative to the .onnx file.
+ */
+export interface GraphVariant {
+  onnxPath: string;
+  rewrite: (graph: GraphData) => GraphData;
+  /** Metadata entries added to (or replacing) the main model's. */
+  metadata?: Record<string, string>;
 }
 
 export interface WrittenModel {
@@ -68,6 +83,8 @@ export interface WrittenModel {
   dataBytes: number;
   /** The biggest initializer: what a GPU must hold in one buffer (null: no initializers). */
   largestTensor: TensorSize | null;
+  /** FinishOptions.variants as written, in order. */
+  variants: Array<{ onnxPath: string; onnxBytes: number }>;
 }
 
 export interface TensorSize {
@@ -260,30 +277,44 @@ export class GraphBuilder {
       return k < 0 ? order.length : k;
     };
     const outputs = [...this.outputs].sort((a, b) => rank(a.name) - rank(b.name));
-    const bytes = encodeModel({
-      irVersion: options.irVersion ?? 9,
-      opsets: options.opsets ?? DEFAULT_OPSETS,
-      producerName: options.producerName ?? 'clef-web',
-      ...(options.producerVersion !== undefined
-        ? { producerVersion: options.producerVersion }
-        : {}),
-      ...(options.docString !== undefined ? { docString: options.docString } : {}),
-      ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
-      graph: {
-        name: this.opts.name,
-        nodes: this.nodes,
-        inputs: this.inputs,
-        outputs,
-        initializers: this.initializers,
-      },
+    const graph: GraphData = {
+      name: this.opts.name,
+      nodes: this.nodes,
+      inputs: this.inputs,
+      outputs,
+      initializers: this.initializers,
+    };
+    const write = (path: string, g: GraphData, metadata?: Record<string, string>): number => {
+      const bytes = encodeModel({
+        irVersion: options.irVersion ?? 9,
+        opsets: options.opsets ?? DEFAULT_OPSETS,
+        producerName: options.producerName ?? 'clef-web',
+        ...(options.producerVersion !== undefined
+          ? { producerVersion: options.producerVersion }
+          : {}),
+        ...(options.docString !== undefined ? { docString: options.docString } : {}),
+        ...(metadata !== undefined ? { metadata } : {}),
+        graph: g,
+      });
+      writeFileSync(path, bytes);
+      return bytes.length;
+    };
+    const onnxBytes = write(this.opts.onnxPath, graph, options.metadata);
+    const variants = (options.variants ?? []).map((v) => {
+      if (resolve(dirname(v.onnxPath)) !== resolve(dirname(this.opts.onnxPath))) {
+        throw new Error(`variant ${v.onnxPath} must sit beside ${this.opts.onnxPath}`);
+      }
+      const metadata =
+        options.metadata || v.metadata ? { ...options.metadata, ...v.metadata } : undefined;
+      return { onnxPath: v.onnxPath, onnxBytes: write(v.onnxPath, v.rewrite(graph), metadata) };
     });
-    writeFileSync(this.opts.onnxPath, bytes);
     return {
       onnxPath: this.opts.onnxPath,
       dataPaths: this.dataFiles.map((f) => f.path),
-      onnxBytes: bytes.length,
+      onnxBytes,
       dataBytes: this.dataFiles.reduce((a, f) => a + f.size, 0),
       largestTensor: this.largest,
+      variants,
     };
   }
 
