@@ -22,7 +22,7 @@ import {
   EngineError,
   PackageError,
 } from '../wire/errors.js';
-import { chooseKv, type KvChoice } from './kv-choice.js';
+import { chooseKv, unusedGraphs, type KvChoice } from './kv-choice.js';
 import { openPackage } from './package-fetch.js';
 import {
   noDeviceError,
@@ -94,6 +94,14 @@ export class EngineHost implements WorkerApi {
           if (first && this.startRuntime) {
             early = this.startRuntime(first, caps.threads, options.wasmBuild);
             early.catch(() => undefined); // session creation reports it, or falls back
+          }
+          // Progress counts the graphs the first device's KV precision runs (a refusal is
+          // reported when its session is created).
+          try {
+            const kv = chooseKv(options.kvDtype ?? 'auto', first!, manifest, caps);
+            return { unused: unusedGraphs(manifest, kv.dtype) };
+          } catch {
+            return undefined;
           }
         },
       });

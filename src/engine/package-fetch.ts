@@ -16,8 +16,12 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** Use the Cache Storage API (default true). */
   cache?: boolean;
-  /** Called once the manifest is read, before any other file is fetched. */
-  onManifest?: (manifest: PackageManifest) => void;
+  /**
+   * Called once the manifest is read, before any other file is fetched. It may name files this
+   * load will not fetch (the backbone graphs of the KV precision not chosen): they count in
+   * neither the progress total nor the quota check.
+   */
+  onManifest?: (manifest: PackageManifest) => void | { unused: readonly string[] };
   /** Ask for persistent storage from this package size on (default PERSIST_ABOVE_BYTES). */
   persistAboveBytes?: number;
 }
@@ -117,12 +121,12 @@ function cacheKeyOf(baseUrl: string, file: ManifestFile): string {
 async function storageRoom(
   cache: Cache,
   baseUrl: string,
-  manifest: PackageManifest,
+  files: readonly ManifestFile[],
 ): Promise<{ problem: string | null }> {
   const storage = globalThis.navigator?.storage;
   if (!storage?.estimate) return { problem: null };
   let missing = 0;
-  for (const file of manifest.files) {
+  for (const file of files) {
     if (!(await hasFile(cache, cacheKeyOf(baseUrl, file)))) missing += file.bytes;
   }
   const { quota, usage } = await storage.estimate().catch(() => ({}) as StorageEstimate);
@@ -166,15 +170,16 @@ export async function openPackage(
     throw new PackageError(`${manifestUrl} is not JSON`);
   }
   const manifest = parseManifest(manifestJson);
-  options.onManifest?.(manifest);
+  const unused = new Set(options.onManifest?.(manifest)?.unused ?? []);
+  const wanted = manifest.files.filter((f) => !unused.has(f.path));
   const manifestSha256 = await sha256Hex(manifestBytes);
 
   let { cache, problem } =
     options.cache === false ? { cache: null, problem: 'caching disabled' } : await openCache();
-  const totalBytes = manifest.files.reduce((n, f) => n + f.bytes, 0);
+  const totalBytes = wanted.reduce((n, f) => n + f.bytes, 0);
   if (cache) {
     // Before downloading gigabytes: will what is not cached yet fit in the quota?
-    const room = await storageRoom(cache, baseUrl, manifest);
+    const room = await storageRoom(cache, baseUrl, wanted);
     if (room.problem) {
       problem = room.problem;
       cache = null;

@@ -18,9 +18,10 @@ test('each package file the engine reads is fetched exactly once, with the cache
     if (path.startsWith(FP32)) paths.push(path.slice(FP32.length));
   });
   await mustLoad(page, 'once', { model: FP32, device: 'wasm', cache: false, warmUp: false });
-  // Every file the engine reads (clef_config.json, role 'config', is for tools), once each.
+  // Every file the engine reads, once each: not clef_config.json (role 'config', for tools),
+  // nor the float16-KV graph (role 'backbone-kv16') of a load whose KV is float32.
   const files = (manifest.files as Array<{ path: string; role: string }>)
-    .filter((f) => f.role !== 'config')
+    .filter((f) => f.role !== 'config' && f.role !== 'backbone-kv16')
     .map((f) => f.path);
   expect(files.length).toBeGreaterThan(5);
   expect([...paths].sort()).toEqual(['manifest.json', ...files].sort());
