@@ -23,6 +23,9 @@ export const MODEL = 'clef-tiny';
 export const TINY_CONTEXT = 4096;
 export const FP32 = '/models/tiny/';
 export const Q4 = '/models/tiny-q4/';
+/** /models/tiny/ with a shorter context in its manifest (tools/models/build-tiny.ts). */
+export const FP32_1K = '/models/tiny-1k/';
+export const TINY_1K_CONTEXT = 1024;
 
 /**
  * How far the browser may stray from the float64 reference, per device and dtype, set at about

@@ -28,7 +28,10 @@ async function convert(dtype: (typeof DTYPES)[number], split: keyof typeof SPLIT
     fidelityRequests: 0,
     ...(split === 'single' ? {} : { backboneGroups: SPLITS[split] }),
   });
-  engines.set(`${dtype}-${split}`, await loadNodePackage(dir));
+  // One onnxruntime thread, as in verify.test.ts: both engines of a comparison run the same
+  // kernels on the same thread count either way, and the tiny model's small runs take about a
+  // third of the time without a thread pool on a busy 2-core machine.
+  engines.set(`${dtype}-${split}`, await loadNodePackage(dir, { threads: 1 }));
 }
 
 beforeAll(async () => {

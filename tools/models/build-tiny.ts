@@ -2,7 +2,10 @@
  * Builds the tiny Clef fixture and converts it into the package the dev and preview servers
  * serve under /models/tiny/ (fp32) and /models/tiny-q4/ (q4), and the same release with its
  * backbone split into one graph per layer (after the embedding's) under /models/tiny-split/
- * (fp32) and /models/tiny-q4-split/ (q4), for the split tests. Generated, never edited by hand
+ * (fp32) and /models/tiny-q4-split/ (q4), for the split tests; and the fp32 package with a
+ * 1,024-token context under /models/tiny-1k/ (the same graphs and weights, only the manifest's
+ * context differs), where the browser's WebGPU tests reach the end of the context in a quarter
+ * of the tokens (SwiftShader runs WebGPU on the CPU, slowly). Generated, never edited by hand
  * and never committed: `npm run models:tiny`.
  */
 import { createHash } from 'node:crypto';
@@ -18,6 +21,7 @@ const VARIANTS = [
   { dir: join('public', 'models', 'tiny-q4'), dtype: 'q4' as const },
   { dir: join('public', 'models', 'tiny-split'), dtype: 'fp32' as const, groups: SPLIT },
   { dir: join('public', 'models', 'tiny-q4-split'), dtype: 'q4' as const, groups: SPLIT },
+  { dir: join('public', 'models', 'tiny-1k'), dtype: 'fp32' as const, contextTokens: 1024 },
 ];
 const SEED = 1;
 
@@ -67,6 +71,7 @@ async function main(): Promise<void> {
       description: 'A tiny random-weight model in the Clef layout: its answers mean nothing',
       fidelityRequests: 0,
       ...(v.groups ? { backboneGroups: v.groups } : {}),
+      ...(v.contextTokens ? { contextTokens: v.contextTokens } : {}),
     });
     console.log(`wrote ${v.dir} (${v.dtype})`);
   }

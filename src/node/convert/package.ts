@@ -54,6 +54,8 @@ export interface ConvertOptions {
   q8Layers?: number;
   /** Random requests to measure fidelity on (0: skip). */
   fidelityRequests?: number;
+  /** onnxruntime intra-op threads for the fidelity measurement (default: onnxruntime's choice). */
+  fidelityThreads?: number;
   /** Backbone tokens per run (written into the manifest for the engine). */
   chunkTokens?: number;
   /**
@@ -302,11 +304,13 @@ export async function convertRelease(
     const requests = options.fidelityRequests ?? 0;
     if (requests > 0) {
       const { measureFidelity } = await import('../verify/fidelity.js');
+      const threads = options.fidelityThreads;
+      const fidelityOptions = { requests, ...(threads !== undefined ? { threads } : {}) };
       if (options.dtype === 'fp32') {
         log(`fidelity: ${requests} requests against the float64 reference ...`);
         manifest.fidelity = summarize(
           'reference',
-          await measureFidelity(outDir, { release: releaseDir }, { requests }),
+          await measureFidelity(outDir, { release: releaseDir }, fidelityOptions),
         );
       } else {
         const baseline = mkdtempSync(join(tmpdir(), 'clef-fp32-'));
@@ -321,7 +325,7 @@ export async function convertRelease(
           log(`fidelity: ${requests} requests against fp32 ...`);
           manifest.fidelity = summarize(
             'fp32',
-            await measureFidelity(outDir, { package: baseline }, { requests }),
+            await measureFidelity(outDir, { package: baseline }, fidelityOptions),
           );
         } finally {
           rmSync(baseline, { recursive: true, force: true });
