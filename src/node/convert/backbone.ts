@@ -30,6 +30,7 @@
  *   com.microsoft.MatMulNBits bits 4/8, block 32         all (JSEP: 4 bits only)
  *   com.microsoft.GatherBlockQuantized uint8 bits 8/4    all (JSEP: 8 bits on CPU)
  *   MatMul / Gather / Cast in float16 (fp16 variant)     all; WebGPU needs shader-f16
+ *   Concat / Cast in float16 (the kv16 graphs' KV)       all; WebGPU needs shader-f16
  *   plain opset 17: MatMul, Gather, Softmax, Reshape, Transpose, Slice, Concat, Shape, Range,
  *   Cos, Sin, LessOrEqual, Where, Add, Sub, Mul, Neg, Abs, Exp, Log, Relu, Sigmoid, Sqrt,
  *   Reciprocal, ReduceMean, ReduceSum, Cast              all
