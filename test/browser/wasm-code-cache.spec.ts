@@ -29,7 +29,7 @@ function bytesUnder(dir: string): number {
   return total;
 }
 
-/** One visit: load the tiny package on WASM, two decisions, dispose; the trace's wasm events. */
+/** One visit: load the tiny package on WASM, three decisions, dispose; the trace's wasm events. */
 async function visit(profile: string, baseURL: string, settle?: () => Promise<void>) {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
@@ -51,8 +51,19 @@ async function visit(profile: string, baseURL: string, settle?: () => Promise<vo
         };
         const w = window as unknown as { clefWeb: { createClef(o: object): Promise<C> } };
         const clef = await w.clefWeb.createClef({ model, device: 'wasm' });
+        // Every question type and a few hundred tokens: V8 caches a module once about 1 MB
+        // of its code has tiered up, and two short noul decisions sat near that line.
+        const long = 'The parcel left the depot on Monday and nobody has called since. '.repeat(30);
         await clef.systemone(request);
         await clef.systemone({ ...request, state: 'My card was charged twice.' });
+        await clef.systemone({
+          ...request,
+          state: long,
+          questions: {
+            team: { type: 'choice', criteria: { billing: null, shipping: null, other: null } },
+            mood: { type: 'score', criteria: ['calm', 'upset', 'angry'] },
+          },
+        });
         const source = (await clef.info()).loadMs.runtime?.wasmSource;
         await clef.dispose();
         return source;
