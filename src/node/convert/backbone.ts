@@ -43,6 +43,7 @@ import { GraphBuilder, attr, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import { BackboneOps, QUANT_BLOCK_SIZE, type LinearEncoding } from './backbone-ops.js';
 import { quantizeBlocks, toFloat16Array } from './quantize.js';
+import { isKvName, presentName } from '../../engine/graph-spec.js';
 import { withFloat16Kv } from './kv-float16.js';
 import {
   fullAttentionLayer,
@@ -80,8 +81,8 @@ export function kvFloat16Path(onnxPath: string): string {
 
 /** The KV inputs of a graph's I/O (full-attention layers' past key/value), each with its output. */
 export function kvNames(io: BackboneIo): { inputs: string[]; outputs: string[] } {
-  const inputs = io.inputs.filter((t) => /^past_(key|value)\.\d+$/.test(t.name)).map((t) => t.name);
-  return { inputs, outputs: inputs.map((name) => `present_${name.slice('past_'.length)}`) };
+  const inputs = io.inputs.filter((t) => isKvName(t.name)).map((t) => t.name);
+  return { inputs, outputs: inputs.map(presentName) };
 }
 
 export interface IoTensor {
