@@ -60,6 +60,13 @@ export interface ClefOptions {
    */
   kvDtype?: 'auto' | 'float32' | 'float16';
   /**
+   * On WASM, create the graphs the converter optimised once for WASM (`*.wasm.onnx`, where the
+   * package has them) instead of optimising the package graphs at load (default true: a faster
+   * load, the same answers bit for bit). false fetches and optimises the package graphs, as
+   * WebGPU always does. `info().preparedGraphs` counts the prepared graphs in use.
+   */
+  preparedGraphs?: boolean;
+  /**
    * A worker to use instead of the bundled one (it must run workers/clef.worker), or a function
    * that makes one. With a function (or the bundled worker) a lost worker is replaced by a new
    * one; a lost Worker object cannot be, and later calls reject with WorkerLostError.
@@ -137,6 +144,11 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
   if (kv !== undefined && kv !== 'auto' && kv !== 'float32' && kv !== 'float16') {
     throw new TypeError(`kvDtype must be 'auto', 'float32' or 'float16', not ${String(kv)}`);
   }
+  if (options.preparedGraphs !== undefined && typeof options.preparedGraphs !== 'boolean') {
+    throw new TypeError(
+      `preparedGraphs must be true or false, not ${String(options.preparedGraphs)}`,
+    );
+  }
   const defaultAsk = calibrationAsk(options.calibration);
   const given = options.worker;
   let givenUsed = false;
@@ -156,6 +168,7 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
     warmUp: options.warmUp ?? true,
     ...(options.wasmBuild ? { wasmBuild: options.wasmBuild } : {}),
     ...(options.kvDtype ? { kvDtype: options.kvDtype } : {}),
+    ...(options.preparedGraphs !== undefined ? { preparedGraphs: options.preparedGraphs } : {}),
     simulate: options.simulate,
   };
   let disposed = false;

@@ -10,6 +10,7 @@
 import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { ClefError, EngineError } from '../wire/errors.js';
+import { graphFor } from './graph-choice.js';
 import { backboneGroups, type BackboneGroupSpec } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName, type ManifestFile } from './manifest.js';
 import {
@@ -63,31 +64,37 @@ export async function createOrtDecisionSession(
   const groups = backboneGroups(m, options.kvDtype ?? 'float32');
   const sessions: SessionLike[] = [];
   const loans: Array<{ release(): void }> = [];
+  let prepared = 0;
   try {
     const { ort, start } = await startRuntime(
       device,
       runtimeOptions(options.threads, options.wasmBuild),
     );
+    const choose = (graph: ManifestFile) =>
+      graphFor(m, graph, device, options.preparedGraphs ?? true);
     const create = async (
       name: string,
-      graph: ManifestFile,
+      source: ManifestFile,
       data: readonly ManifestFile[],
       keepOnGpu: readonly string[],
       shared?: FileLoan,
     ): Promise<{ session: SessionLike; fetchMs: number; createMs: number; bytes: number }> => {
       const t0 = performance.now();
+      const graph = choose(source);
       // A shared loan (the head graphs share their data files) is fetched once, released by
       // the caller once every session that needs it exists.
-      const loan = shared ?? (await pkg.fetchFiles([graph, ...data]));
+      const loan = shared ?? (await pkg.fetchFiles([graph.file, ...data]));
       if (!shared) loans.push(loan);
       const t1 = performance.now();
       const session = await createSession(
         ort,
-        loan.read(graph),
+        loan.read(graph.file),
         data.map((f) => ({ path: f.path, data: loan.read(f) })),
         device,
         device === 'webgpu' ? keepOnGpu : [],
+        graph.optimization,
       );
+      if (graph.prepared) prepared++;
       sessions.push(session);
       // The runtime has its own copy now (wasm heap, or GPU buffers once the queue drains).
       if (!shared) loan.release();
@@ -101,7 +108,11 @@ export async function createOrtDecisionSession(
     const decideFile = requireFile(m, 'head-decide');
     // The memory rows stay on the GPU too (fed back as past_memory, cached, read by
     // head_decide): reading them back cost 4·width bytes per prefix token on every miss.
-    const headLoan = await pkg.fetchFiles([memoryFile, decideFile, ...headData]);
+    const headLoan = await pkg.fetchFiles([
+      choose(memoryFile).file,
+      choose(decideFile).file,
+      ...headData,
+    ]);
     loans.push(headLoan);
     const headMemory = (await create('headMemory', memoryFile, headData, ['memory'], headLoan))
       .session;
@@ -146,6 +157,7 @@ export async function createOrtDecisionSession(
       runtime: start,
       sessionMs,
       groupLoads,
+      preparedGraphs: prepared,
       lexicon: lexiconSource,
       fetchMs: pkg.stats.downloadMs + pkg.stats.verifyMs - fetchMsBefore,
       run: (encoded, ctx) => runner.run(encoded, ctx),

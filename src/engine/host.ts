@@ -22,7 +22,8 @@ import {
   EngineError,
   PackageError,
 } from '../wire/errors.js';
-import { chooseKv, unusedGraphs, type KvChoice } from './kv-choice.js';
+import { unusedGraphs } from './graph-choice.js';
+import { chooseKv, type KvChoice } from './kv-choice.js';
 import { openPackage } from './package-fetch.js';
 import {
   noDeviceError,
@@ -99,7 +100,8 @@ export class EngineHost implements WorkerApi {
           // reported when its session is created).
           try {
             const kv = chooseKv(options.kvDtype ?? 'auto', first!, manifest, caps);
-            return { unused: unusedGraphs(manifest, kv.dtype) };
+            const prepared = options.preparedGraphs ?? true;
+            return { unused: unusedGraphs(manifest, first!, kv.dtype, prepared) };
           } catch {
             return undefined;
           }
@@ -137,6 +139,7 @@ export class EngineHost implements WorkerApi {
             wasmBuild: options.wasmBuild,
             kvDtype: kv.dtype,
             lexiconFromStorage: options.simulate?.lexiconFromStorage === true,
+            preparedGraphs: options.preparedGraphs ?? true,
           });
           break;
         } catch (e) {
@@ -180,6 +183,7 @@ export class EngineHost implements WorkerApi {
         deviceReason,
         kvDtype: kv!.dtype,
         kvReason: kv!.reason,
+        preparedGraphs: this.session.preparedGraphs ?? 0,
         contextTokens: m.contextTokens,
         threads: caps.threads,
         loadMs: {
@@ -411,6 +415,7 @@ export class EngineHost implements WorkerApi {
         wasmBuild: this.options!.wasmBuild,
         kvDtype: kv.dtype,
         lexiconFromStorage: this.options!.simulate?.lexiconFromStorage === true,
+        preparedGraphs: this.options!.preparedGraphs ?? true,
       });
       this.infoBase = {
         ...this.infoBase!,
@@ -420,6 +425,7 @@ export class EngineHost implements WorkerApi {
         deviceReason: reason,
         kvDtype: kv.dtype,
         kvReason: kv.reason,
+        preparedGraphs: this.session.preparedGraphs ?? 0,
       };
       return this.session.run(encoded, ctx);
     }

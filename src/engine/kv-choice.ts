@@ -54,16 +54,3 @@ export function chooseKv(
     ? { dtype: 'float16', reason: 'auto: float16, the WebGPU adapter has shader-f16' }
     : { dtype: 'float32', reason: 'auto: float32, the WebGPU adapter lacks shader-f16' };
 }
-
-/**
- * The backbone graphs a session at this KV precision never fetches: the kv16 graphs for
- * float32; for float16 the float32 graphs that have a kv16 twin (a group without KV has one).
- */
-export function unusedGraphs(manifest: PackageManifest, kv: KvDtype): string[] {
-  const twins = manifest.files.filter((f) => f.role === 'backbone-kv16');
-  if (kv === 'float32') return twins.map((f) => f.path);
-  const groups = new Set(twins.map((f) => f.group));
-  return manifest.files
-    .filter((f) => f.role === 'backbone' && groups.has(f.group))
-    .map((f) => f.path);
-}

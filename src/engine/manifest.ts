@@ -28,7 +28,21 @@ export type FileRole =
   | 'tokenizer-config'
   | 'config'
   /** Optional: `clef-web calibrate`'s calibration file (src/calibrate/file.ts). */
-  | 'calibration';
+  | 'calibration'
+  /**
+   * Optional: the graph named by `replaces`, optimised once by the converter for the WASM back
+   * end (src/node/convert/prepare-wasm.ts), over the same data files. WASM creates it instead of
+   * the original, without optimising it again; WebGPU and Node never fetch it.
+   */
+  | 'wasm-graph';
+
+/** Graph roles a wasm-graph may replace. */
+export const PREPARABLE_ROLES: ReadonlySet<string> = new Set([
+  'backbone',
+  'backbone-kv16',
+  'head-memory',
+  'head-decide',
+]);
 
 /** Roles whose files onnxruntime reads as external data. */
 const DATA_ROLES: ReadonlySet<string> = new Set(['backbone-data', 'head-data']);
@@ -44,6 +58,8 @@ export interface ManifestFile {
    * to (an index into graphs.backboneGroups, which run in that order).
    */
   group?: number;
+  /** On `wasm-graph` files only: the path of the graph it stands in for on WASM. */
+  replaces?: string;
 }
 
 /** KV cache precision between runs: float32, or float16 through a package's kv16 graphs. */
@@ -177,7 +193,28 @@ export function parseManifest(value: unknown): PackageManifest {
     }
   }
   checkBackboneFiles(m, fail);
+  checkWasmGraphs(m, fail);
   return m;
+}
+
+/** Each wasm-graph replaces one graph file of the package, and no graph has two. */
+function checkWasmGraphs(m: PackageManifest, fail: (msg: string) => never): void {
+  const byPath = new Map(m.files.map((f) => [f.path, f]));
+  const replaced = new Set<string>();
+  for (const f of m.files) {
+    if (f.role !== 'wasm-graph') {
+      if (f.replaces !== undefined) fail(`${f.path}: only wasm-graph files replace another`);
+      continue;
+    }
+    const target = typeof f.replaces === 'string' ? byPath.get(f.replaces) : undefined;
+    if (!target || !PREPARABLE_ROLES.has(target.role)) {
+      fail(
+        `${f.path}: replaces ${JSON.stringify(f.replaces)}, which is not a graph of the package`,
+      );
+    }
+    if (replaced.has(target.path)) fail(`${target.path} has two wasm-graph files`);
+    replaced.add(target.path);
+  }
 }
 
 const BACKBONE_ROLES: ReadonlySet<string> = new Set(['backbone', 'backbone-kv16', 'backbone-data']);
@@ -229,6 +266,11 @@ function checkBackboneFiles(m: PackageManifest, fail: (msg: string) => never): v
 /** The package has float16-KV backbone graphs (converted by a version that writes them). */
 export function hasFloat16Kv(m: PackageManifest): boolean {
   return m.files.some((f) => f.role === 'backbone-kv16');
+}
+
+/** The WASM-prepared twin of a graph file, if the package has one. */
+export function wasmTwin(m: PackageManifest, graph: ManifestFile): ManifestFile | undefined {
+  return m.files.find((f) => f.role === 'wasm-graph' && f.replaces === graph.path);
 }
 
 export function filesWithRole(m: PackageManifest, role: FileRole): ManifestFile[] {

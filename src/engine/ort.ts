@@ -116,10 +116,12 @@ export async function createSession(
   externalData: ExternalFile[],
   device: DeviceName,
   keepOutputsOnGpu: readonly string[] = [],
+  /** 'disabled' for a graph the converter optimised already (a WASM-prepared graph). */
+  optimization: 'all' | 'disabled' = 'all',
 ): Promise<OrtSession> {
   const options: OrtTypes.InferenceSession.SessionOptions = {
     executionProviders: [device === 'webgpu' ? 'webgpu' : 'wasm'],
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: optimization,
     externalData: externalData.map((f) => ({ path: f.path, data: f.data })),
   };
   if (device === 'webgpu' && keepOutputsOnGpu.length > 0) {

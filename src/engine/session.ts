@@ -43,6 +43,8 @@ export interface DecisionSession {
   /** Test hook: destroy the GPU device under the running session (WebGPU only). */
   simulateDeviceLoss?(): void;
   dispose(): Promise<void>;
+  /** How many of its graphs it created from WASM-prepared files (not optimised at load). */
+  preparedGraphs?: number;
 }
 
 export interface SessionOptions {
@@ -53,6 +55,8 @@ export interface SessionOptions {
   kvDtype?: KvDtype;
   /** Test hook: read the lexicon from Cache Storage whatever its size. */
   lexiconFromStorage?: boolean;
+  /** On WASM, create the package's WASM-prepared graphs where it has them (default true). */
+  preparedGraphs?: boolean;
 }
 
 /**

@@ -2,6 +2,7 @@
 const USAGE = `usage: clef-web <command> [options]
 commands:
   convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed   Clef release -> browser package
+  prepare <package-dir>                                           add WASM-prepared graphs to a package
   verify <package-dir> --release <release-dir> [--requests N]     package vs the reference forward
   serve [<package-dir>] [--port 8787] [--host 127.0.0.1]          System One HTTP server (default: the bundled clef-nano)
   decide --package <dir> --in requests.jsonl --out responses.jsonl [--resume]   a file of requests
@@ -13,6 +14,8 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'convert':
       return (await import('./convert/cli.js')).convertMain(rest);
+    case 'prepare':
+      return (await import('./convert/prepare-cli.js')).prepareMain(rest);
     case 'verify':
       return (await import('./verify/cli.js')).verifyMain(rest);
     case 'serve':

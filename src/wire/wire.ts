@@ -131,6 +131,8 @@ export interface LoadOptionsWire {
   wasmBuild?: 'plain' | 'asyncify';
   /** The KV cache's precision (default 'auto'; see ClefOptions.kvDtype). */
   kvDtype?: 'auto' | 'float32' | 'float16';
+  /** On WASM, use the package's WASM-prepared graphs (default true; see ClefOptions). */
+  preparedGraphs?: boolean;
   /** Test hooks for the fault paths (see FaultSimulation). */
   simulate?: FaultSimulation;
 }
@@ -215,6 +217,12 @@ export interface EngineInfo {
   kvDtype: 'float32' | 'float16';
   /** Why: "auto: float16, the WebGPU adapter has shader-f16", "kvDtype 'float16' requested" ... */
   kvReason: string;
+  /**
+   * How many graphs the session created from the package's WASM-prepared files (optimised by
+   * the converter, so not at load): 0 on WebGPU, with preparedGraphs false, or for a package
+   * converted without them.
+   */
+  preparedGraphs: number;
   contextTokens: number;
   threads: number;
   loadMs: LoadPhases;

@@ -48,7 +48,8 @@ test.describe.serial('two elements on one page', () => {
   test.beforeAll(async ({ browser }, testInfo) => {
     page = await browser.newPage({ baseURL: testInfo.project.use.baseURL });
     manifests = countRequests(page, '/manifest.json');
-    backbones = countRequests(page, '/backbone.onnx');
+    // The elements run on WASM: its backbone graph is the WASM-prepared one.
+    backbones = countRequests(page, '/backbone.wasm.onnx');
     await page.goto(PAGE);
     await waitForEvents(page, 'clef-decision', 'bound', 1);
     await waitForEvents(page, 'clef-decision', 'themed', 1);

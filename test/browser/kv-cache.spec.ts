@@ -26,14 +26,15 @@ test('WASM with a float16 KV cache answers within the bound of float32, hits inc
   page,
 }) => {
   await openPage(page);
-  // Each load fetches the backbone graph of its own precision only.
+  // Each load fetches the backbone graph of its own precision only (float32 on WASM: the
+  // package's WASM-prepared one; kv16 graphs have none).
   const graphs: string[] = [];
   page.context().on('request', (r) => {
     const path = new URL(r.url()).pathname;
     if (/\/backbone[^/]*\.onnx$/.test(path)) graphs.push(path.slice(FP32.length));
   });
   const f32 = await mustLoad(page, 'f32', { model: FP32, device: 'wasm', kvDtype: 'float32' });
-  expect(graphs.splice(0)).toEqual(['backbone.onnx']);
+  expect(graphs.splice(0)).toEqual(['backbone.wasm.onnx']);
   const f16 = await mustLoad(page, 'f16', { model: FP32, device: 'wasm', kvDtype: 'float16' });
   expect(graphs.splice(0)).toEqual(['backbone.kv16.onnx']);
   expect([f32.kvDtype, f32.kvReason]).toEqual(['float32', "kvDtype 'float32' requested"]);

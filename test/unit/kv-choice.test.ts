@@ -2,7 +2,7 @@
 // package case: auto takes float16 only on WebGPU with shader-f16; an explicit float16 is
 // refused where it cannot run, with the error class that says whose problem it is.
 import { describe, expect, it } from 'vitest';
-import { chooseKv, unusedGraphs } from '../../src/engine/kv-choice.js';
+import { chooseKv } from '../../src/engine/kv-choice.js';
 import type { PackageManifest } from '../../src/engine/manifest.js';
 import { DeviceError, PackageError } from '../../src/wire/errors.js';
 
@@ -56,23 +56,5 @@ describe('chooseKv', () => {
     for (const device of ['webgpu', 'wasm'] as const) {
       expect(chooseKv('float32', device, WITH, F16).dtype).toBe('float32');
     }
-  });
-});
-
-describe('unusedGraphs', () => {
-  const split = {
-    files: [
-      { role: 'backbone', path: 'g0.onnx', group: 0 },
-      { role: 'backbone', path: 'g1.onnx', group: 1 },
-      { role: 'backbone-kv16', path: 'g1.kv16.onnx', group: 1 },
-      { role: 'backbone-data', path: 'g1.onnx.data', group: 1 },
-    ],
-  } as unknown as PackageManifest;
-  it('float32 leaves the kv16 graphs; float16 the float32 graphs that have a twin', () => {
-    expect(unusedGraphs(split, 'float32')).toEqual(['g1.kv16.onnx']);
-    // The embedding group has no KV and no twin: its only graph runs either way.
-    expect(unusedGraphs(split, 'float16')).toEqual(['g1.onnx']);
-    expect(unusedGraphs(WITH, 'float16')).toEqual(['backbone.onnx']);
-    expect(unusedGraphs(WITHOUT, 'float32')).toEqual([]);
   });
 });

@@ -41,6 +41,9 @@ function stamp(): string {
     'src/node/convert/head-ops.ts',
     'src/node/convert/lexicon.ts',
     'src/node/convert/quantize.ts',
+    'src/node/convert/prepare-wasm.ts',
+    'src/node/convert/kv-float16.ts',
+    'src/node/onnx/wire.ts',
     'src/node/onnx/graph.ts',
     'src/node/onnx/proto.ts',
   ];

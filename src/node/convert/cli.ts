@@ -14,7 +14,9 @@ export const CONVERT_USAGE = `usage: clef-web convert <release-dir> <out-dir> --
   [--backbone-group-bytes auto|0|SIZE (split the backbone into graphs of at most SIZE bytes of
      weights, e.g. 512M; auto: only above 1 GiB, in 512 MiB groups; 0: one graph)]
   [--backbone-group-layers N,N,... (split it into groups of these many layers, in order)]
-  [--kv-float16 on|off (also write float16-KV backbone graphs, for shader-f16 GPUs: default on)]`;
+  [--kv-float16 on|off (also write float16-KV backbone graphs, for shader-f16 GPUs: default on)]
+  [--wasm-graphs on|off (also write the graphs optimised once for WASM, so pages skip that
+     work at load: default on; needs onnxruntime-node)]`;
 
 /** `auto`, a byte count, or one with a binary suffix (K, M, G; `512M`, `1.5G`, `256MiB`). */
 export function parseGroupBytes(text: string): 'auto' | number {
@@ -54,6 +56,7 @@ export async function convertMain(argv: string[]): Promise<number> {
         'backbone-group-bytes': { type: 'string' },
         'backbone-group-layers': { type: 'string' },
         'kv-float16': { type: 'string' },
+        'wasm-graphs': { type: 'string' },
       },
     });
   } catch (e) {
@@ -70,6 +73,11 @@ export async function convertMain(argv: string[]): Promise<number> {
   const kv16 = values['kv-float16'] ?? 'on';
   if (kv16 !== 'on' && kv16 !== 'off') {
     console.error(`--kv-float16 ${kv16}: not on or off\n${CONVERT_USAGE}`);
+    return 2;
+  }
+  const wasmGraphs = values['wasm-graphs'] ?? 'on';
+  if (wasmGraphs !== 'on' && wasmGraphs !== 'off') {
+    console.error(`--wasm-graphs ${wasmGraphs}: not on or off\n${CONVERT_USAGE}`);
     return 2;
   }
   let backboneGroups: BackboneGrouping;
@@ -94,6 +102,7 @@ export async function convertMain(argv: string[]): Promise<number> {
       ...(values['q8-layers'] ? { q8Layers: Number(values['q8-layers']) } : {}),
       backboneGroups,
       kvFloat16: kv16 === 'on',
+      wasmGraphs: wasmGraphs === 'on',
       // fp32 is compared with the float64 reference (seconds per request); the rest with fp32.
       fidelityRequests:
         values.fidelity !== undefined ? Number(values.fidelity) : dtype === 'fp32' ? 30 : 200,

@@ -4,18 +4,7 @@
  * SHA-256, the variant's devices and memory needs, and its measured fidelity.
  * Everything streams tensor by tensor: converting the 9B release never holds the whole model.
  */
-import { createHash } from 'node:crypto';
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readSync,
-  closeSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import {
@@ -40,6 +29,10 @@ import {
 } from './backbone-groups.js';
 import { buildHeadOnnx } from './head.js';
 import { buildLexicon, LEXICON_FILE } from './lexicon.js';
+import { sha256File } from './sha256-file.js';
+import { prepareWasmGraphs, type PackageFileEntry } from './wasm-graphs.js';
+
+export { sha256File };
 
 export interface ConvertOptions {
   dtype: PackageDtype;
@@ -69,6 +62,12 @@ export interface ConvertOptions {
    * files: a few hundred KB more), which the engine uses where shader-f16 exists (default true).
    */
   kvFloat16?: boolean;
+  /**
+   * Also write each graph WASM runs optimised once for it (`*.wasm.onnx`, over the same data
+   * files; prepare-wasm.ts), so a page skips onnxruntime's optimiser (default true; needs
+   * onnxruntime-node). Only packages that run on WASM get them.
+   */
+  wasmGraphs?: boolean;
   log?: (line: string) => void;
 }
 
@@ -88,23 +87,6 @@ export function embeddingEncoding(
 ): 'fp32' | 'fp16' | 'q8' {
   if (dtype === 'fp32' || dtype === 'fp16') return dtype;
   return text.vocab_size * text.hidden_size * 4 <= SMALL_EMBEDDING_BYTES ? 'fp32' : 'q8';
-}
-
-/** SHA-256 of a file, read in 8 MiB pieces. */
-export function sha256File(path: string): string {
-  const hash = createHash('sha256');
-  const buffer = Buffer.allocUnsafe(8 * 1024 * 1024);
-  const fd = openSync(path, 'r');
-  try {
-    for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, null);
-      if (n === 0) break;
-      hash.update(buffer.subarray(0, n));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return hash.digest('hex');
 }
 
 /** Names the well-known releases by shape; anything else by its directory. */
@@ -175,7 +157,7 @@ export async function convertRelease(
   const head = release.headConfig;
   if (!head) throw new Error(`${releaseDir} has no joint_head_config.json: not a Clef release`);
   mkdirSync(outDir, { recursive: true });
-  const files: Array<{ path: string; role: FileRole; group?: number }> = [];
+  const files: PackageFileEntry[] = [];
   const add = (absolute: string, role: FileRole, group?: number) =>
     files.push({
       path: relative(outDir, absolute).split('\\').join('/'),
@@ -241,14 +223,22 @@ export async function convertRelease(
     writeFileSync(join(outDir, 'clef_config.json'), JSON.stringify(config, null, 2));
     add(join(outDir, 'clef_config.json'), 'config');
 
+    // onnxruntime-web's WebGPU build (the one the engine loads) has no WASM kernel for
+    // GatherBlockQuantized: a quantized embedding table runs on WebGPU only.
+    const devices: DeviceName[] = embedding === 'q8' ? ['webgpu'] : ['webgpu', 'wasm'];
+    if ((options.wasmGraphs ?? true) && devices.includes('wasm')) {
+      await prepareWasmGraphs(outDir, files, log);
+    }
+
     log('hashing ...');
     const listed: ManifestFile[] = files.map((f) => {
       const absolute = join(outDir, f.path);
       return { ...f, bytes: statSync(absolute).size, sha256: sha256File(absolute) };
     });
-    // A kv16 graph replaces its group's graph when used: counted once, as the fp32 one.
+    // A kv16 or WASM-prepared graph replaces another when used: counted once, as that one.
+    const twins = ['backbone-kv16', 'wasm-graph'];
     const weightBytes = listed
-      .filter((f) => !['tokenizer', 'tokenizer-config', 'config', 'backbone-kv16'].includes(f.role))
+      .filter((f) => !['tokenizer', 'tokenizer-config', 'config', ...twins].includes(f.role))
       .reduce((n, f) => n + f.bytes, 0);
     const gpuBytes = listed.filter((f) => GPU_ROLES.has(f.role)).reduce((n, f) => n + f.bytes, 0);
     const largestTensor = largestOf([...backbone.groups, heads.memory, heads.decide]);
@@ -256,9 +246,6 @@ export async function convertRelease(
       options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
     // fp16 graphs compute in half precision: on WebGPU that needs shader-f16 (CPU runs them).
     const needsShaderF16 = options.dtype === 'fp16';
-    // onnxruntime-web's WebGPU build (the one the engine loads) has no WASM kernel for
-    // GatherBlockQuantized: a quantized embedding table runs on WebGPU only.
-    const devices: DeviceName[] = embedding === 'q8' ? ['webgpu'] : ['webgpu', 'wasm'];
     const name = options.name ?? defaultName(text, releaseDir);
     const manifest: PackageManifest = {
       format: MANIFEST_FORMAT,
@@ -320,6 +307,7 @@ export async function convertRelease(
             ...options,
             dtype: 'fp32',
             fidelityRequests: 0,
+            wasmGraphs: false,
             log: () => undefined,
           });
           log(`fidelity: ${requests} requests against fp32 ...`);

@@ -1,0 +1,63 @@
+/**
+ * A package's WASM-prepared graphs (prepare-wasm.ts): written by `convert`, or added to a package
+ * converted without them by `clef-web prepare <package-dir>` (the manifest gains their entries,
+ * written last through a rename, so an interrupted run leaves the old package valid).
+ */
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FileRole, ManifestFile, PackageManifest } from '../../engine/manifest.js';
+import { parseManifest } from '../../engine/manifest.js';
+import { loadOrtNode } from '../ort-node.js';
+import { prepareGraphForWasm, preparedPath } from './prepare-wasm.js';
+import { sha256File } from './sha256-file.js';
+
+export type PackageFileEntry = { path: string; role: FileRole; group?: number; replaces?: string };
+
+/** The graphs WASM runs by default (float32 KV: kv16 graphs are for shader-f16 GPUs). */
+const PREPARED_ROLES: readonly FileRole[] = ['backbone', 'head-memory', 'head-decide'];
+
+/** Writes the twin of each graph of `files` that has none yet, and lists it in `files`. */
+export async function prepareWasmGraphs(
+  dir: string,
+  files: PackageFileEntry[],
+  log: (line: string) => void,
+): Promise<number> {
+  const ort = await loadOrtNode('Writing WASM-prepared graphs (--wasm-graphs off skips them)');
+  const twinned = new Set(files.map((f) => f.replaces));
+  const graphs = files.filter((f) => PREPARED_ROLES.includes(f.role) && !twinned.has(f.path));
+  let written = 0;
+  for (const g of graphs) {
+    const source = join(dir, g.path);
+    const result = await prepareGraphForWasm(ort, source, preparedPath(source));
+    if (!result.prepared) {
+      log(`${g.path}: no WASM-prepared graph (${result.reason}); WASM optimises it at load`);
+      continue;
+    }
+    files.push({ path: preparedPath(g.path), role: 'wasm-graph', replaces: g.path });
+    written++;
+  }
+  log(`WASM-prepared graphs: ${written} of ${graphs.length}`);
+  return written;
+}
+
+/** Adds the missing twins to a converted package in place; returns how many it wrote. */
+export async function addWasmGraphs(dir: string, log: (line: string) => void): Promise<number> {
+  const manifestPath = join(dir, 'manifest.json');
+  const manifest = parseManifest(JSON.parse(readFileSync(manifestPath, 'utf8')));
+  if (!manifest.variant.devices.includes('wasm')) {
+    throw new Error(`${dir} runs on ${manifest.variant.devices.join(', ')} only, not on WASM`);
+  }
+  const entries: PackageFileEntry[] = manifest.files.map((f) => ({ ...f }));
+  const before = entries.length;
+  const written = await prepareWasmGraphs(dir, entries, log);
+  const added: ManifestFile[] = entries.slice(before).map((f) => {
+    const path = join(dir, f.path);
+    return { ...f, bytes: statSync(path).size, sha256: sha256File(path) };
+  });
+  const next: PackageManifest = { ...manifest, files: [...manifest.files, ...added] };
+  parseManifest(next);
+  const temporary = `${manifestPath}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(next, null, 2)}\n`);
+  renameSync(temporary, manifestPath);
+  return written;
+}
