@@ -64,13 +64,18 @@ async function visit(profile: string, baseURL: string, settle?: () => Promise<vo
             mood: { type: 'score', criteria: ['calm', 'upset', 'angry'] },
           },
         });
-        const source = (await clef.info()).loadMs.runtime?.wasmSource;
-        await clef.dispose();
-        return source;
+        (window as unknown as { clef: C }).clef = clef;
+        return (await clef.info()).loadMs.runtime?.wasmSource;
       },
       { model: FP32, request: REQUEST },
     );
+    // V8 serialises the module in the background, while the page lives, once enough of it has
+    // tiered up: with the WASM-prepared graphs (no optimiser run at load) that is after the
+    // decisions, so the page stays open until the cache is written (a page in use does).
     await settle?.();
+    await page.evaluate(() =>
+      (window as unknown as { clef: { dispose(): Promise<void> } }).clef.dispose(),
+    );
     return { events: await trace.stop(), wasmSource };
   } finally {
     await context.close();
@@ -83,7 +88,6 @@ test('the second visit reuses the wasm code the first compiled', async ({ baseUR
   const wasmCache = join(profile, 'Default', 'Code Cache', 'wasm');
   try {
     const first = await visit(profile, baseURL!, async () => {
-      // V8 serialises the module in the background once enough of it has tiered up.
       await expect
         .poll(() => bytesUnder(wasmCache), { timeout: 60_000 })
         .toBeGreaterThan(1_000_000);

@@ -6,9 +6,16 @@
  * package. Runs alternate builds and visits so drift lands on all of them alike.
  *
  *   npx tsx tools/bench/first-answer.ts [--model models/clef-nano] [--url URL] [--runs 3]
- *       [--builds plain,asyncify] [--serve dist,dev] [--linger MS] [--trace] [--no-warm-up]
+ *       [--builds plain,asyncify] [--graphs prepared,package] [--serve dist,dev] [--linger MS]
+ *       [--trace] [--no-warm-up] [--varied]
  *       [--chromium-arg=SWITCH]... [--label TEXT] [--no-write]
  *
+ * --graphs: `prepared` creates the package's WASM-prepared graphs (the default), `package` the
+ * package graphs optimised at load (createClef's preparedGraphs false); runs alternate them.
+ * --varied: each visit, after its two timed decisions, also decides every question type over a
+ * ~400-token state before it lingers, as a page in use does: V8 caches a module's compiled code
+ * only once about 1 MB of it has tiered up (and the page lived ~2 s more), so how much a first
+ * visit does decides what the second starts from.
  * --serve: where the page comes from (tools/bench/serve.ts): `dist` a production build (the
  * user's path), `dev` the Vite dev server. --linger: the page keeps the engine MS ms after its
  * decisions before closing (time for V8 to tier up and cache compiled wasm). --trace: counts
@@ -41,8 +48,11 @@ const REQUEST = {
 };
 const SECOND = { ...REQUEST, state: 'Can you tell me how long my parcel will take to arrive?' };
 
+export type GraphsMode = 'prepared' | 'package';
+
 export interface Visit {
   build: string;
+  graphs: GraphsMode;
   serve: ServeMode;
   visit: 'cold' | 'warm';
   run: number;
@@ -64,14 +74,26 @@ interface VisitOptions {
   profile: string;
   model: string;
   build: string;
+  graphs: GraphsMode;
   lingerMs: number;
   trace: boolean;
   /** Extra Chromium switches (diagnosis only, e.g. --js-flags=...). */
   chromiumArgs: string[];
   warmUp: boolean;
+  varied: boolean;
 }
 
-async function visit(o: VisitOptions): Promise<Omit<Visit, 'visit' | 'run' | 'serve'>> {
+const VARIED = {
+  model: 'clef-nano',
+  state: 'The parcel left the depot on Monday and nobody has called since. '.repeat(30),
+  questions: {
+    late: { type: 'noul' },
+    route: { type: 'choice', criteria: { transfer: 'Move money', bill_due: 'A bill', oos: null } },
+    mood: { type: 'score', criteria: ['calm', 'upset', 'angry'] },
+  },
+};
+
+async function visit(o: VisitOptions): Promise<Omit<Visit, 'visit' | 'run' | 'serve' | 'graphs'>> {
   const { model, build, lingerMs } = o;
   const context = await chromium.launchPersistentContext(o.profile, {
     executablePath: CHROMIUM_PATH,
@@ -84,7 +106,7 @@ async function visit(o: VisitOptions): Promise<Omit<Visit, 'visit' | 'run' | 'se
     await page.goto(o.pageUrl);
     await page.locator('#status').filter({ hasText: 'ready' }).waitFor({ timeout: 120_000 });
     const out = await page.evaluate(
-      async ({ model, build, first, second, lingerMs, warmUp }) => {
+      async ({ model, build, first, second, lingerMs, warmUp, preparedGraphs, varied }) => {
         type C = {
           systemone(r: object): Promise<unknown>;
           info(): Promise<{ loadMs: LoadPhases }>;
@@ -97,6 +119,7 @@ async function visit(o: VisitOptions): Promise<Omit<Visit, 'visit' | 'run' | 'se
           device: 'wasm',
           wasmBuild: build,
           warmUp,
+          preparedGraphs,
         });
         const t1 = performance.now();
         await clef.systemone(first);
@@ -104,11 +127,21 @@ async function visit(o: VisitOptions): Promise<Omit<Visit, 'visit' | 'run' | 'se
         await clef.systemone(second);
         const t3 = performance.now();
         const { loadMs } = await clef.info();
+        if (varied) await clef.systemone(varied);
         await new Promise((done) => setTimeout(done, lingerMs));
         await clef.dispose();
         return { createMs: t1 - t0, firstMs: t2 - t1, secondMs: t3 - t2, loadMs };
       },
-      { model, build, first: REQUEST, second: SECOND, lingerMs, warmUp: o.warmUp },
+      {
+        model,
+        build,
+        first: REQUEST,
+        second: SECOND,
+        lingerMs,
+        warmUp: o.warmUp,
+        preparedGraphs: o.graphs === 'prepared',
+        varied: o.varied ? VARIED : null,
+      },
     );
     const wasmEvents = trace ? await trace.stop() : undefined;
     return { build, ...out, firstAnswerMs: out.createMs + out.firstMs, wasmEvents };
@@ -137,6 +170,7 @@ export interface FirstAnswerOptions {
   url: string;
   runs: number;
   builds: string[];
+  graphs: GraphsMode[];
   /** Page URL per serve mode; runs alternate them. */
   pages: Array<{ serve: ServeMode; pageUrl: string }>;
   lingerMs: number;
@@ -144,6 +178,8 @@ export interface FirstAnswerOptions {
   chromiumArgs: string[];
   /** createClef's warmUp option (default true). */
   warmUp: boolean;
+  /** Each visit also makes VARIED's decision before it lingers. */
+  varied: boolean;
 }
 
 export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: string) => void) {
@@ -152,23 +188,28 @@ export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: str
   const node: Array<{ loadMs: number; firstMs: number }> = [];
   for (let run = 0; run < options.runs; run++) {
     for (const { serve, pageUrl } of options.pages) {
-      for (const build of options.builds) {
+      for (const [build, graphs] of options.builds.flatMap((b) =>
+        options.graphs.map((g) => [b, g] as const),
+      )) {
         const profile = mkdtempSync(join(tmpdir(), 'clef-first-answer-'));
         try {
           for (const kind of ['cold', 'warm'] as const) {
-            const { lingerMs, trace, chromiumArgs, warmUp } = options;
+            const { lingerMs, trace, chromiumArgs, warmUp, varied } = options;
             const v = {
               ...(await visit({
                 pageUrl,
                 profile,
                 model,
                 build,
+                graphs,
                 lingerMs,
                 trace,
                 chromiumArgs,
                 warmUp,
+                varied,
               })),
               serve,
+              graphs,
               visit: kind,
               run,
             };
@@ -176,7 +217,7 @@ export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: str
             const l = v.loadMs;
             const events = v.wasmEvents ? ` wasm events ${JSON.stringify(v.wasmEvents)}` : '';
             log(
-              `  ${serve} ${build} ${kind} #${run}: first answer ${v.firstAnswerMs.toFixed(0)} ms = createClef ${v.createMs.toFixed(0)} + decision ${v.firstMs.toFixed(0)} (runtime import ${l.runtime?.importMs.toFixed(0)}, init ${l.runtime?.initMs.toFixed(0)}, wasm ${l.runtime?.wasmSource} ${l.runtime?.wasmFetchMs?.toFixed(0) ?? '?'} ms; download ${l.download.toFixed(0)}, sessions ${Object.values(
+              `  ${serve} ${build} ${graphs} ${kind} #${run}: first answer ${v.firstAnswerMs.toFixed(0)} ms = createClef ${v.createMs.toFixed(0)} + decision ${v.firstMs.toFixed(0)} (runtime import ${l.runtime?.importMs.toFixed(0)}, init ${l.runtime?.initMs.toFixed(0)}, wasm ${l.runtime?.wasmSource} ${l.runtime?.wasmFetchMs?.toFixed(0) ?? '?'} ms; download ${l.download.toFixed(0)}, sessions ${Object.values(
                 l.sessions,
               )
                 .reduce((a, b) => a + b, 0)
@@ -196,30 +237,35 @@ export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: str
   }
   const nodeMs = median(node.map((n) => n.loadMs + n.firstMs));
   const summary = options.pages.flatMap(({ serve }) =>
-    options.builds.map((build) => {
-      const mine = visits.filter((v) => v.build === build && v.serve === serve);
-      const pick = (kind: string) =>
-        median(mine.filter((v) => v.visit === kind).map((v) => v.firstAnswerMs));
-      const cold = pick('cold');
-      const warm = pick('warm');
-      const second = median(mine.map((v) => v.secondMs));
-      return {
-        serve,
-        build,
-        coldMs: cold,
-        warmMs: warm,
-        warmVsCold: warm / cold,
-        coldVsNode: cold / nodeMs,
-        secondDecisionMs: second,
-      };
-    }),
+    options.builds.flatMap((build) =>
+      options.graphs.map((graphs) => {
+        const mine = visits.filter(
+          (v) => v.build === build && v.serve === serve && v.graphs === graphs,
+        );
+        const pick = (kind: string) =>
+          median(mine.filter((v) => v.visit === kind).map((v) => v.firstAnswerMs));
+        const cold = pick('cold');
+        const warm = pick('warm');
+        const second = median(mine.map((v) => v.secondMs));
+        return {
+          serve,
+          build,
+          graphs,
+          coldMs: cold,
+          warmMs: warm,
+          warmVsCold: warm / cold,
+          coldVsNode: cold / nodeMs,
+          secondDecisionMs: second,
+        };
+      }),
+    ),
   );
   log(
-    '\nFirst answer (medians, ms): serve | build | cold | warm | warm/cold (≤ 0.35) | cold/node (≤ 3) | 2nd decision',
+    '\nFirst answer (medians, ms): serve | build | graphs | cold | warm | warm/cold (≤ 0.35) | cold/node (≤ 3) | 2nd decision',
   );
   for (const s of summary) {
     log(
-      `  ${s.serve} | ${s.build} | ${s.coldMs.toFixed(0)} | ${s.warmMs.toFixed(0)} | ${s.warmVsCold.toFixed(2)}× | ${s.coldVsNode.toFixed(2)}× | ${s.secondDecisionMs.toFixed(0)}`,
+      `  ${s.serve} | ${s.build} | ${s.graphs} | ${s.coldMs.toFixed(0)} | ${s.warmMs.toFixed(0)} | ${s.warmVsCold.toFixed(2)}× | ${s.coldVsNode.toFixed(2)}× | ${s.secondDecisionMs.toFixed(0)}`,
     );
   }
   log(`  onnxruntime-node load + first answer: ${nodeMs.toFixed(0)} ms (1 thread)`);
@@ -235,10 +281,12 @@ async function main() {
       url: { type: 'string', default: BUNDLED_MODEL_PATH },
       runs: { type: 'string', default: '3' },
       builds: { type: 'string', default: 'plain,asyncify' },
+      graphs: { type: 'string', default: 'prepared' },
       serve: { type: 'string', default: 'dist,dev' },
       linger: { type: 'string', default: '0' },
       trace: { type: 'boolean' },
       'no-warm-up': { type: 'boolean' },
+      varied: { type: 'boolean' },
       'chromium-arg': { type: 'string', multiple: true, default: [] },
       label: { type: 'string', default: 'first-answer' },
       'no-write': { type: 'boolean' },
@@ -258,11 +306,13 @@ async function main() {
         url: values.url!,
         runs: Number(values.runs),
         builds: values.builds!.split(','),
+        graphs: values.graphs!.split(',') as GraphsMode[],
         pages: servers.map((s) => ({ serve: s.mode, pageUrl: s.pageUrl })),
         lingerMs: Number(values.linger),
         trace: values.trace === true,
         chromiumArgs: values['chromium-arg']!,
         warmUp: values['no-warm-up'] !== true,
+        varied: values.varied === true,
       },
       (s) => console.log(s),
     );
@@ -281,6 +331,7 @@ async function main() {
         browser: CHROMIUM_PATH,
         lingerMs: Number(values.linger),
         warmUp: values['no-warm-up'] !== true,
+        varied: values.varied === true,
         chromiumArgs: values['chromium-arg'],
         ...result,
       };
