@@ -5,7 +5,8 @@
  * (fp32) and /models/tiny-q4-split/ (q4), for the split tests; and the fp32 package with a
  * 1,024-token context under /models/tiny-1k/ (the same graphs and weights, only the manifest's
  * context differs), where the browser's WebGPU tests reach the end of the context in a quarter
- * of the tokens (SwiftShader runs WebGPU on the CPU, slowly). Generated, never edited by hand
+ * of the tokens (SwiftShader runs WebGPU on the CPU, slowly); and /models/tiny-q8emb/, q4 with an
+ * 8-bit embedding table (GatherBlockQuantized, as Clef-flash gets). Generated, never edited by hand
  * and never committed: `npm run models:tiny`.
  */
 import { createHash } from 'node:crypto';
@@ -22,6 +23,8 @@ const VARIANTS = [
   { dir: join('public', 'models', 'tiny-split'), dtype: 'fp32' as const, groups: SPLIT },
   { dir: join('public', 'models', 'tiny-q4-split'), dtype: 'q4' as const, groups: SPLIT },
   { dir: join('public', 'models', 'tiny-1k'), dtype: 'fp32' as const, contextTokens: 1024 },
+  // q4 with the 8-bit embedding table Clef-flash-sized vocabularies get (GatherBlockQuantized).
+  { dir: join('public', 'models', 'tiny-q8emb'), dtype: 'q4' as const, embedding: 'q8' as const },
 ];
 const SEED = 1;
 
@@ -75,6 +78,7 @@ async function main(): Promise<void> {
       fidelityRequests: 0,
       ...(v.groups ? { backboneGroups: v.groups } : {}),
       ...(v.contextTokens ? { contextTokens: v.contextTokens } : {}),
+      ...(v.embedding ? { embedding: v.embedding } : {}),
     });
     console.log(`wrote ${v.dir} (${v.dtype})`);
   }

@@ -10,7 +10,8 @@ const DTYPES: readonly PackageDtype[] = ['fp32', 'fp16', 'q8', 'q4', 'mixed'];
 
 export const CONVERT_USAGE = `usage: clef-web convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed
   [--name NAME] [--alias NAME]... [--revision REV] [--context TOKENS]
-  [--q8-layers N] [--fidelity N (random requests to measure: default 200, 30 for fp32; 0 skips)]
+  [--q8-layers N] [--embedding auto|q8 (q8/q4/mixed: 8-bit embedding table only when large,
+     or always)] [--fidelity N (random requests to measure: default 200, 30 for fp32; 0 skips)]
   [--backbone-group-bytes auto|0|SIZE (split the backbone into graphs of at most SIZE bytes of
      weights, e.g. 512M; auto: only above 1 GiB, in 512 MiB groups; 0: one graph)]
   [--backbone-group-layers N,N,... (split it into groups of these many layers, in order)]
@@ -57,6 +58,7 @@ export async function convertMain(argv: string[]): Promise<number> {
         'backbone-group-layers': { type: 'string' },
         'kv-float16': { type: 'string' },
         'wasm-graphs': { type: 'string' },
+        embedding: { type: 'string' },
       },
     });
   } catch (e) {
@@ -78,6 +80,11 @@ export async function convertMain(argv: string[]): Promise<number> {
   const wasmGraphs = values['wasm-graphs'] ?? 'on';
   if (wasmGraphs !== 'on' && wasmGraphs !== 'off') {
     console.error(`--wasm-graphs ${wasmGraphs}: not on or off\n${CONVERT_USAGE}`);
+    return 2;
+  }
+  const embedding = values.embedding ?? 'auto';
+  if (embedding !== 'auto' && embedding !== 'q8') {
+    console.error(`--embedding ${embedding}: not auto or q8\n${CONVERT_USAGE}`);
     return 2;
   }
   let backboneGroups: BackboneGrouping;
@@ -103,6 +110,7 @@ export async function convertMain(argv: string[]): Promise<number> {
       backboneGroups,
       kvFloat16: kv16 === 'on',
       wasmGraphs: wasmGraphs === 'on',
+      embedding,
       // fp32 is compared with the float64 reference (seconds per request); the rest with fp32.
       fidelityRequests:
         values.fidelity !== undefined ? Number(values.fidelity) : dtype === 'fp32' ? 30 : 200,

@@ -45,6 +45,11 @@ export interface ConvertOptions {
   contextTokens?: number;
   /** mixed: layers below this run at 8 bits (default min(16, layers/2)). */
   q8Layers?: number;
+  /**
+   * q8/q4/mixed: 'auto' (default) quantizes the embedding table to 8 bits only above
+   * SMALL_EMBEDDING_BYTES as fp32; 'q8' always (a smaller package; the tests' way to run it).
+   */
+  embedding?: 'auto' | 'q8';
   /** Random requests to measure fidelity on (0: skip). */
   fidelityRequests?: number;
   /** onnxruntime intra-op threads for the fidelity measurement (default: onnxruntime's choice). */
@@ -73,19 +78,21 @@ export interface ConvertOptions {
 
 export const CLEF_CONTEXT_TOKENS = 65_536;
 
-/** Embedding tables up to this size (as fp32) stay unquantized, so the WASM back end runs them. */
+/** Quantized variants keep embedding tables up to this size (as fp32) unquantized. */
 export const SMALL_EMBEDDING_BYTES = 256 * 1024 * 1024;
 
 /**
- * fp32/fp16 keep their precision. Quantized variants keep a small table in fp32 (it costs little
- * and keeps the package runnable on WASM) and gather a large one (Clef-flash: 248,320 × 4,096)
- * from an 8-bit table, which only WebGPU runs.
+ * fp32/fp16 keep their precision. Quantized variants keep a small table in fp32 (it costs
+ * little) and gather a large one (Clef-flash: 248,320 × 4,096) from an 8-bit table
+ * (`GatherBlockQuantized`), or any table with `requested` 'q8'. Both back ends run either.
  */
 export function embeddingEncoding(
   text: Qwen35TextConfig,
   dtype: PackageDtype,
+  requested: 'auto' | 'q8' = 'auto',
 ): 'fp32' | 'fp16' | 'q8' {
   if (dtype === 'fp32' || dtype === 'fp16') return dtype;
+  if (requested === 'q8') return 'q8';
   return text.vocab_size * text.hidden_size * 4 <= SMALL_EMBEDDING_BYTES ? 'fp32' : 'q8';
 }
 
@@ -167,7 +174,7 @@ export async function convertRelease(
   const chunkTokens = options.chunkTokens ?? 256;
   try {
     log(`backbone (${options.dtype}) ...`);
-    const embedding = embeddingEncoding(text, options.dtype);
+    const embedding = embeddingEncoding(text, options.dtype, options.embedding);
     const backboneOptions = {
       dtype: options.dtype,
       embedding,
@@ -223,9 +230,10 @@ export async function convertRelease(
     writeFileSync(join(outDir, 'clef_config.json'), JSON.stringify(config, null, 2));
     add(join(outDir, 'clef_config.json'), 'config');
 
-    // onnxruntime-web's WebGPU build (the one the engine loads) has no WASM kernel for
-    // GatherBlockQuantized: a quantized embedding table runs on WebGPU only.
-    const devices: DeviceName[] = embedding === 'q8' ? ['webgpu'] : ['webgpu', 'wasm'];
+    // Every variant runs on both (the engine's WASM build, onnxruntime-web/wasm, has the 8-bit
+    // embedding's GatherBlockQuantized kernel); one too big for WASM's 4 GiB is refused there by
+    // its peakBytes, before any download.
+    const devices: DeviceName[] = ['webgpu', 'wasm'];
     if ((options.wasmGraphs ?? true) && devices.includes('wasm')) {
       await prepareWasmGraphs(outDir, files, log);
     }
