@@ -19,6 +19,7 @@ import {
 import { GraphBuilder } from '../../src/node/onnx/graph.js';
 import { DataType } from '../../src/node/onnx/proto.js';
 import { readFields, writeFields } from '../../src/node/onnx/wire.js';
+import { prepareWasmGraphs, type PackageFileEntry } from '../../src/node/convert/wasm-graphs.js';
 import { graphFor, unusedGraphs } from '../../src/engine/graph-choice.js';
 import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
@@ -207,6 +208,21 @@ describe('prepareGraphForWasm', () => {
     expect(r.prepared).toBe(false);
     expect(r.prepared ? '' : r.reason).toMatch(/new \d+-byte initializer/);
     expect(() => statSync(out)).toThrow();
+  });
+});
+
+describe('prepareWasmGraphs', () => {
+  it('writes none with another onnxruntime-node version than the engine runtime’s', async () => {
+    const files: PackageFileEntry[] = [{ path: 'backbone.onnx', role: 'backbone' }];
+    const lines: string[] = [];
+    const other = {
+      ...ort,
+      env: { ...ort.env, versions: { common: '1.29.0', node: '1.29.0' } },
+    } as unknown as typeof ort;
+    const written = await prepareWasmGraphs(dirs.off, files, (l) => lines.push(l), other);
+    expect(written).toBe(0);
+    expect(files).toHaveLength(1);
+    expect(lines.join('\n')).toMatch(/onnxruntime-node 1\.29\.0 is installed.*1\.30\.0/);
   });
 });
 

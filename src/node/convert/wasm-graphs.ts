@@ -7,7 +7,7 @@ import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileRole, ManifestFile, PackageManifest } from '../../engine/manifest.js';
 import { parseManifest } from '../../engine/manifest.js';
-import { loadOrtNode } from '../ort-node.js';
+import { loadOrtNode, ORT_NODE_VERSION, type OrtNodeModule } from '../ort-node.js';
 import { prepareGraphForWasm, preparedPath } from './prepare-wasm.js';
 import { sha256File } from './sha256-file.js';
 
@@ -21,8 +21,19 @@ export async function prepareWasmGraphs(
   dir: string,
   files: PackageFileEntry[],
   log: (line: string) => void,
+  runtime?: OrtNodeModule,
 ): Promise<number> {
-  const ort = await loadOrtNode('Writing WASM-prepared graphs (--wasm-graphs off skips them)');
+  const ort =
+    runtime ?? (await loadOrtNode('Writing WASM-prepared graphs (--wasm-graphs off skips them)'));
+  // The optimiser's output is read by the engine's onnxruntime-web, which is this version: a
+  // graph fused by another version may use ops or attributes that one does not know.
+  const version = ort.env.versions?.node;
+  if (version !== ORT_NODE_VERSION) {
+    log(
+      `no WASM-prepared graphs: onnxruntime-node ${version ?? '?'} is installed, and the engine's onnxruntime-web is ${ORT_NODE_VERSION} (npm install onnxruntime-node@${ORT_NODE_VERSION})`,
+    );
+    return 0;
+  }
   const twinned = new Set(files.map((f) => f.replaces));
   const graphs = files.filter((f) => PREPARED_ROLES.includes(f.role) && !twinned.has(f.path));
   let written = 0;
