@@ -138,6 +138,23 @@ describe('the converter', () => {
     expect(manifestOf(dirs.off).files.some((f) => f.role === 'wasm-graph')).toBe(false);
   });
 
+  it('leaves them out of a package too big for WASM, and says so', async () => {
+    const dir = join(work, 'huge-context');
+    const lines: string[] = [];
+    // 2^24 tokens of context: its KV bound alone passes WASM's 4 GiB.
+    const m = await convertRelease(release, dir, {
+      dtype: 'fp32',
+      contextTokens: 2 ** 24,
+      fidelityRequests: 0,
+      log: (l) => lines.push(l),
+    });
+    expect(m.variant.peakBytes).toBeGreaterThan(4 * 1024 ** 3);
+    expect(m.files.some((f) => f.role === 'wasm-graph')).toBe(false);
+    expect(lines).toContain(
+      'no WASM-prepared graphs: the package needs more memory than WASM addresses',
+    );
+  });
+
   // The backbone graphs on random token ids and state; the heads' inputs are indices into each
   // other (spans, options): the browser suite compares whole decisions through them.
   it('prepared backbones at "disabled" answer bit for bit what the originals answer at "all"', async () => {

@@ -18,6 +18,7 @@ import {
   type PackageDtype,
   type PackageManifest,
 } from '../../engine/manifest.js';
+import { WASM_MEMORY_LIMIT } from '../../engine/capabilities.js';
 import type { TensorSize, WrittenModel } from '../onnx/graph.js';
 import { openRelease, type Qwen35TextConfig } from '../safetensors.js';
 import { backboneIo, linearConvDim } from './backbone.js';
@@ -234,8 +235,26 @@ export async function convertRelease(
     // embedding's GatherBlockQuantized kernel); one too big for WASM's 4 GiB is refused there by
     // its peakBytes, before any download.
     const devices: DeviceName[] = ['webgpu', 'wasm'];
-    if ((options.wasmGraphs ?? true) && devices.includes('wasm')) {
-      await prepareWasmGraphs(outDir, files, log);
+    const contextTokens =
+      options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
+    // A kv16 or WASM-prepared graph replaces another when used: counted once, as that one.
+    const notWeights = ['tokenizer', 'tokenizer-config', 'config', 'backbone-kv16', 'wasm-graph'];
+    const weightsOf = (list: Array<{ role: FileRole; bytes: number }>) =>
+      list.filter((f) => !notWeights.includes(f.role)).reduce((n, f) => n + f.bytes, 0);
+    const sized = files.map((f) => ({ ...f, bytes: statSync(join(outDir, f.path)).size }));
+    const peakBytes = peakBytesFormula(
+      text,
+      head.width,
+      weightsOf(sized),
+      contextTokens,
+      chunkTokens,
+    );
+    if (options.wasmGraphs ?? true) {
+      if (peakBytes > WASM_MEMORY_LIMIT) {
+        log('no WASM-prepared graphs: the package needs more memory than WASM addresses');
+      } else {
+        await prepareWasmGraphs(outDir, files, log);
+      }
     }
 
     log('hashing ...');
@@ -243,15 +262,9 @@ export async function convertRelease(
       const absolute = join(outDir, f.path);
       return { ...f, bytes: statSync(absolute).size, sha256: sha256File(absolute) };
     });
-    // A kv16 or WASM-prepared graph replaces another when used: counted once, as that one.
-    const twins = ['backbone-kv16', 'wasm-graph'];
-    const weightBytes = listed
-      .filter((f) => !['tokenizer', 'tokenizer-config', 'config', ...twins].includes(f.role))
-      .reduce((n, f) => n + f.bytes, 0);
+    const weightBytes = weightsOf(listed);
     const gpuBytes = listed.filter((f) => GPU_ROLES.has(f.role)).reduce((n, f) => n + f.bytes, 0);
     const largestTensor = largestOf([...backbone.groups, heads.memory, heads.decide]);
-    const contextTokens =
-      options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
     // fp16 graphs compute in half precision: on WebGPU that needs shader-f16 (CPU runs them).
     const needsShaderF16 = options.dtype === 'fp16';
     const name = options.name ?? defaultName(text, releaseDir);
@@ -279,7 +292,7 @@ export async function convertRelease(
         devices,
         needsShaderF16,
         weightBytes,
-        peakBytes: peakBytesFormula(text, head.width, weightBytes, contextTokens, chunkTokens),
+        peakBytes,
         ...(largestTensor ? { largestTensor } : {}),
         gpuBytes,
       },
