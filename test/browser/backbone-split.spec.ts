@@ -66,12 +66,19 @@ for (const device of DEVICES) {
       expect([one.device, info.device]).toEqual([device, device]);
 
       // Loaded group by group: the embedding's graph, then one per layer. A float32-KV load (the
-      // default here) fetches no float16-KV graph.
+      // default here) fetches no float16-KV graph; WASM fetches each graph's WASM-prepared twin.
       const m = manifestOf(SPLIT[dtype]);
-      const used = (f: ManifestFile) => f.role !== 'backbone-kv16';
-      const groupBytes = [0, 1, 2, 3, 4].map((k) =>
-        bytesOf(m.files.filter((f) => f.group === k && used(f))),
-      );
+      const created = (pkg: PackageManifest, graph: ManifestFile) =>
+        (device === 'wasm' &&
+          pkg.files.find((t) => t.role === 'wasm-graph' && t.replaces === graph.path)) ||
+        graph;
+      const heldFor = (pkg: PackageManifest, k: number | undefined) =>
+        bytesOf(pkg.files.filter((f) => f.group === k && f.role === 'backbone-data')) +
+        created(
+          pkg,
+          pkg.files.find((f) => f.group === k && f.role === 'backbone')!,
+        ).bytes;
+      const groupBytes = [0, 1, 2, 3, 4].map((k) => heldFor(m, k));
       expect(info.loadMs.backboneGroups.map((g) => [g.group, g.layers, g.bytes])).toEqual([
         [0, [0, 0], groupBytes[0]],
         [1, [0, 1], groupBytes[1]],
@@ -107,10 +114,7 @@ for (const device of DEVICES) {
       const backbone = role('backbone') + role('backbone-data');
       expect(info.loadMs.peakHeldBytes).toBeLessThan(lexicon + backbone);
       // The single graph is one group: all of its backbone is held while its session is created.
-      const s = manifestOf(SINGLE[dtype]);
-      const singleBackbone = bytesOf(
-        s.files.filter((f) => f.role.startsWith('backbone') && used(f)),
-      );
+      const singleBackbone = heldFor(manifestOf(SINGLE[dtype]), undefined);
       expect(one.loadMs.backboneGroups).toHaveLength(1);
       expect(one.loadMs.peakHeldBytes).toBeGreaterThanOrEqual(singleBackbone);
 
