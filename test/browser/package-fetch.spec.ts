@@ -19,10 +19,14 @@ test('each package file the engine reads is fetched exactly once, with the cache
   });
   await mustLoad(page, 'once', { model: FP32, device: 'wasm', cache: false, warmUp: false });
   // Every file the engine reads, once each: not clef_config.json (role 'config', for tools),
-  // nor the float16-KV graph (role 'backbone-kv16') of a load whose KV is float32.
-  const files = (manifest.files as Array<{ path: string; role: string }>)
-    .filter((f) => f.role !== 'config' && f.role !== 'backbone-kv16')
+  // nor the float16-KV graph (role 'backbone-kv16') of a load whose KV is float32, nor the
+  // graphs WASM replaces with their WASM-prepared twins (role 'wasm-graph', which it reads).
+  const all = manifest.files as Array<{ path: string; role: string; replaces?: string }>;
+  const replaced = new Set(all.map((f) => f.replaces));
+  const files = all
+    .filter((f) => f.role !== 'config' && f.role !== 'backbone-kv16' && !replaced.has(f.path))
     .map((f) => f.path);
   expect(files.length).toBeGreaterThan(5);
+  expect(files.filter((f) => f.endsWith('.wasm.onnx'))).toHaveLength(3);
   expect([...paths].sort()).toEqual(['manifest.json', ...files].sort());
 });
