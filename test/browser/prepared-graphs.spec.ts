@@ -51,7 +51,7 @@ for (const [model, label] of [
 
     const seed = Date.now() % 100_000;
     console.log(`[prepared-graphs] ${label}: requests from seed ${seed}`);
-    for (const request of randomRequests(seed, 4, 40)) {
+    for (const request of randomRequests(seed, 2, 40)) {
       const a = await mustDecide(page, 'prepared', { ...request, model: 'clef-tiny' });
       const b = await mustDecide(page, 'plain', { ...request, model: 'clef-tiny' });
       // The head's raw float32 logits, unrounded: equal to the bit.

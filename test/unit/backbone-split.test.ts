@@ -26,6 +26,8 @@ async function convert(dtype: (typeof DTYPES)[number], split: keyof typeof SPLIT
     name: 'clef-tiny',
     contextTokens: 2048,
     fidelityRequests: 0,
+    // onnxruntime-node runs the package graphs: the WASM-prepared ones would only cost time.
+    wasmGraphs: false,
     ...(split === 'single' ? {} : { backboneGroups: SPLITS[split] }),
   });
   // One onnxruntime thread, as in verify.test.ts: both engines of a comparison run the same

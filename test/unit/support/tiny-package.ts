@@ -32,6 +32,8 @@ export async function buildTinyPackage(
     aliases: [TINY_ALIAS],
     contextTokens,
     fidelityRequests: 0,
+    // Served and run by onnxruntime-node, which never reads the WASM-prepared graphs.
+    wasmGraphs: false,
   });
   return { dir, remove: () => rmSync(work, { recursive: true, force: true }) };
 }
