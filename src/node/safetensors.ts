@@ -152,13 +152,18 @@ export class SafetensorsFile {
 }
 
 /** readSync in pieces of at most 1 GiB (one call cannot read 2 GiB or more). */
-function readExactly(fd: number, target: Uint8Array, position: number): void {
+export function readExactly(
+  fd: number,
+  target: Uint8Array,
+  position: number,
+  what = 'safetensors file',
+): void {
   const piece = 1 << 30;
   let done = 0;
   while (done < target.length) {
     const length = Math.min(piece, target.length - done);
     const n = readSync(fd, target, done, length, position + done);
-    if (n === 0) throw new Error('unexpected end of safetensors file');
+    if (n === 0) throw new Error(`unexpected end of ${what}`);
     done += n;
   }
 }

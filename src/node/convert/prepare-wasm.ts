@@ -7,18 +7,11 @@
  * engine creates it at graphOptimizationLevel 'disabled' on WASM only ('extended' is the CPU
  * execution provider's level, which WebGPU's kernels do not share).
  */
-import {
-  closeSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { OrtNodeModule } from '../ort-node.js';
+import { readExactly } from '../safetensors.js';
 import { readFields, wire, writeFields, type WireField } from '../onnx/wire.js';
 
 // Field numbers in onnx.proto.
@@ -88,12 +81,7 @@ function readRange(path: string, offset: number, length: number): Buffer {
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(length);
-    let done = 0;
-    while (done < length) {
-      const n = readSync(fd, buf, done, length - done, offset + done);
-      if (n === 0) throw new Error(`${path}: ${length} bytes at ${offset} run past the end`);
-      done += n;
-    }
+    readExactly(fd, buf, offset, `${path} (${length} bytes at ${offset})`);
     return buf;
   } finally {
     closeSync(fd);
