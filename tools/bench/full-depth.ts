@@ -15,13 +15,13 @@
  * Results go to bench/results/<date>-full-depth-<label>.json.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
 import type { PackageManifest } from '../../src/engine/manifest.js';
 import { collectGarbage, launchBrowser, launchPersistent } from './browser.js';
-import { chromiumProcesses, loadAverage, readMemory } from './proc.js';
+import { chromiumProcesses, loadAverage, machineFacts, readMemory } from './proc.js';
 import { serve } from './serve.js';
 
 interface Sample {
@@ -295,12 +295,7 @@ async function main(): Promise<void> {
   const out = {
     date: new Date().toISOString(),
     command: `npx tsx tools/bench/full-depth.ts ${process.argv.slice(2).join(' ')}`,
-    machine: {
-      cpu: cpus()[0]?.model ?? 'unknown',
-      cores: cpus().length,
-      memoryGiB: Math.round(totalmem() / GiB),
-      loadAverage: { start: loadStart, end: loadEnd },
-    },
+    machine: machineFacts(loadStart, loadEnd),
     package: { dir, name: manifest.model.name, weightBytes: weights, files: manifest.files.length },
     browser: browser
       ? {

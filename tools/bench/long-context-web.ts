@@ -19,7 +19,6 @@
  * Results go to bench/results/<date>-long-context-wasm[-label].json.
  */
 import { mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Page } from '@playwright/test';
@@ -29,7 +28,7 @@ import { loadTokenizerSync } from '../../src/clef/tokenizer.js';
 import { encodeRequest } from '../../src/clef/prompt.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { collectGarbage, launchBrowser } from './browser.js';
-import { chromiumProcesses, loadAverage, readMemory, resetPeaks } from './proc.js';
+import { chromiumProcesses, loadAverage, machineFacts, readMemory, resetPeaks } from './proc.js';
 import { serve } from './serve.js';
 
 const MiB = 2 ** 20;
@@ -263,12 +262,7 @@ if (!values['no-write']) {
   mkdirSync('bench/results', { recursive: true });
   const date = new Date().toISOString();
   const path = `bench/results/${date.slice(0, 10)}-long-context-wasm${values.label ? `-${values.label}` : ''}.json`;
-  const machine = {
-    cpu: cpus()[0]?.model,
-    cores: cpus().length,
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    loadAverage: { start: loadStart, end: loadAverage() },
-  };
+  const machine = machineFacts(loadStart);
   const command = `npx tsx tools/bench/long-context-web.ts ${process.argv.slice(2).join(' ')}`;
   const result = {
     date,

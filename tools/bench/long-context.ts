@@ -12,10 +12,9 @@
  * Results go to bench/results/<date>-long-context-node[-label].json.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadNodePackage } from '../../src/node/engine.js';
-import { loadAverage } from './proc.js';
+import { loadAverage, machineFacts } from './proc.js';
 
 const MiB = 2 ** 20;
 
@@ -87,12 +86,7 @@ if (!values['no-write']) {
   mkdirSync('bench/results', { recursive: true });
   const date = new Date().toISOString();
   const path = `bench/results/${date.slice(0, 10)}-long-context-node${values.label ? `-${values.label}` : ''}.json`;
-  const machine = {
-    cpu: cpus()[0]?.model,
-    cores: cpus().length,
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    loadAverage: { start: loadStart, end: loadAverage() },
-  };
+  const machine = machineFacts(loadStart);
   const command = `npx tsx tools/bench/long-context.ts ${process.argv.slice(2).join(' ')}`;
   const options = { kv: values.kv, arena: values.arena, budget: budget ?? 'default' };
   const result = {

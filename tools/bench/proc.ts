@@ -6,6 +6,7 @@
  * every figure is null.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 
 export interface ProcMemory {
   renderer: { rss: number; peak: number } | null;
@@ -111,4 +112,14 @@ export function loadAverage(): number[] | null {
   } catch {
     return null;
   }
+}
+
+/** The machine facts every results file records, with the load average at start and end. */
+export function machineFacts(loadStart: number[] | null, loadEnd = loadAverage()) {
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    loadAverage: { start: loadStart, end: loadEnd },
+  };
 }

@@ -27,7 +27,7 @@
  * Timings never feed pass/fail unit tests: this is run by hand and its results committed.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, release as osRelease, totalmem } from 'node:os';
+import { release as osRelease } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
@@ -35,7 +35,7 @@ import { benchBrowser, type BrowserRun, type ScenarioBodies } from './browser.js
 import { firstAnswerMain } from './first-answer.js';
 import { benchNode, type NodeRun } from './node-ceiling.js';
 import { serve } from './serve.js';
-import { loadAverage } from './proc.js';
+import { loadAverage, machineFacts } from './proc.js';
 import { RequestMaker, scenario, type Scenario } from './requests.js';
 import {
   SCENARIO_HEADER,
@@ -238,12 +238,9 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
       machine: {
-        cpu: cpus()[0]?.model ?? 'unknown',
-        cores: cpus().length,
-        memoryGiB: Math.round(totalmem() / 2 ** 30),
+        ...machineFacts(loadStart, end),
         os: `${process.platform} ${osRelease()}`,
         node: process.version,
-        loadAverage: { start: loadStart, end },
       },
       browser: { version: browserVersion, userAgent },
       device: { webgpuAdapter: adapter },
