@@ -175,6 +175,22 @@ export function deviceProblem(
   return null;
 }
 
+/**
+ * The device a load will start on whatever its manifest says, known from the request and the
+ * probe alone: an explicit device that this browser has, or WASM when `auto` has no hardware
+ * adapter to prefer. Null when the manifest decides (auto with a real GPU: shader-f16, tensor
+ * limits). The engine starts that device's runtime before the manifest has arrived; a manifest
+ * that rules the device out only leaves that start unused.
+ */
+export function deviceBeforeManifest(
+  requested: 'auto' | DeviceName,
+  caps: Capabilities,
+): DeviceName | null {
+  if (requested === 'wasm') return 'wasm';
+  if (requested === 'webgpu') return caps.webgpu ? 'webgpu' : null;
+  return caps.webgpu && !caps.fallbackAdapter ? null : 'wasm';
+}
+
 export interface DevicePlan {
   /** Devices to try, best first. */
   order: DeviceName[];

@@ -13,7 +13,12 @@ import {
   type CalibrationAsk,
   type CalibrationFile,
 } from '../calibrate/index.js';
-import { deviceOrder, probeCapabilities, type DevicePlan } from './capabilities.js';
+import {
+  deviceBeforeManifest,
+  deviceOrder,
+  probeCapabilities,
+  type DevicePlan,
+} from './capabilities.js';
 import {
   AbortedError,
   ClefError,
@@ -81,9 +86,18 @@ export class EngineHost implements WorkerApi {
       await this.arm(options.simulate ?? {});
       const caps = simulatedCapabilities(await probeCapabilities(), options.simulate);
       const report = (p: LoadProgress) => onProgress?.(p);
-      // The device is known once the manifest is: its runtime starts then, during the download.
+      // A device's runtime starts as soon as the device is known, so it overlaps the download:
+      // now, when the request and the probe settle it (docs/benchmarks.md: the runtime's start
+      // is the longest step of a second visit), else once the manifest has arrived.
       let plan: DevicePlan | null = null;
       let early: Promise<RuntimePhases> | null = null;
+      const start = (device: DeviceName) => {
+        if (!this.startRuntime) return;
+        early = this.startRuntime(device, caps.threads, options.wasmBuild);
+        early.catch(() => undefined); // session creation reports it, or falls back
+      };
+      const known = deviceBeforeManifest(options.device, caps);
+      if (known) start(known);
       const pkg = await openPackage(options.model, {
         cache: options.cache,
         onProgress: report,
@@ -92,10 +106,7 @@ export class EngineHost implements WorkerApi {
           // Preflight: refuse here, before a single data file is downloaded.
           if (plan.order.length === 0) throw noDeviceError(manifest, plan.skipped);
           const first = plan.order[0];
-          if (first && this.startRuntime) {
-            early = this.startRuntime(first, caps.threads, options.wasmBuild);
-            early.catch(() => undefined); // session creation reports it, or falls back
-          }
+          if (first && first !== known) start(first);
           // Progress counts the graphs the first device's KV precision runs (a refusal is
           // reported when its session is created).
           try {

@@ -253,8 +253,9 @@ export interface RuntimePhases {
 }
 
 /**
- * Where `createClef` spent its time, in ms. The runtime starts as soon as the manifest names the
- * device, while the package downloads, so `total` is less than the sum of the phases.
+ * Where `createClef` spent its time, in ms. The runtime starts as soon as the device is known
+ * (from the request and the browser, or else from the manifest), while the package downloads,
+ * so `total` is less than the sum of the phases.
  */
 export interface LoadPhases {
   /** Fetching the package files (network or Cache Storage), in all. */

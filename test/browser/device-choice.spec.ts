@@ -143,6 +143,30 @@ test('load phases are reported: download, verify, tokenizer, runtime, each graph
   expect(l.total).toBeGreaterThan(Object.values(l.sessions).reduce((a, b) => a + b, 0));
 });
 
+test('when the request and the browser settle the device, its runtime starts before the manifest arrives', async ({
+  page,
+}) => {
+  await openPage(page);
+  // Each manifest is held back 1.5 s; the runtime's wasm is asked for meanwhile (it used to wait
+  // for the manifest). 'auto' settles on WASM here: the only adapter is a software fallback.
+  const context = page.context();
+  const events: string[] = [];
+  await context.route('**/manifest.json', async (route) => {
+    await new Promise((wait) => setTimeout(wait, 1500));
+    events.push('manifest');
+    await route.continue();
+  });
+  context.on('request', (r) => {
+    if (new URL(r.url()).pathname.endsWith('/ort-wasm-simd-threaded.wasm')) events.push('wasm');
+  });
+  for (const device of ['wasm', 'auto'] as const) {
+    events.length = 0;
+    const info = await mustLoad(page, device, { model: FP32, device, cache: false });
+    expect(info.device).toBe('wasm');
+    expect(events).toEqual(['wasm', 'manifest']);
+  }
+});
+
 test('the engine warms itself up after load: not counted, cache left empty, cost reported', async ({
   page,
 }) => {

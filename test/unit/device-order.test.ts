@@ -2,6 +2,7 @@
 // fake `navigator.gpu` objects (with the flag, without it, named SwiftShader or not).
 import { describe, expect, it } from 'vitest';
 import {
+  deviceBeforeManifest,
   deviceOrder,
   probeWith,
   tensorLimitProblem,
@@ -66,6 +67,33 @@ describe('deviceOrder', () => {
     const plan = deviceOrder('auto', SMALL, caps(null, false));
     expect(plan.order).toEqual(['wasm']);
     expect(plan.reason).toBe('auto: WASM, because no adapter');
+  });
+});
+
+describe('deviceBeforeManifest (the runtime that starts before the manifest arrives)', () => {
+  const adapters = [
+    caps(null, false),
+    caps('google swiftshader', true),
+    caps('nvidia ampere', false),
+  ];
+  it("is deviceOrder's first device for a package both devices can run, whenever it names one", () => {
+    for (const c of adapters) {
+      for (const requested of ['auto', 'wasm', 'webgpu'] as const) {
+        const known = deviceBeforeManifest(requested, c);
+        if (known !== null) expect(deviceOrder(requested, SMALL, c).order[0]).toBe(known);
+      }
+    }
+  });
+  it('names WASM for auto without a hardware adapter, and waits for the manifest with one', () => {
+    expect(deviceBeforeManifest('auto', caps(null, false))).toBe('wasm');
+    expect(deviceBeforeManifest('auto', caps('google swiftshader', true))).toBe('wasm');
+    // A real GPU wins or loses by the package (shader-f16, tensor limits): the manifest decides.
+    expect(deviceBeforeManifest('auto', caps('nvidia ampere', false))).toBeNull();
+  });
+  it('names an explicit device this browser has, and nothing for WebGPU without it', () => {
+    expect(deviceBeforeManifest('wasm', caps('nvidia ampere', false))).toBe('wasm');
+    expect(deviceBeforeManifest('webgpu', caps('google swiftshader', true))).toBe('webgpu');
+    expect(deviceBeforeManifest('webgpu', caps(null, false))).toBeNull();
   });
 });
 
