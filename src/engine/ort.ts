@@ -10,6 +10,7 @@ import type * as OrtTypes from 'onnxruntime-web';
 import type { DeviceName } from './manifest.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
 import { dropLegacyRuntimeCache, wasmSourceOf } from './wasm-cache.js';
+import { instantiationMs, timeWasmInstantiation } from './wasm-timing.js';
 import type { RuntimePhases } from '../wire/wire.js';
 
 export type OrtModule = typeof OrtTypes;
@@ -79,6 +80,7 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
       ort.env.wasm.numThreads = options.threads;
       ort.env.logLevel = 'error';
       dropLegacyRuntimeCache();
+      timeWasmInstantiation();
       const probe = await ort.InferenceSession.create(IDENTITY_GRAPH, {
         executionProviders: [device === 'webgpu' ? 'webgpu' : 'wasm'],
         logSeverityLevel: 3, // its Identity runs on the CPU EP: no warning about that
@@ -92,6 +94,7 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
           build: RUNTIME_BUILDS[build].entry,
           importMs: t1 - t0,
           initMs: t2 - t1,
+          instantiateMs: instantiationMs(RUNTIME_BUILDS[build].wasm),
           wasmFetchMs: fetched ? fetched.responseEnd - fetched.startTime : null,
           wasmTransferBytes: fetched ? fetched.transferSize : null,
           wasmSource: wasmSourceOf(fetched),

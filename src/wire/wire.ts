@@ -241,6 +241,12 @@ export interface RuntimePhases {
   importMs: number;
   /** Fetching, compiling and instantiating its wasm and starting the back end (ms). */
   initMs: number;
+  /**
+   * Of initMs, the wasm's fetch, compile and instantiation (`WebAssembly.instantiateStreaming`),
+   * or null when the runtime did not stream it; the rest is the runtime's own start (its
+   * environment and first session, on WebGPU its device too).
+   */
+  instantiateMs: number | null;
   /** The wasm's fetch as resource timing saw it (ms), when it did. */
   wasmFetchMs: number | null;
   /** Wasm bytes that crossed the network (0 when the HTTP cache answered), when known. */

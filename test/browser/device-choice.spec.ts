@@ -100,6 +100,7 @@ test("an explicit 'webgpu' still runs on the software adapter, on the WebGPU bui
     /^device 'webgpu' requested on google swiftshader \(.*software fallback\)/,
   );
   expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/webgpu');
+  expect(info.loadMs.runtime?.instantiateMs).toBeGreaterThan(0);
   expect(files.filter((f) => f.endsWith('.wasm'))).toEqual([
     'ort-wasm-simd-threaded.asyncify.wasm',
   ]);
@@ -138,6 +139,9 @@ test('load phases are reported: download, verify, tokenizer, runtime, each graph
   expect(l.runtime).toMatchObject({ build: 'onnxruntime-web/wasm' });
   expect(l.runtime!.importMs).toBeGreaterThan(0);
   expect(l.runtime!.initMs).toBeGreaterThan(0);
+  // The wasm's instantiation is the part of init before the runtime's own start.
+  expect(l.runtime!.instantiateMs).toBeGreaterThan(0);
+  expect(l.runtime!.instantiateMs).toBeLessThan(l.runtime!.initMs);
   expect(l.runtime!.wasmFetchMs).toBeGreaterThan(0);
   // The sessions are part of the load; the runtime started during the download.
   expect(l.total).toBeGreaterThan(Object.values(l.sessions).reduce((a, b) => a + b, 0));

@@ -217,7 +217,7 @@ export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: str
             const l = v.loadMs;
             const events = v.wasmEvents ? ` wasm events ${JSON.stringify(v.wasmEvents)}` : '';
             log(
-              `  ${serve} ${build} ${graphs} ${kind} #${run}: first answer ${v.firstAnswerMs.toFixed(0)} ms = createClef ${v.createMs.toFixed(0)} + decision ${v.firstMs.toFixed(0)} (runtime import ${l.runtime?.importMs.toFixed(0)}, init ${l.runtime?.initMs.toFixed(0)}, wasm ${l.runtime?.wasmSource} ${l.runtime?.wasmFetchMs?.toFixed(0) ?? '?'} ms; download ${l.download.toFixed(0)}, sessions ${Object.values(
+              `  ${serve} ${build} ${graphs} ${kind} #${run}: first answer ${v.firstAnswerMs.toFixed(0)} ms = createClef ${v.createMs.toFixed(0)} + decision ${v.firstMs.toFixed(0)} (runtime import ${l.runtime?.importMs.toFixed(0)}, init ${l.runtime?.initMs.toFixed(0)} = instantiate ${l.runtime?.instantiateMs?.toFixed(0) ?? '?'} + start ${l.runtime && l.runtime.instantiateMs !== null ? (l.runtime.initMs - l.runtime.instantiateMs).toFixed(0) : '?'}, wasm ${l.runtime?.wasmSource} ${l.runtime?.wasmFetchMs?.toFixed(0) ?? '?'} ms; download ${l.download.toFixed(0)}, sessions ${Object.values(
                 l.sessions,
               )
                 .reduce((a, b) => a + b, 0)
