@@ -8,7 +8,8 @@ const took = new Map<string, number>();
 let installed = false;
 
 export function timeWasmInstantiation(): void {
-  if (installed || typeof WebAssembly?.instantiateStreaming !== 'function') return;
+  if (installed || typeof WebAssembly === 'undefined') return;
+  if (typeof WebAssembly.instantiateStreaming !== 'function') return;
   installed = true;
   const original = WebAssembly.instantiateStreaming.bind(WebAssembly);
   WebAssembly.instantiateStreaming = async (source, imports) => {
