@@ -40,9 +40,10 @@ export interface ClefOptions {
   /**
    * Right after load, the engine makes one small decision of its own (default true), queued
    * before any request: the browser compiles and tiers up onnxruntime's code (and, on a GPU,
-   * the shaders) then, so the page's first real decision runs at settled speed. It is not
-   * counted in info().counters and leaves the prefix cache empty; `info().loadMs.warmup` says
-   * what it cost. false skips it.
+   * the shaders) then, so the page's first real decision runs at settled speed, and Chromium
+   * has compiled code to keep for the next visit. A request that arrives meanwhile goes first;
+   * the warm-up then finishes once the engine is idle. It is not counted in info().counters and
+   * never touches the prefix cache; `info().loadMs.warmup` says what it cost. false skips it.
    */
   warmUp?: boolean;
   /**

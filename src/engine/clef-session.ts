@@ -160,11 +160,10 @@ export async function createOrtDecisionSession(
       preparedGraphs: prepared,
       lexicon: lexiconSource,
       fetchMs: pkg.stats.downloadMs + pkg.stats.verifyMs - fetchMsBefore,
-      run: (encoded, ctx) => runner.run(encoded, ctx),
+      run: (encoded, ctx, options) => runner.run(encoded, ctx, options),
       lost: () => lost,
       cacheStats: () => runner.cacheStats(),
       counters: () => runner.counters(),
-      clearCache: () => runner.clearCache(),
       simulateDeviceLoss: () => gpuDevice?.destroy?.(),
       dispose: async () => {
         await runner.dispose();

@@ -40,7 +40,8 @@ import {
 import type { DeviceName, PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
-import type { DecisionSession, RuntimeStarter, SessionFactory } from './session.js';
+import type { DecisionSession, RunOptions, RuntimeStarter, SessionFactory } from './session.js';
+import { warmUp, type WarmUp } from './warm-up.js';
 import {
   type DecisionStage,
   type DecisionWire,
@@ -52,6 +53,13 @@ import {
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
+
+interface DecideOptions {
+  ask?: CalibrationAsk | null;
+  /** The fault hooks of `simulate` (off for the engine's own warm-up). */
+  hooks?: boolean;
+  prefixCache?: boolean;
+}
 
 export class EngineHost implements WorkerApi {
   /** The loaded package's manifest: its file bytes are let go once the sessions hold them. */
@@ -67,8 +75,8 @@ export class EngineHost implements WorkerApi {
   /** simulate.stallAt, consumed as decisions reach each stage. */
   private stalls: DecisionStage[] = [];
   private deviceLossPending = false;
-  /** The engine's own warm-up decision is queued or running (not a request: not pending). */
-  private warming = false;
+  /** The engine's own warm-up decision, until it has settled (not a request: not pending). */
+  private warming: WarmUp | null = null;
   private stalledAt: DecisionStage | null = null;
 
   constructor(
@@ -213,52 +221,26 @@ export class EngineHost implements WorkerApi {
         },
         cacheProblem: pkg.cacheProblem,
       };
-      if (options.warmUp !== false) this.warmUp();
+      if (options.warmUp !== false) {
+        const warming = warmUp({
+          modelName: m.model.name,
+          queue: this.queue,
+          decide: (body, ctx) => this.decide(body, ctx, { hooks: false, prefixCache: false }),
+          counters: this.counters,
+          disposed: () => this.disposed,
+          hold: options.simulate?.holdWarmUp === true,
+          finished: (ms) => {
+            this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: ms };
+          },
+        });
+        this.warming = warming;
+        void warming.settled.finally(() => {
+          if (this.warming === warming) this.warming = null;
+        });
+      }
       report({ phase: 'ready', loadedBytes: 0, totalBytes: 0 });
       return this.snapshot();
     });
-  }
-
-  /**
-   * One small decision, queued first: the browser's wasm tier-up (and shader compilation) happen
-   * here rather than in the page's first request. Not counted; the prefix cache is emptied.
-   * It gives way to a request that arrives meanwhile (that request compiles the same code and
-   * need not wait for an answer nobody reads): between its stages it yields a task, so the
-   * request's message is seen, and stops there. loadMs.warmup: until it finished or gave way.
-   */
-  private warmUp(): void {
-    const m = this.manifest!;
-    const body = {
-      model: m.model.name,
-      state: 'warm-up',
-      questions: { w: { type: 'choice', criteria: { a: null, b: null } } },
-    };
-    const started = performance.now();
-    const job = async (ctx: JobContext) => {
-      const counters = { ...this.counters };
-      const givesWay = () => ctx.cancelled() || this.queue.size > 1;
-      // No fault hooks: a test's stallAt or device loss is meant for its own requests.
-      const warm: JobContext = {
-        cancelled: givesWay,
-        throwIfCancelled: () => {
-          if (givesWay()) throw new AbortedError('The warm-up gave way to a request');
-        },
-        enter: () => new Promise((next) => setTimeout(next, 0)),
-      };
-      try {
-        await this.decide(body, warm, null, false);
-      } finally {
-        this.session?.clearCache?.();
-        Object.assign(this.counters, counters);
-        this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: performance.now() - started };
-      }
-    };
-    // A failed warm-up changes nothing: the first request reports the problem, if it persists.
-    this.warming = true;
-    this.queue
-      .push(-1, job)
-      .catch(() => undefined)
-      .finally(() => (this.warming = false));
   }
 
   systemone(
@@ -270,7 +252,7 @@ export class EngineHost implements WorkerApi {
       if (this.disposed || !this.session) throw new DisposedError('No model is loaded');
       const ask = calibration === undefined ? null : calibrationAsk(calibration);
       if (ask !== null) calibratedDecision(this.calibration, [], [], ask); // refuse before queueing
-      return this.queue.push(id, (ctx) => this.decide(body, ctx, ask));
+      return this.queue.push(id, (ctx) => this.decide(body, ctx, { ask }));
     });
   }
 
@@ -319,7 +301,8 @@ export class EngineHost implements WorkerApi {
         cacheEntries: cache.entries,
         cacheBytes: cache.bytes,
         readbackBytes: session?.readbackBytes ?? 0,
-        pending: this.queue.size - (this.warming ? 1 : 0),
+        pending: this.queue.size - (this.warming?.inQueue() ? 1 : 0),
+        warmingUp: this.warming !== null,
         liveTensors: session?.liveTensors ?? 0,
         cachedTensors: session?.cachedTensors ?? 0,
         ...resourceCounts(),
@@ -366,8 +349,7 @@ export class EngineHost implements WorkerApi {
   private async decide(
     body: unknown,
     job: JobContext,
-    ask: CalibrationAsk | null = null,
-    hooks = true,
+    { ask = null, hooks = true, prefixCache = true }: DecideOptions = {},
   ): Promise<DecisionWire> {
     const ctx = hooks ? this.staged(job) : job;
     const m = this.manifest!;
@@ -380,7 +362,7 @@ export class EngineHost implements WorkerApi {
     const t1 = performance.now();
     await ctx.enter!('encoding');
     ctx.throwIfCancelled();
-    const run = await this.runWithRecovery(encoded, ctx);
+    const run = await this.runWithRecovery(encoded, ctx, { prefixCache });
     const response = buildResponse(request, encoded, run.logits, request.model);
     this.counters.decisions++;
     this.counters.backboneTokens += run.backboneTokens;
@@ -408,10 +390,11 @@ export class EngineHost implements WorkerApi {
   private async runWithRecovery(
     encoded: Parameters<DecisionSession['run']>[0],
     ctx: JobContext,
+    runOptions: RunOptions,
   ): ReturnType<DecisionSession['run']> {
     const session = this.session!;
     try {
-      return await session.run(encoded, ctx);
+      return await session.run(encoded, ctx, runOptions);
     } catch (e) {
       if (session.device !== 'webgpu' || ctx.cancelled() || !session.lost()) throw e;
       const reason = `WebGPU device lost while running (${(e as Error).message}); moved to WASM`;
@@ -438,7 +421,7 @@ export class EngineHost implements WorkerApi {
         kvReason: kv.reason,
         preparedGraphs: this.session.preparedGraphs ?? 0,
       };
-      return this.session.run(encoded, ctx);
+      return this.session.run(encoded, ctx, runOptions);
     }
   }
 }

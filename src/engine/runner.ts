@@ -10,7 +10,7 @@
 import { buildHeadInputs, splitByQuestion, type SpanMeanSource } from '../clef/head-inputs.js';
 import type { EncodedRequest } from '../clef/prompt.js';
 import type { JobContext } from './queue.js';
-import type { SessionRun } from './session.js';
+import type { RunOptions, SessionRun } from './session.js';
 import type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
 import { TensorCounter } from './tensor-count.js';
 import { DEFAULT_SCORE_BUDGET, chunkEnds, tailChunkEnds } from './chunk-plan.js';
@@ -142,12 +142,16 @@ export class ClefRunner {
     return { readbackBytes: this.readbackBytes, liveTensors: this.tensors.count, cachedTensors };
   }
 
-  async run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun> {
+  async run(
+    encoded: EncodedRequest,
+    ctx: JobContext,
+    { prefixCache = true }: RunOptions = {},
+  ): Promise<SessionRun> {
     const ids = encoded.inputIds;
     const stateEnd = encoded.stateEnd;
     const t0 = performance.now();
     const key = prefixKey(ids, stateEnd);
-    let entry = this.cache.get(key);
+    let entry = prefixCache ? this.cache.get(key) : undefined;
     if (entry && !sameIds(entry.ids, ids, stateEnd)) entry = undefined;
     const prefixHit = entry !== undefined;
     let backboneTokens = ids.length - stateEnd;
@@ -164,7 +168,7 @@ export class ClefRunner {
       state = prefix.state;
       memory = prefix.memory;
       backboneTokens += stateEnd;
-      this.remember(key, ids, stateEnd, state, memory);
+      if (prefixCache) this.remember(key, ids, stateEnd, state, memory);
     }
     const cached = this.cache.get(key)?.state === state;
     let tail: { hidden: TensorLike; state: Map<string, TensorLike> } | null = null;
@@ -188,8 +192,8 @@ export class ClefRunner {
     }
   }
 
-  /** Empties the prefix cache (its tensors disposed); the sessions stay. */
-  clearCache(): void {
+  /** Empties the prefix cache (its tensors disposed). */
+  private clearCache(): void {
     for (const e of this.cache.values()) {
       for (const t of e.state.values()) t.dispose();
       e.memory.dispose();

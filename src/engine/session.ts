@@ -18,6 +18,11 @@ export interface SessionRun {
   backboneTokens: number;
 }
 
+export interface RunOptions {
+  /** Look the state up in the prefix cache and keep it there (default true). */
+  prefixCache?: boolean;
+}
+
 export interface DecisionSession {
   readonly device: DeviceName;
   /** How the device's runtime came up, and session creation per graph (ms). */
@@ -29,7 +34,7 @@ export interface DecisionSession {
   readonly lexicon?: 'memory' | 'cache-storage';
   /** Time spent fetching and verifying files inside session creation (ms). */
   readonly fetchMs?: number;
-  run(encoded: EncodedRequest, ctx: JobContext): Promise<SessionRun>;
+  run(encoded: EncodedRequest, ctx: JobContext, options?: RunOptions): Promise<SessionRun>;
   /** True once the session's device is gone (a lost WebGPU device). */
   lost(): boolean;
   cacheStats(): { entries: number; bytes: number };
@@ -38,8 +43,6 @@ export interface DecisionSession {
    * cache holds (optional: benchmarks and leak checks read them).
    */
   counters?(): { readbackBytes: number; liveTensors?: number; cachedTensors?: number };
-  /** Empties the prefix cache (after the engine's own warm-up decision). */
-  clearCache?(): void;
   /** Test hook: destroy the GPU device under the running session (WebGPU only). */
   simulateDeviceLoss?(): void;
   dispose(): Promise<void>;

@@ -158,6 +158,8 @@ export interface FaultSimulation {
    * encoding, the next one between two backbone chunks, the next before the head.
    */
   stallAt?: DecisionStage[];
+  /** The engine's warm-up waits after encoding until a request is queued, so it gives way. */
+  holdWarmUp?: boolean;
 }
 
 export interface EngineCounters {
@@ -176,9 +178,14 @@ export interface EngineCounters {
   /** Requests queued or running right now (0 when idle: an aborted request frees its slot). */
   pending: number;
   /**
+   * The engine's own warm-up decision is queued or running (it is not counted in `pending`);
+   * while it is, the tensors it holds count in `liveTensors`.
+   */
+  warmingUp: boolean;
+  /**
    * onnxruntime tensors the engine created (inputs, outputs, state) and has not disposed yet,
-   * those the prefix cache holds included. Idle, it equals `cachedTensors`; anything above is a
-   * leak. Restarts when a fallback replaces the session.
+   * those the prefix cache holds included. Idle (`pending` 0, not `warmingUp`), it equals
+   * `cachedTensors`; anything above is a leak. Restarts when a fallback replaces the session.
    */
   liveTensors: number;
   /** Tensors held by the prefix cache (backbone state and memory rows of each entry). */
@@ -295,7 +302,11 @@ export interface LoadPhases {
    * (a big rows file, about 1 GB for Clef-flash, read row by row from its cached copy on disk).
    */
   lexicon?: 'memory' | 'cache-storage';
-  /** The engine's own warm-up decision after load (ms), or null when it did not make one. */
+  /**
+   * The engine's own warm-up decision after load (ms, the try that finished), or null until it
+   * has finished: it gives way to requests and finishes once the engine is idle. Null for good
+   * with warmUp false, or when it failed or gave way three times.
+   */
   warmup: number | null;
   /** Load, from the worker's first message to ready (warm-up not included). */
   total: number;

@@ -11,6 +11,7 @@ import {
   FP32,
   MODEL,
   infoOf,
+  loadClef,
   mustDecide,
   mustLoad,
   openPage,
@@ -171,22 +172,30 @@ test('when the request and the browser settle the device, its runtime starts bef
   }
 });
 
-test('the engine warms itself up after load: not counted, cache left empty, cost reported', async ({
+test('the engine warms itself up after load: it gives way to a request and finishes when idle, not counted, cache untouched', async ({
   page,
 }) => {
   await openPage(page);
-  await mustLoad(page, 'warm', { model: FP32, device: 'wasm' });
+  // simulate.holdWarmUp keeps the warm-up in its first stage until a request is queued.
+  const held = { model: FP32, device: 'wasm', simulate: { holdWarmUp: true } } as const;
+  const loaded = await loadClef(page, 'warm', held); // mustLoad would wait for the warm-up
+  expect(loaded.ok).toBe(true);
   await mustLoad(page, 'cold', { model: FP32, device: 'wasm', warmUp: false });
-  // A request queues behind the warm-up, so once it is answered the warm-up is done.
   await mustDecide(page, 'warm', GOOD);
   await mustDecide(page, 'cold', GOOD);
+  // It gave way to that request and runs again once the engine is idle.
+  await expect
+    .poll(async () => (await infoOf(page, 'warm')).loadMs.warmup, { timeout: 30_000 })
+    .toBeGreaterThan(0);
   const warm = await infoOf(page, 'warm');
   const cold = await infoOf(page, 'cold');
-  expect(warm.loadMs.warmup).toBeGreaterThan(0);
   expect(cold.loadMs.warmup).toBeNull();
   for (const info of [warm, cold]) {
     expect(info.counters).toMatchObject({ decisions: 1, prefixMisses: 1, pending: 0 });
     expect(info.counters.cacheEntries).toBe(1); // the request's own state, not the warm-up's
   }
   expect(warm.counters.backboneTokens).toBe(cold.counters.backboneTokens);
+  // The warm-up, run after the request, left its state in the prefix cache.
+  const again = await mustDecide(page, 'warm', GOOD);
+  expect(again.timings.prefixHit).toBe(true);
 });

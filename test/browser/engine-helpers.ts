@@ -71,11 +71,23 @@ export function loadClef(page: Page, name: string, options: LoadOptions) {
   ]) as Promise<Outcome<EngineInfo>>;
 }
 
-/** createClef that must succeed: its info(). */
+/**
+ * createClef that must succeed: its info(), returned once the engine's own warm-up is over, so
+ * that what a test asks next runs alone and the counters it reads are its requests' (the
+ * warm-up giving way to a request is device-choice.spec's own test).
+ */
 export async function mustLoad(page: Page, name: string, options: LoadOptions) {
   const out = await loadClef(page, name, options);
   if (!out.ok) throw new Error(`createClef failed: ${JSON.stringify(out.error)}`);
+  await untilWarmedUp(page, name);
   return out.value;
+}
+
+/** Waits until the engine's warm-up is neither queued nor running. */
+export async function untilWarmedUp(page: Page, name: string) {
+  await expect
+    .poll(async () => (await infoOf(page, name)).counters.warmingUp, { timeout: 60_000 })
+    .toBe(false);
 }
 
 export function decideIn(page: Page, name: string, request: unknown) {

@@ -14,6 +14,7 @@ import {
   TOLERANCE,
   expectResponseNear,
   infoOf,
+  untilWarmedUp,
   mustDecide,
   openPage,
   randomRequests,
@@ -45,6 +46,7 @@ async function load(page: Page, name: string, options: LoadOptions, preload: str
 async function mustLoad(page: Page, name: string, options: LoadOptions, preload: string[] = []) {
   const out = await load(page, name, options, preload);
   if (!out.ok) throw new Error(`createClef failed: ${JSON.stringify(out.error)}`);
+  await untilWarmedUp(page, name);
   return out.value;
 }
 

@@ -223,7 +223,7 @@ export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: str
                 .reduce((a, b) => a + b, 0)
                 .toFixed(
                   0,
-                )}); second decision ${v.secondMs.toFixed(0)} ms; warm-up ${l.warmup?.toFixed(0)}, total ${l.total.toFixed(0)}${events}`,
+                )}); second decision ${v.secondMs.toFixed(0)} ms; warm-up ${l.warmup === null ? 'not finished' : l.warmup.toFixed(0)}, total ${l.total.toFixed(0)}${events}`,
             );
           }
         } finally {

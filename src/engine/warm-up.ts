@@ -1,0 +1,98 @@
+/**
+ * The engine's own warm-up: one small decision after load, so that the browser's wasm tier-up
+ * (and shader compilation) happen here rather than in the page's first request, and so that
+ * Chromium has optimised code to keep for the next visit: it caches a module's compiled code only
+ * once enough of it has tiered up, which a visit that only loads and asks two short questions
+ * does not reach (docs/benchmarks.md, fourth and fifth rounds).
+ *
+ * It gives way to a request that arrives meanwhile (that request compiles the same code and need
+ * not wait for an answer nobody reads): between its stages it yields a task, so the request's
+ * message is seen, and stops there. It tries again once the queue has been empty for
+ * WARM_UP_IDLE_MS (so the rest of a burst of requests does not wait behind it), up to
+ * WARM_UP_TRIES times. It is not counted and never reads or fills the prefix cache.
+ */
+import { AbortedError } from '../wire/errors.js';
+import type { JobContext, SerialQueue } from './queue.js';
+
+export const WARM_UP_TRIES = 3;
+export const WARM_UP_IDLE_MS = 250;
+
+export interface WarmUpHost {
+  modelName: string;
+  queue: SerialQueue;
+  /** A decision without test hooks and without the prefix cache. */
+  decide(body: unknown, ctx: JobContext): Promise<unknown>;
+  /** The counters the decision moves; put back as they were after each try. */
+  counters: object;
+  disposed(): boolean;
+  /** Test hook (simulate.holdWarmUp): the first try waits after encoding for a request. */
+  hold: boolean;
+  /** The finished try's duration (ms). */
+  finished(ms: number): void;
+  /** How long the queue must stay empty before a try after the first (default WARM_UP_IDLE_MS). */
+  idleMs?: number;
+}
+
+export interface WarmUp {
+  /** Settles when it has finished, failed, or given way WARM_UP_TRIES times. */
+  settled: Promise<void>;
+  /** It is in the queue now (waiting or running), not between tries. */
+  inQueue(): boolean;
+}
+
+export function warmUp(host: WarmUpHost): WarmUp {
+  const body = {
+    model: host.modelName,
+    state: 'warm-up',
+    questions: { w: { type: 'choice', criteria: { a: null, b: null } } },
+  };
+  let tries = 0;
+  const job = async (ctx: JobContext) => {
+    tries++;
+    const held = host.hold && tries === 1;
+    const before = { ...host.counters };
+    const givesWay = () => ctx.cancelled() || host.queue.size > 1;
+    const warm: JobContext = {
+      cancelled: givesWay,
+      throwIfCancelled: () => {
+        if (givesWay()) throw new AbortedError('The warm-up gave way to a request');
+      },
+      enter: async () => {
+        while (held && host.queue.size < 2 && !ctx.cancelled()) await nextTask(5);
+        await nextTask(0);
+      },
+    };
+    const started = performance.now();
+    try {
+      await host.decide(body, warm);
+      host.finished(performance.now() - started);
+    } finally {
+      Object.assign(host.counters, before);
+    }
+  };
+  const idle = async () => {
+    do await nextTask(host.idleMs ?? WARM_UP_IDLE_MS);
+    while (host.queue.size > 0 && !host.disposed());
+  };
+  let inQueue = false;
+  const queued = (): Promise<void> => {
+    inQueue = true;
+    return host.queue.push(-1, job).then(
+      () => {
+        inQueue = false;
+      },
+      async (e: unknown) => {
+        inQueue = false;
+        // A failure changes nothing: the first request reports the problem, if it persists.
+        if (!(e instanceof AbortedError) || tries >= WARM_UP_TRIES || host.disposed()) return;
+        await idle();
+        if (!host.disposed()) await queued();
+      },
+    );
+  };
+  return { settled: queued(), inQueue: () => inQueue };
+}
+
+function nextTask(ms: number): Promise<void> {
+  return new Promise((next) => setTimeout(next, ms));
+}
