@@ -42,8 +42,9 @@ export interface ClefOptions {
    * before any request: the browser compiles and tiers up onnxruntime's code (and, on a GPU,
    * the shaders) then, so the page's first real decision runs at settled speed, and Chromium
    * has compiled code to keep for the next visit. A request that arrives meanwhile goes first;
-   * the warm-up then finishes once the engine is idle. It is not counted in info().counters and
-   * never touches the prefix cache; `info().loadMs.warmup` says what it cost. false skips it.
+   * on WASM the warm-up then finishes once the engine is idle. It is not counted in
+   * info().counters and never touches the prefix cache; `info().loadMs.warmup` says what it
+   * cost. false skips it.
    */
   warmUp?: boolean;
   /**

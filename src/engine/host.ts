@@ -41,7 +41,7 @@ import type { DeviceName, PackageManifest } from './manifest.js';
 import { SerialQueue, type JobContext } from './queue.js';
 import { resourceCounts } from './resource-counters.js';
 import type { DecisionSession, RunOptions, RuntimeStarter, SessionFactory } from './session.js';
-import { warmUp, type WarmUp } from './warm-up.js';
+import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
 import {
   type DecisionStage,
   type DecisionWire,
@@ -229,6 +229,7 @@ export class EngineHost implements WorkerApi {
           counters: this.counters,
           disposed: () => this.disposed,
           hold: options.simulate?.holdWarmUp === true,
+          tries: this.session.device === 'wasm' ? WARM_UP_TRIES : 1,
           finished: (ms) => {
             this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: ms };
           },

@@ -7,9 +7,11 @@
  *
  * It gives way to a request that arrives meanwhile (that request compiles the same code and need
  * not wait for an answer nobody reads): between its stages it yields a task, so the request's
- * message is seen, and stops there. It tries again once the queue has been empty for
+ * message is seen, and stops there. On WASM it tries again once the queue has been empty for
  * WARM_UP_IDLE_MS (so the rest of a burst of requests does not wait behind it), up to
- * WARM_UP_TRIES times. It is not counted and never reads or fills the prefix cache.
+ * WARM_UP_TRIES times; on WebGPU it does not, since leaving compiled wasm for the next visit is
+ * WASM's concern and one stage on a slow adapter can hold a request for seconds. It is not
+ * counted and never reads or fills the prefix cache.
  */
 import { AbortedError } from '../wire/errors.js';
 import type { JobContext, SerialQueue } from './queue.js';
@@ -31,10 +33,12 @@ export interface WarmUpHost {
   finished(ms: number): void;
   /** How long the queue must stay empty before a try after the first (default WARM_UP_IDLE_MS). */
   idleMs?: number;
+  /** How many tries at most (default WARM_UP_TRIES; the engine gives WebGPU one). */
+  tries?: number;
 }
 
 export interface WarmUp {
-  /** Settles when it has finished, failed, or given way WARM_UP_TRIES times. */
+  /** Settles when it has finished, failed, or given way on its last try. */
   settled: Promise<void>;
   /** It is in the queue now (waiting or running), not between tries. */
   inQueue(): boolean;
@@ -84,7 +88,8 @@ export function warmUp(host: WarmUpHost): WarmUp {
       async (e: unknown) => {
         inQueue = false;
         // A failure changes nothing: the first request reports the problem, if it persists.
-        if (!(e instanceof AbortedError) || tries >= WARM_UP_TRIES || host.disposed()) return;
+        const most = host.tries ?? WARM_UP_TRIES;
+        if (!(e instanceof AbortedError) || tries >= most || host.disposed()) return;
         await idle();
         if (!host.disposed()) await queued();
       },

@@ -304,8 +304,9 @@ export interface LoadPhases {
   lexicon?: 'memory' | 'cache-storage';
   /**
    * The engine's own warm-up decision after load (ms, the try that finished), or null until it
-   * has finished: it gives way to requests and finishes once the engine is idle. Null for good
-   * with warmUp false, or when it failed or gave way three times.
+   * has finished: it gives way to requests and, on WASM, finishes once the engine is idle. Null
+   * for good with warmUp false, or when it failed or gave way on its last try (on WebGPU, its
+   * only one).
    */
   warmup: number | null;
   /** Load, from the worker's first message to ready (warm-up not included). */

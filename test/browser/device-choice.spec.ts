@@ -172,6 +172,17 @@ test('when the request and the browser settle the device, its runtime starts bef
   }
 });
 
+test('on WebGPU the warm-up gives way to a request and does not come back', async ({ page }) => {
+  await openPage(page);
+  const held = { model: FP32, device: 'webgpu', simulate: { holdWarmUp: true } } as const;
+  expect((await loadClef(page, 'gpu', held)).ok).toBe(true);
+  await mustDecide(page, 'gpu', GOOD);
+  const info = await infoOf(page, 'gpu');
+  expect(info.counters.warmingUp).toBe(false);
+  expect(info.loadMs.warmup).toBeNull(); // it never finished
+  expect(info.counters).toMatchObject({ decisions: 1, pending: 0, cacheEntries: 1 });
+});
+
 test('the engine warms itself up after load: it gives way to a request and finishes when idle, not counted, cache untouched', async ({
   page,
 }) => {

@@ -46,7 +46,7 @@ async function load(page: Page, name: string, options: LoadOptions, preload: str
 async function mustLoad(page: Page, name: string, options: LoadOptions, preload: string[] = []) {
   const out = await load(page, name, options, preload);
   if (!out.ok) throw new Error(`createClef failed: ${JSON.stringify(out.error)}`);
-  await untilWarmedUp(page, name);
+  await untilWarmedUp(page, name, out.value.device);
   return out.value;
 }
 

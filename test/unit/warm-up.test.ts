@@ -86,6 +86,16 @@ describe('warmUp', () => {
     expect(h.finishedMs).toEqual([]);
   });
 
+  it('with one try (the engine on WebGPU), gives way and is done', async () => {
+    const h = host(async (ctx) => stages(h.counters as { decisions: number })(ctx));
+    h.tries = 1;
+    const w = warmUp(h);
+    await request(h, 'request');
+    await w.settled;
+    expect(h.log).toEqual(['warm-up starts', 'request']);
+    expect(h.finishedMs).toEqual([]);
+  });
+
   it('does not try again after a failure, and the queue goes on', async () => {
     const h = host(async () => {
       throw new Error('no runtime');
