@@ -50,8 +50,13 @@ async function mustLoad(page: Page, name: string, options: LoadOptions, preload:
   return out.value;
 }
 
-/** Nothing pending and no tensor beyond what the prefix cache holds. */
-function expectIdleAndClean(info: EngineInfo) {
+/**
+ * Once the engine is idle (a replacement worker's warm-up included): nothing pending and no
+ * tensor beyond what the prefix cache holds.
+ */
+async function expectIdleAndClean(page: Page, name: string) {
+  await untilWarmedUp(page, name, (await infoOf(page, name)).device);
+  const info = await infoOf(page, name);
   expect(info.counters.pending).toBe(0);
   expect(info.counters.liveTensors).toBe(info.counters.cachedTensors);
 }
@@ -108,7 +113,7 @@ test('the worker dies mid-request (terminated, closed, crashed): the running req
     expectResponseNear(JSON.parse(out.serial[0]!), await ref, TOLERANCE.wasm.fp32.probability);
     expect(out.workers).toBe(round + 2);
     expect(out.info.device).toBe('wasm');
-    expectIdleAndClean(out.info);
+    await expectIdleAndClean(page, 'w');
   }
 });
 
@@ -132,7 +137,7 @@ test('WebGPU device lost mid-request: the request is answered on WASM, and the n
   expect(after.fallbackReason).toMatch(/WebGPU device lost while running/);
   const next = await mustDecide(page, 'gpu', GOOD);
   expectResponseNear(next.response, await reference(GOOD), TOLERANCE.wasm.fp32.probability);
-  expectIdleAndClean(await infoOf(page, 'gpu'));
+  await expectIdleAndClean(page, 'gpu');
 });
 
 test.describe('package bytes that change between download and verify (wasm)', () => {
@@ -280,5 +285,5 @@ test('an abort at every stage (queued, encoding, backbone, head) rejects with Ab
   // attempts left nothing wrong in the prefix cache).
   expect(out.answers[1]).toBe(out.answers[3]);
   expect(out.info.stalledAt).toBeUndefined();
-  expectIdleAndClean(out.info);
+  await expectIdleAndClean(page, 'a');
 });
