@@ -7,7 +7,8 @@ commands:
   serve [<package-dir>] [--port 8787] [--host 127.0.0.1]          System One HTTP server (default: the bundled clef-nano)
   decide --package <dir> --in requests.jsonl --out responses.jsonl [--resume]   a file of requests
   assets <dir> [--no-model] [--element]                           copy what a page serves same-origin
-  calibrate <package-dir> --examples labelled.jsonl [--coverage 0.9] [--out <dir>]   fit calibration`;
+  calibrate <package-dir> --examples labelled.jsonl [--coverage 0.9] [--out <dir>]   fit calibration
+  train --examples labelled.jsonl --out <dir> [--seed N] [--holdout 0.1]      train a decision model`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -26,6 +27,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./assets-cli.js')).assetsMain(rest);
     case 'calibrate':
       return (await import('./calibrate/cli.js')).calibrateMain(rest);
+    case 'train':
+      return (await import('./train/cli.js')).trainMain(rest);
     case undefined:
     case '--help':
     case '-h':

@@ -24,3 +24,11 @@ export { measureFidelity, type FidelityOptions, type FidelityReport } from './ve
 export { bundledModelDir } from './bundled.js';
 export { MissingDependencyError, ORT_NODE_VERSION } from './ort-node.js';
 export { main } from './cli.js';
+export {
+  trainDecisionModel,
+  type TrainOptions,
+  type TrainProgress,
+  type TrainPhase,
+  type TrainResult,
+} from './train/train.js';
+export { TrainError, isTrainError, type TrainErrorCode } from './train/errors.js';

@@ -1,0 +1,205 @@
+/**
+ * The trained package's model card (README.md) and the manifest's `training` section: which
+ * questions and options the model was trained on (the only ones it answers with meaning), the
+ * label counts, the held-out figures (accuracy, per-option recall, the confusions that matter),
+ * the calibration's figures, and what the model does not know.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LabelledExample } from '../../calibrate/examples.js';
+import type { CalibrateRunResult } from '../../calibrate/run.js';
+import { promptOptions } from '../../clef/prompt.js';
+import type { TrainedQuestion } from './data.js';
+import type { EpochReport, FitSettings } from './fit.js';
+
+export interface QuestionFigures {
+  id: string;
+  answered: number;
+  accuracy: number;
+  /** Per option: held-out examples labelled with it, and the share the model picked it for. */
+  recall: Record<string, { n: number; recall: number }>;
+  /** The most frequent mistakes: (label, picked, count), most first, at most 10. */
+  confusions: Array<{ label: string; picked: string; count: number }>;
+}
+
+export interface HeldOutReport {
+  questions: QuestionFigures[];
+}
+
+/** Held-out figures from the package's own logits (options in prompt order). */
+export function heldOutFigures(
+  heldOut: readonly LabelledExample[],
+  logitsByLine: ReadonlyMap<number, ReadonlyArray<ArrayLike<number>>>,
+  questions: readonly TrainedQuestion[],
+): HeldOutReport {
+  const figures = new Map<
+    string,
+    { right: number; n: number; per: Map<string, [number, number]>; conf: Map<string, number> }
+  >();
+  for (const q of questions) figures.set(q.id, { right: 0, n: 0, per: new Map(), conf: new Map() });
+  for (const e of heldOut) {
+    const logits = logitsByLine.get(e.line);
+    if (logits === undefined) continue;
+    e.valid.questions.forEach((q, k) => {
+      const label = e.labels.get(q.id);
+      const f = figures.get(q.id);
+      if (label === undefined || f === undefined) return;
+      const row = logits[k] as ArrayLike<number>;
+      let best = 0;
+      for (let i = 1; i < row.length; i++) if ((row[i] as number) > (row[best] as number)) best = i;
+      const ids = promptOptions(q).map(([id]) => id);
+      const want = ids[label] as string;
+      const got = ids[best] as string;
+      f.n++;
+      const per = f.per.get(want) ?? [0, 0];
+      per[1]++;
+      if (best === label) {
+        f.right++;
+        per[0]++;
+      } else {
+        const key = `${want}\u0000${got}`;
+        f.conf.set(key, (f.conf.get(key) ?? 0) + 1);
+      }
+      f.per.set(want, per);
+    });
+  }
+  return {
+    questions: questions.map((q) => {
+      const f = figures.get(q.id) as NonNullable<ReturnType<typeof figures.get>>;
+      const recall: QuestionFigures['recall'] = {};
+      for (const option of q.options) {
+        const [right, n] = f.per.get(option) ?? [0, 0];
+        recall[option] = { n, recall: n === 0 ? NaN : right / n };
+      }
+      const confusions = [...f.conf.entries()]
+        .map(([key, count]) => {
+          const [label, picked] = key.split('\u0000') as [string, string];
+          return { label, picked, count };
+        })
+        .sort((a, b) => b.count - a.count || (a.label < b.label ? -1 : 1))
+        .slice(0, 10);
+      return {
+        id: q.id,
+        answered: f.n,
+        accuracy: f.n === 0 ? NaN : f.right / f.n,
+        recall,
+        confusions,
+      };
+    }),
+  };
+}
+
+export interface CardFacts {
+  name: string;
+  questions: readonly TrainedQuestion[];
+  examples: { train: number; heldOut: number };
+  heldOut: HeldOutReport;
+  best: EpochReport;
+  settings: FitSettings;
+  shape: { heads: number; headDim: number; vocab: number; hidden: number };
+  calibration: CalibrateRunResult | null;
+  calibrationSkipped: string | null;
+  maxPackageDeltaP: number;
+  releaseDir: string;
+}
+
+const pct = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${(100 * x).toFixed(1)}%`);
+
+/** The manifest's `training` section (engine.info() and the playground read it). */
+export function trainingSection(facts: CardFacts) {
+  return {
+    method: 'clef-web train: bag-of-tokens matcher written into the Clef architecture',
+    questions: facts.questions.map((q) => ({ id: q.id, type: 'choice', options: q.options })),
+    examples: facts.examples,
+    heldOutAccuracy: Object.fromEntries(
+      facts.heldOut.questions.map((q) => [q.id, round4(q.accuracy)]),
+    ),
+    seed: facts.settings.seed,
+    note: 'Only these questions and options were trained; other questions, option ids or descriptions get answers that carry no information.',
+  };
+}
+
+const round4 = (x: number): number | null =>
+  Number.isFinite(x) ? Math.round(x * 1e4) / 1e4 : null;
+
+export function modelCard(facts: CardFacts): string {
+  const lines: string[] = [];
+  const { shape } = facts;
+  lines.push(
+    `# ${facts.name}`,
+    '',
+    `A decision model trained by \`clef-web train\` on ${facts.examples.train} labelled examples (${facts.examples.heldOut} more held out for selection, verification and calibration).`,
+    `It is a Clef-layout model (two full-attention layers, hidden ${shape.hidden}, ${shape.heads} pooling heads of ${shape.headDim}, vocabulary ${shape.vocab}) that answers System One requests through the same engine as Clef-flash: \`createClef({ model: '<this directory>/' })\`, \`clef-web serve <this directory>\`.`,
+    '',
+    '## What it was trained to answer',
+    '',
+    'Only these questions and options. Ask them as the examples did (the same question ids, option ids and descriptions); any other question, option id or description gets an answer that carries no information.',
+    '',
+  );
+  for (const q of facts.questions) {
+    lines.push(`### \`${q.id}\` (choice, ${q.options.length} options)`, '');
+    const f = facts.heldOut.questions.find((x) => x.id === q.id);
+    lines.push(
+      `Held-out accuracy: **${pct(f?.accuracy ?? NaN)}** over ${f?.answered ?? 0} answers.`,
+      '',
+    );
+    lines.push(
+      '| option | training examples | held-out examples | held-out recall |',
+      '| --- | --- | --- | --- |',
+    );
+    for (const o of q.options) {
+      const r = f?.recall[o];
+      lines.push(`| \`${o}\` | ${q.counts[o] ?? 0} | ${r?.n ?? 0} | ${pct(r?.recall ?? NaN)} |`);
+    }
+    lines.push('');
+    if (f !== undefined && f.confusions.length > 0) {
+      lines.push(
+        'Most frequent mistakes (held out):',
+        '',
+        '| label | answered | count |',
+        '| --- | --- | --- |',
+      );
+      for (const c of f.confusions) lines.push(`| \`${c.label}\` | \`${c.picked}\` | ${c.count} |`);
+      lines.push('');
+    }
+  }
+  lines.push('## Calibration', '');
+  if (facts.calibration !== null) {
+    lines.push(
+      'Fitted on the held-out examples (`calibration.json`; ask for it with `createClef({ calibration: true })`). The calibration holds out its own part for these figures:',
+      '',
+      '| question type | answers (fit / measured) | temperature | ECE before | ECE after | accuracy | coverage | mean set size |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const r of facts.calibration.reports) {
+      lines.push(
+        `| ${r.type} | ${r.n.fit} / ${r.n.heldOut} | ${r.temperature.toFixed(3)} | ${r.before.ece.toFixed(4)} | ${r.after.ece.toFixed(4)} | ${pct(r.after.accuracy)} | ${pct(r.after.coverage)} | ${r.after.meanSetSize.toFixed(2)} |`,
+      );
+    }
+  } else lines.push(`Not calibrated: ${facts.calibrationSkipped ?? 'no held-out answers'}.`);
+  lines.push(
+    '',
+    '## How it was made and checked',
+    '',
+    `- Fit: ${facts.settings.epochs} epochs at most, batch ${facts.settings.batch}, Adam lr ${facts.settings.lr}, token dropout ${facts.settings.dropout}, seed ${facts.settings.seed}; the epoch kept (${facts.best.epoch}) had the best held-out accuracy (${pct(facts.best.heldOutAccuracy)}).`,
+    `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`,
+    `- Every held-out example was then run through the package (onnxruntime-node): its probabilities differ from the fitted function's by at most ${facts.maxPackageDeltaP.toExponential(2)}.`,
+    '',
+    '## What it does not know',
+    '',
+    '- It reads the state as a weighted bag of tokens: word order, negation and anything the examples never used barely move it. Questions and instructions are not read: every trained question sees the same state.',
+    '- It answers only the trained questions and options (above, and in `manifest.json` under `training`).',
+    '- Texts unlike the training examples (another language, another domain) get confident-looking answers that mean little; calibration and abstention (`calibration.json`) are the guard.',
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** Writes README.md and adds the `training` section to the manifest. */
+export function writeModelCard(dir: string, facts: CardFacts): void {
+  writeFileSync(join(dir, 'README.md'), modelCard(facts));
+  const path = join(dir, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  manifest.training = trainingSection(facts);
+  writeFileSync(path, `${JSON.stringify(manifest, null, 2)}\n`);
+}

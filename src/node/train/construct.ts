@@ -1,0 +1,333 @@
+/**
+ * Writes fitted matcher parameters (matcher.ts) as a Clef release: a two-layer Qwen3.5 text model
+ * (both layers full attention) and a joint head whose joint part is closed, so the release's
+ * own forward computes the matcher's logits. Every weight below is set on purpose; none is left
+ * random. The residual stream (hiddenLayout):
+ *
+ *   const | STATE marker | SCHEMA marker | flag | angles (cos, sin per head) | content | bag
+ *
+ * - Layer 0 writes the flag: its head 0 attends from every position to the STATE token (score
+ *   100) or, once one has passed, to the SCHEMA token (score 200); other keys are zero vectors
+ *   (score 0). The STATE token's value gives flag +1, SCHEMA's −1, none (before STATE) 0. So the
+ *   flag is +1 from the prompt's `STATE` token up to its `SCHEMA` token: the rendered state and
+ *   the template tokens on either side (":\n", "\n\n"), the bag.
+ * - Layer 1 pools: head p's key is (cos θ, sin θ, flag) of the token, its query constant, so the
+ *   score is 12 cos θ^p_t + 100 flag (at most ±17 with flag 0): softmax over the bag with weight
+ *   logits 12 tanh ρ^p_t, nothing outside it (e^-71 at most). Its value is the token's content
+ *   after the input RMSNorm; o_proj writes the pooled values into the bag dims.
+ * - Output gates are saturated open (sigmoid ≥ sigmoid(50)); the MLPs' down_proj is zero; the final
+ *   norm keeps only the bag dims. Rotary touches dims [0, head_dim/4): keys and queries live
+ *   after them.
+ * - The joint head's hidden_norm is LayerNorm with weight 1, bias 0 (the matcher's N); its prior
+ *   reads the lm_head rows (the matcher's r); every other head weight is zero, so the joint
+ *   score is exactly 0 and σ(residual_gate) multiplies nothing.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  layerTensorName,
+  TEXT_PREFIX,
+  writeSafetensors,
+  type JointHeadConfig,
+  type TensorToWrite,
+} from '../safetensors.js';
+import { hiddenLayout, type MatcherParams } from './matcher.js';
+
+export const RMS_EPS = 1e-6;
+/** The flag layer's scores: STATE, and SCHEMA (which wins once it has passed). */
+const MARKER_SCORE = 100;
+/** The pooling layer: weight logits ±12 (matcher.WEIGHT_RANGE) and ±100 from the flag. */
+const POOL_WEIGHT = 12;
+const POOL_FLAG = 100;
+/** Scale of the bag in the residual stream; the head's LayerNorm removes it. */
+const BAG_SCALE = 4;
+
+export interface ConstructOptions {
+  /** Context length written into the config (max_position_embeddings). */
+  contextTokens: number;
+  tokenizerJson: object;
+  tokenizerConfig: object;
+  markers: { state: number; schema: number };
+  eosTokenId?: number;
+}
+
+export const HEAD_CONFIG_BASE = {
+  width: 16,
+  routing_layers: 1,
+  layers: 1,
+  heads: 2,
+  feedforward: 16,
+  dropout: 0,
+};
+
+/** The release's config.json (Qwen3_5ForConditionalGeneration with a text_config). */
+export function releaseConfig(
+  params: MatcherParams,
+  options: ConstructOptions,
+): Record<string, unknown> {
+  const { heads: P, headDim: hd, vocab } = params.shape;
+  const rotary = Math.floor(hd / 4);
+  const half = rotary / 2;
+  return {
+    architectures: ['Qwen3_5ForConditionalGeneration'],
+    model_type: 'qwen3_5',
+    text_config: {
+      attention_bias: false,
+      attention_dropout: 0,
+      attn_output_gate: true,
+      dtype: 'float32',
+      eos_token_id: options.eosTokenId ?? null,
+      full_attention_interval: 1,
+      head_dim: hd,
+      hidden_act: 'silu',
+      hidden_size: hiddenLayout(params.shape).hidden,
+      initializer_range: 0.02,
+      intermediate_size: 8,
+      layer_types: ['full_attention', 'full_attention'],
+      linear_conv_kernel_dim: 4,
+      linear_key_head_dim: 16,
+      linear_num_key_heads: 1,
+      linear_num_value_heads: 1,
+      linear_value_head_dim: 16,
+      mamba_ssm_dtype: 'float32',
+      max_position_embeddings: options.contextTokens,
+      mlp_only_layers: [],
+      model_type: 'qwen3_5_text',
+      num_attention_heads: P,
+      num_hidden_layers: 2,
+      num_key_value_heads: P,
+      partial_rotary_factor: 0.25,
+      rms_norm_eps: RMS_EPS,
+      rope_parameters: {
+        mrope_interleaved: true,
+        mrope_section: [
+          half - 2 * Math.floor(half / 4),
+          Math.floor(half / 4),
+          Math.floor(half / 4),
+        ],
+        partial_rotary_factor: 0.25,
+        rope_theta: 10_000_000,
+        rope_type: 'default',
+      },
+      use_cache: true,
+      vocab_size: vocab,
+    },
+    tie_word_embeddings: false,
+    transformers_version: '5.0.0',
+  };
+}
+
+/** The release's tensors: the backbone and lm_head (model.safetensors), and the head. */
+export function constructTensors(
+  params: MatcherParams,
+  markers: { state: number; schema: number },
+) {
+  const { heads: P, headDim: hd, vocab: V } = params.shape;
+  const L = hiddenLayout(params.shape);
+  const D = L.hidden;
+  const width = P * hd;
+  const r0 = Math.floor(hd / 4); // first dim after the rotary ones
+  if (r0 + 3 > hd) throw new Error(`head dim ${hd} leaves no room after rotary`);
+
+  const embed = new Float32Array(V * D);
+  let maxNormSq = 0;
+  for (let t = 0; t < V; t++) {
+    const row = embed.subarray(t * D, (t + 1) * D);
+    row[L.constant] = 1;
+    if (t === markers.state) row[L.stateMarker] = 1;
+    if (t === markers.schema) row[L.schemaMarker] = 1;
+    for (let p = 0; p < P; p++) {
+      const rho = params.rho[t * P + p] as number;
+      row[L.angles + 2 * p] = Math.tanh(rho);
+      row[L.angles + 2 * p + 1] = 1 / Math.cosh(rho);
+    }
+    for (let j = 0; j < width; j++) row[L.content + j] = params.content[t * width + j] as number;
+    let sq = 1; // the flag
+    for (const v of row) sq += v * v;
+    maxNormSq = Math.max(maxNormSq, sq);
+  }
+  // Output gates: G · x̂_const ≥ 50 for every token, x̂_const = sqrt(D) / |x|.
+  const gate = (50 * Math.sqrt(maxNormSq)) / Math.sqrt(D) + 1;
+
+  const tensors: TensorToWrite[] = [];
+  const add = (name: string, shape: number[], data: Float32Array): void => {
+    tensors.push({ name, dtype: 'F32', shape, data });
+  };
+  const lm = new Float32Array(V * D);
+  for (const [t, r] of params.rowOf) {
+    for (let j = 0; j < width; j++) lm[t * D + L.bag + j] = params.rows[r * width + j] as number;
+  }
+  add('lm_head.weight', [V, D], lm);
+  add(`${TEXT_PREFIX}embed_tokens.weight`, [V, D], embed);
+
+  const qRows = 2 * P * hd;
+  const kvRows = P * hd;
+  const layer = (i: number, build: (w: Record<string, Float32Array>) => void): void => {
+    const w: Record<string, Float32Array> = {
+      'input_layernorm.weight': new Float32Array(D),
+      'self_attn.k_norm.weight': new Float32Array(hd),
+      'self_attn.k_proj.weight': new Float32Array(kvRows * D),
+      'self_attn.o_proj.weight': new Float32Array(D * P * hd),
+      'self_attn.q_norm.weight': new Float32Array(hd),
+      'self_attn.q_proj.weight': new Float32Array(qRows * D),
+      'self_attn.v_proj.weight': new Float32Array(kvRows * D),
+      'mlp.down_proj.weight': new Float32Array(D * 8),
+      'mlp.gate_proj.weight': new Float32Array(8 * D),
+      'mlp.up_proj.weight': new Float32Array(8 * D),
+      'post_attention_layernorm.weight': new Float32Array(D),
+    };
+    build(w);
+    const shapes: Record<string, number[]> = {
+      'input_layernorm.weight': [D],
+      'self_attn.k_norm.weight': [hd],
+      'self_attn.k_proj.weight': [kvRows, D],
+      'self_attn.o_proj.weight': [D, P * hd],
+      'self_attn.q_norm.weight': [hd],
+      'self_attn.q_proj.weight': [qRows, D],
+      'self_attn.v_proj.weight': [kvRows, D],
+      'mlp.down_proj.weight': [D, 8],
+      'mlp.gate_proj.weight': [8, D],
+      'mlp.up_proj.weight': [8, D],
+      'post_attention_layernorm.weight': [D],
+    };
+    for (const [suffix, data] of Object.entries(w))
+      add(layerTensorName(i, suffix), shapes[suffix] as number[], data);
+  };
+  const set = (m: Float32Array, cols: number, row: number, col: number, value: number): void => {
+    m[row * cols + col] = value;
+  };
+
+  layer(0, (w) => {
+    const q = w['self_attn.q_proj.weight'] as Float32Array;
+    set(q, D, r0, L.constant, 1); // head 0 query: (1, 2) on dims r0, r0 + 1
+    set(q, D, r0 + 1, L.constant, 2);
+    set(q, D, hd, L.constant, gate); // head 0 gate, dim 0
+    const k = w['self_attn.k_proj.weight'] as Float32Array;
+    set(k, D, r0, L.stateMarker, 1);
+    set(k, D, r0 + 1, L.schemaMarker, 1);
+    // q̂ = (1, 2)·sqrt(hd/5); a marker's k̂ = sqrt(hd)·(1 + w): score = sqrt(hd/5)(1 + w)·(1 or 2).
+    const kn = w['self_attn.k_norm.weight'] as Float32Array;
+    kn[r0] = kn[r0 + 1] = (MARKER_SCORE * Math.sqrt(5)) / Math.sqrt(hd) - 1;
+    const v = w['self_attn.v_proj.weight'] as Float32Array;
+    set(v, D, 0, L.stateMarker, 1);
+    set(v, D, 0, L.schemaMarker, -1);
+    // A marker's x̂ = x · sqrt(D / (|x|² + D eps)), |x|² = 2 + P (constant, marker, angles).
+    const markerValue = Math.sqrt(D / (2 + P + D * RMS_EPS));
+    set(w['self_attn.o_proj.weight'] as Float32Array, P * hd, L.flag, 0, 1 / markerValue);
+  });
+
+  layer(1, (w) => {
+    const q = w['self_attn.q_proj.weight'] as Float32Array;
+    const k = w['self_attn.k_proj.weight'] as Float32Array;
+    const v = w['self_attn.v_proj.weight'] as Float32Array;
+    const o = w['self_attn.o_proj.weight'] as Float32Array;
+    for (let p = 0; p < P; p++) {
+      const qBase = 2 * p * hd;
+      set(q, D, qBase + r0, L.constant, POOL_WEIGHT);
+      set(q, D, qBase + r0 + 2, L.constant, POOL_FLAG);
+      for (let j = 0; j < hd; j++) set(q, D, qBase + hd + j, L.constant, gate);
+      set(k, D, p * hd + r0, L.angles + 2 * p, 1);
+      set(k, D, p * hd + r0 + 1, L.angles + 2 * p + 1, 1);
+      set(k, D, p * hd + r0 + 2, L.flag, 1);
+      for (let j = 0; j < hd; j++) {
+        set(v, D, p * hd + j, L.content + p * hd + j, 1);
+        set(o, P * hd, L.bag + p * hd + j, p * hd + j, BAG_SCALE);
+      }
+    }
+    // score = sqrt(hd)·κ·(12 cos θ + 100 f) / (sqrt(12² + 100²)·sqrt(1 + f²)): κ makes it exact at f = 1.
+    const kappa = (Math.sqrt(POOL_WEIGHT ** 2 + POOL_FLAG ** 2) * Math.SQRT2) / Math.sqrt(hd);
+    const kn = w['self_attn.k_norm.weight'] as Float32Array;
+    kn[r0] = kn[r0 + 1] = kn[r0 + 2] = kappa - 1;
+  });
+  const finalNorm = new Float32Array(D).fill(-1);
+  finalNorm.fill(0, L.bag, L.bag + width);
+  add(`${TEXT_PREFIX}norm.weight`, [D], finalNorm);
+
+  return { backbone: tensors, head: headTensors(D, params.logScale) };
+}
+
+function headTensors(D: number, logScale: number): TensorToWrite[] {
+  const c: JointHeadConfig = { hidden_size: D, ...HEAD_CONFIG_BASE };
+  const W = c.width;
+  const F = c.feedforward;
+  const out: TensorToWrite[] = [];
+  const add = (name: string, shape: number[], fill = 0): void => {
+    const n = shape.reduce((a, b) => a * b, 1);
+    out.push({ name, dtype: 'F32', shape, data: new Float32Array(n).fill(fill) });
+  };
+  const layerNorm = (prefix: string, n: number): void => {
+    add(`${prefix}.weight`, [n], 1);
+    add(`${prefix}.bias`, [n]);
+  };
+  const attention = (prefix: string): void => {
+    add(`${prefix}.in_proj_weight`, [3 * W, W]);
+    add(`${prefix}.in_proj_bias`, [3 * W]);
+    add(`${prefix}.out_proj.weight`, [W, W]);
+    add(`${prefix}.out_proj.bias`, [W]);
+  };
+  layerNorm('hidden_norm', D);
+  for (const name of [
+    'memory',
+    'question',
+    'option_question',
+    'global',
+    'option_context',
+    'option_lexical',
+  ])
+    add(`${name}_projection.weight`, [W, D]);
+  add('type_embedding.weight', [3, W]);
+  for (let i = 0; i < c.routing_layers; i++) {
+    const p = `evidence_layers.${i}`;
+    layerNorm(`${p}.query_norm`, W);
+    layerNorm(`${p}.memory_norm`, W);
+    attention(`${p}.attention`);
+    layerNorm(`${p}.feedforward_norm`, W);
+    add(`${p}.feedforward.0.weight`, [F, W]);
+    add(`${p}.feedforward.0.bias`, [F]);
+    add(`${p}.feedforward.3.weight`, [W, F]);
+    add(`${p}.feedforward.3.bias`, [W]);
+  }
+  layerNorm('option_summary_norm', W);
+  for (let i = 0; i < c.layers; i++) {
+    const p = `layers.${i}`;
+    attention(`${p}.self_attn`);
+    attention(`${p}.multihead_attn`);
+    add(`${p}.linear1.weight`, [F, W]);
+    add(`${p}.linear1.bias`, [F]);
+    add(`${p}.linear2.weight`, [W, F]);
+    add(`${p}.linear2.bias`, [W]);
+    layerNorm(`${p}.norm1`, W);
+    layerNorm(`${p}.norm2`, W);
+    layerNorm(`${p}.norm3`, W);
+  }
+  layerNorm('field_norm', W);
+  layerNorm('option_norm', W);
+  add('residual_scorer.0.weight', [W, 4 * W]);
+  add('residual_scorer.0.bias', [W]);
+  add('residual_scorer.3.weight', [1, W]);
+  add('residual_scorer.3.bias', [1]);
+  add('prior_logit_scale', [], Math.min(logScale, Math.log(100)));
+  add('joint_logit_scale', []);
+  add('residual_gate', [], -30);
+  return out;
+}
+
+/** Writes the release directory: config, weights, head, tokenizer. */
+export function writeRelease(dir: string, params: MatcherParams, options: ConstructOptions): void {
+  mkdirSync(dir, { recursive: true });
+  const { backbone, head } = constructTensors(params, options.markers);
+  const D = hiddenLayout(params.shape).hidden;
+  writeFileSync(
+    join(dir, 'config.json'),
+    `${JSON.stringify(releaseConfig(params, options), null, 2)}\n`,
+  );
+  writeSafetensors(join(dir, 'model.safetensors'), backbone, { format: 'pt' });
+  writeSafetensors(join(dir, 'joint_head.safetensors'), head, { format: 'pt' });
+  const headConfig: JointHeadConfig = { hidden_size: D, ...HEAD_CONFIG_BASE };
+  writeFileSync(join(dir, 'joint_head_config.json'), `${JSON.stringify(headConfig, null, 2)}\n`);
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(options.tokenizerJson));
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    `${JSON.stringify(options.tokenizerConfig, null, 2)}\n`,
+  );
+}

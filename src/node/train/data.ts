@@ -1,0 +1,211 @@
+/**
+ * From a labelled-examples file to what the matcher fits: checks that refuse bad input before any
+ * work (every bad line listed with its number), the tokenizer trained on the file's own text, and
+ * each example's bag and option spans as the Clef prompt lays them out.
+ */
+import {
+  ALLOWED_OPTIONS_HEADER,
+  effectiveInstructions,
+  encodeRequest,
+  fieldHeader,
+  FIELD_END,
+  optionLabel,
+  PROMPT_PREFIX,
+  PROMPT_SUFFIX,
+  promptOptions,
+  renderOptionSemantics,
+  SCHEMA_HEADER,
+} from '../../clef/prompt.js';
+import { loadTokenizerSync, type ClefTokenizer } from '../../clef/tokenizer.js';
+import type { LabelledExample } from '../../calibrate/examples.js';
+import { renderValue } from '../../protocol/render.js';
+import type { MatcherExample } from './matcher.js';
+import { trainBpeTokenizer, type TrainedTokenizer } from './bpe.js';
+import { TrainError } from './errors.js';
+
+/** Fewest labelled examples an option needs (in the training part, after the holdout split). */
+export const MIN_EXAMPLES_PER_OPTION = 5;
+/** Template text is a small share of the corpus; weighting it keeps its words whole tokens. */
+const TEMPLATE_WEIGHT = 300;
+
+/** A question the model is trained on: its id and its options (prompt order). */
+export interface TrainedQuestion {
+  id: string;
+  options: string[];
+  /** Labelled examples per option, in the training part. */
+  counts: Record<string, number>;
+}
+
+/**
+ * Refuses what the matcher cannot learn, listing every problem: labelled noul or score questions,
+ * options with too few examples, and the same option text in two questions (their options would
+ * be scored alike).
+ */
+export function checkExamples(train: readonly LabelledExample[]): TrainedQuestion[] {
+  const problems: string[] = [];
+  const questions = new Map<string, TrainedQuestion>();
+  const semanticsOwner = new Map<string, string>();
+  for (const example of train) {
+    for (const q of example.valid.questions) {
+      const label = example.labels.get(q.id);
+      if (label === undefined) continue;
+      if (q.type !== 'choice') {
+        problems.push(
+          `line ${example.line}: question ${JSON.stringify(q.id)} is ${q.type}: train learns choice questions only; ask it as a choice (a yes/no gate is a choice with options "yes" and "no", a score a choice over its levels) and label the option id`,
+        );
+        continue;
+      }
+      const options = promptOptions(q);
+      let entry = questions.get(q.id);
+      if (entry === undefined) questions.set(q.id, (entry = { id: q.id, options: [], counts: {} }));
+      for (const [id, description] of options) {
+        if (!entry.options.includes(id)) {
+          entry.options.push(id);
+          entry.counts[id] = 0;
+        }
+        const semantics = renderOptionSemantics(id, description);
+        const owner = semanticsOwner.get(semantics);
+        if (owner === undefined) semanticsOwner.set(semantics, q.id);
+        else if (owner !== q.id) {
+          problems.push(
+            `line ${example.line}: option ${JSON.stringify(id)} of question ${JSON.stringify(q.id)} reads exactly as an option of question ${JSON.stringify(owner)}: the model scores an option by its id and description, so give it another id or description`,
+          );
+        }
+      }
+      const chosen = (options[label] as [string, unknown])[0];
+      entry.counts[chosen] = (entry.counts[chosen] ?? 0) + 1;
+    }
+  }
+  for (const q of questions.values()) {
+    q.options.sort();
+    for (const option of q.options) {
+      const n = q.counts[option] ?? 0;
+      if (n < MIN_EXAMPLES_PER_OPTION) {
+        problems.push(
+          `question ${JSON.stringify(q.id)}: option ${JSON.stringify(option)} has ${n} labelled example${n === 1 ? '' : 's'} for training; it needs at least ${MIN_EXAMPLES_PER_OPTION} (docs/training.md: accuracy by examples per option)`,
+        );
+      }
+    }
+  }
+  if (questions.size === 0) problems.push('no labelled choice question in the file');
+  if (problems.length > 0) {
+    const listed = [...new Set(problems)];
+    const shown = listed.slice(0, 50).map((p) => `  ${p}`);
+    if (listed.length > 50) shown.push(`  ... and ${listed.length - 50} more`);
+    throw new TrainError(
+      'examples_unlearnable',
+      `Cannot train on these examples:\n${shown.join('\n')}`,
+      {
+        problems: listed,
+      },
+    );
+  }
+  return [...questions.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The texts the tokenizer learns from: the template (weighted), then every request's text. */
+function corpus(examples: readonly LabelledExample[]): string[] {
+  const template = [PROMPT_PREFIX, SCHEMA_HEADER, ALLOWED_OPTIONS_HEADER, FIELD_END, PROMPT_SUFFIX];
+  const texts: string[] = [];
+  for (let i = 0; i < TEMPLATE_WEIGHT; i++) texts.push(...template);
+  const seenSchema = new Set<string>();
+  for (const example of examples) {
+    texts.push(renderValue(example.valid.state));
+    example.valid.questions.forEach((q, i) => {
+      const options = promptOptions(q);
+      const pieces = [
+        fieldHeader(i + 1, q.id, q.type),
+        renderValue(effectiveInstructions(q)),
+        ...options.map(
+          ([id, description], j) => optionLabel(j + 1) + renderOptionSemantics(id, description),
+        ),
+      ];
+      const key = pieces.join('\u0000');
+      if (seenSchema.has(key)) return;
+      seenSchema.add(key);
+      // A schema counts as often as the template: its words become whole tokens.
+      for (let n = 0; n < TEMPLATE_WEIGHT / 10; n++) texts.push(...pieces);
+    });
+  }
+  return texts;
+}
+
+export interface PreparedData {
+  tokenizer: ClefTokenizer;
+  files: TrainedTokenizer;
+  markers: { state: number; schema: number };
+}
+
+/** Trains the byte-level BPE on the examples and finds the marker tokens the model keys on. */
+export function prepareTokenizer(
+  examples: readonly LabelledExample[],
+  vocabSize: number,
+): PreparedData {
+  const files = trainBpeTokenizer({ vocabSize, corpus: corpus(examples) });
+  const tokenizer = loadTokenizerSync(files.tokenizerJson, files.tokenizerConfig);
+  const single = (word: string): number => {
+    const ids = tokenizer.encode(word);
+    if (ids.length !== 1)
+      throw new Error(`the trained tokenizer splits ${word} (${ids.length} tokens)`);
+    return ids[0] as number;
+  };
+  const markers = { state: single('STATE'), schema: single('SCHEMA') };
+  const prefix = tokenizer.encode(PROMPT_PREFIX);
+  if (prefix.filter((t) => t === markers.state).length !== 1 || prefix.includes(markers.schema)) {
+    throw new Error('the prompt prefix must hold the STATE token once and no SCHEMA token');
+  }
+  if (!tokenizer.encode(SCHEMA_HEADER).includes(markers.schema)) {
+    throw new Error('the schema header must hold the SCHEMA token');
+  }
+  return { tokenizer, files, markers };
+}
+
+/**
+ * The example as the matcher sees it: the bag (from the first STATE token up to the first
+ * SCHEMA token, as the constructed flag layer marks it) and each labelled question's option
+ * spans. Requests over the context are refused with their line numbers.
+ */
+export function encodeExamples(
+  examples: readonly LabelledExample[],
+  data: PreparedData,
+  contextTokens: number,
+  trained: ReadonlySet<string>,
+): MatcherExample[] {
+  const tooLong: string[] = [];
+  const out: MatcherExample[] = [];
+  const spans = new Map<string, Int32Array>();
+  for (const example of examples) {
+    let encoded;
+    try {
+      encoded = encodeRequest(data.tokenizer, example.valid, { maxTokens: contextTokens });
+    } catch (e) {
+      tooLong.push(`  line ${example.line}: ${(e as Error).message}`);
+      continue;
+    }
+    const ids = encoded.inputIds;
+    const start = ids.indexOf(data.markers.state);
+    const end = ids.indexOf(data.markers.schema);
+    const bag = Int32Array.from(ids.slice(start, end < start ? start + 1 : end));
+    const questions = encoded.questions
+      .map((q, k) => ({ q, valid: example.valid.questions[k] }))
+      .filter(({ q }) => trained.has(q.id))
+      .map(({ q }) => ({
+        options: q.optionSpans.map(([s, e]) => {
+          const key = ids.slice(s, e).join(',');
+          let span = spans.get(key);
+          if (span === undefined) spans.set(key, (span = Int32Array.from(ids.slice(s, e))));
+          return span;
+        }),
+        label: example.labels.get(q.id) ?? -1,
+      }));
+    out.push({ bag, questions });
+  }
+  if (tooLong.length > 0) {
+    throw new TrainError(
+      'examples_too_long',
+      `${tooLong.length} request${tooLong.length === 1 ? ' does' : 's do'} not fit the context of ${contextTokens} tokens (raise --context, or shorten them):\n${tooLong.slice(0, 50).join('\n')}`,
+      { lines: tooLong.length },
+    );
+  }
+  return out;
+}

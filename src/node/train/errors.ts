@@ -1,0 +1,29 @@
+/**
+ * `clef-web train`'s one error class, with a stable `code` so the CLI (exit 1, the message as
+ * is) and library callers can react without parsing messages; `details` holds the numbers.
+ */
+export type TrainErrorCode =
+  /** Lines that are not labelled examples (details.errors, each with its line number). */
+  | 'examples_invalid'
+  /** Examples the method cannot learn from: noul/score labels, too few per option, clashes. */
+  | 'examples_unlearnable'
+  /** Requests longer than the context (details.lines). */
+  | 'examples_too_long'
+  /** A bad option: holdout outside (0, 0.5], an output directory that exists and is not empty. */
+  | 'train_options_invalid';
+
+export class TrainError extends Error {
+  readonly code: TrainErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: TrainErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'TrainError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isTrainError(x: unknown): x is TrainError {
+  return x instanceof Error && x.name === 'TrainError' && 'code' in x;
+}

@@ -1,0 +1,402 @@
+/**
+ * `trainDecisionModel`: labelled System One examples in, a browser package out. Phases, each
+ * reported with progress: check (every bad line at once, before any work), tokenizer, fit,
+ * release (the Clef release the weights are written as), convert (the project's converter, whose
+ * fidelity pass checks the package against the float64 reference forward), verify (every held-out
+ * example through the package, against the fitted function), calibrate (on the held-out part),
+ * card. Everything is written under a temporary name and renamed at the end: a failure leaves
+ * no half-written package. One seed gives the same bytes.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { parseLabelledExamples, type LabelledExample } from '../../calibrate/examples.js';
+import { calibrateFromExamples, type CalibrateRunResult } from '../../calibrate/run.js';
+import { serializeCalibration } from '../../calibrate/file.js';
+import { isCalibrationError } from '../../calibrate/errors.js';
+import { validateRequest } from '../../protocol/validate.js';
+import type { JsonValue } from '../../protocol/types.js';
+import { convertRelease } from '../convert/package.js';
+import { loadNodePackage } from '../engine.js';
+import { writeCalibratedPackage } from '../calibrate/write.js';
+import { Rng } from '../rng.js';
+import { writeModelCard, heldOutFigures, type HeldOutReport } from './card.js';
+import { RMS_EPS, writeRelease } from './construct.js';
+import { checkExamples, encodeExamples, prepareTokenizer, type TrainedQuestion } from './data.js';
+import { DEFAULT_FIT, fitMatcher, type EpochReport, type FitSettings } from './fit.js';
+import {
+  hiddenLayout,
+  initParams,
+  matcherLogits,
+  type MatcherExample,
+  type MatcherParams,
+} from './matcher.js';
+import { TrainError } from './errors.js';
+
+export type TrainPhase =
+  'check' | 'tokenizer' | 'fit' | 'release' | 'convert' | 'verify' | 'calibrate' | 'card';
+
+export interface TrainProgress {
+  phase: TrainPhase;
+  done: number;
+  total: number;
+  /** Estimated milliseconds left in this phase, once it can be estimated. */
+  etaMs?: number;
+  message?: string;
+}
+
+export interface TrainOptions {
+  /** The labelled-examples JSONL text (calibrate's format). */
+  examples: string;
+  /** The package directory to write; must not exist or be empty. */
+  out: string;
+  /** Where the Clef release is written (default: `<out>-release` beside the package). */
+  releaseDir?: string;
+  /** The model name requests use (default: the name most examples' requests give). */
+  name?: string;
+  seed?: number;
+  /** Share of the examples held out for selection, verification and calibration (default 0.1). */
+  holdout?: number;
+  /** Held-out examples from a file of their own instead of a split (text, same format). */
+  heldOutExamples?: string;
+  /** Calibration coverage (default 0.9). */
+  coverage?: number;
+  /** BPE vocabulary before the 33 added tokens (default 4,000). */
+  vocabSize?: number;
+  /** Context length of the model (default 4,096 tokens). */
+  contextTokens?: number;
+  /** Pooling heads and values per head (default 2 × 32). */
+  heads?: number;
+  headDim?: number;
+  fit?: Partial<FitSettings>;
+  /** Random requests the converter checks against the float64 reference (default 10). */
+  fidelityRequests?: number;
+  onProgress?: (progress: TrainProgress) => void;
+}
+
+export interface TrainResult {
+  packageDir: string;
+  releaseDir: string;
+  name: string;
+  questions: TrainedQuestion[];
+  examples: { train: number; heldOut: number };
+  best: EpochReport;
+  heldOut: HeldOutReport;
+  /** Largest |Δp| between the package (onnxruntime-node) and the fitted function, held out. */
+  maxPackageDeltaP: number;
+  calibrated: boolean;
+  timingsMs: Record<TrainPhase, number>;
+}
+
+export const DEFAULT_HOLDOUT = 0.1;
+export const DEFAULT_VOCAB = 4000;
+export const DEFAULT_CONTEXT = 4096;
+/** The package must give the fitted function's probabilities to within this (float32 rounding). */
+export const PACKAGE_TOLERANCE = 1e-3;
+
+function mostCommon(values: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return sorted[0]?.[0] ?? 'clef-trained';
+}
+
+function parse(text: string, what: string): LabelledExample[] {
+  try {
+    return parseLabelledExamples(text, {
+      validateRequest: (body: JsonValue) => validateRequest(body),
+    });
+  } catch (e) {
+    if (isCalibrationError(e)) {
+      throw new TrainError('examples_invalid', `${what}: ${e.message}`, e.details);
+    }
+    throw e;
+  }
+}
+
+/** Stratified by each example's first labelled answer, seeded: every option keeps its share. */
+export function splitHoldout(examples: readonly LabelledExample[], fraction: number, seed: number) {
+  const groups = new Map<string, LabelledExample[]>();
+  for (const e of examples) {
+    const [first] = e.labels.entries();
+    const key = first === undefined ? '' : `${first[0]}\u0000${first[1]}`;
+    let group = groups.get(key);
+    if (group === undefined) groups.set(key, (group = []));
+    group.push(e);
+  }
+  const rng = new Rng(seed ^ 0x2545f491);
+  const held = new Set<LabelledExample>();
+  for (const key of [...groups.keys()].sort()) {
+    const pool = [...(groups.get(key) as LabelledExample[])];
+    const take = Math.round(pool.length * fraction);
+    for (let i = 0; i < take; i++)
+      held.add(pool.splice(rng.int(pool.length), 1)[0] as LabelledExample);
+  }
+  return {
+    train: examples.filter((e) => !held.has(e)),
+    heldOut: examples.filter((e) => held.has(e)),
+  };
+}
+
+function checkOut(dir: string): void {
+  if (existsSync(dir) && readdirSync(dir).length > 0) {
+    throw new TrainError(
+      'train_options_invalid',
+      `${dir} exists and is not empty: give a new directory (nothing was written)`,
+    );
+  }
+}
+
+export async function trainDecisionModel(options: TrainOptions): Promise<TrainResult> {
+  const out = resolve(options.out);
+  const releaseDir = resolve(options.releaseDir ?? `${out}-release`);
+  const seed = options.seed ?? 1;
+  const holdout = options.holdout ?? DEFAULT_HOLDOUT;
+  const contextTokens = options.contextTokens ?? DEFAULT_CONTEXT;
+  const progress = options.onProgress ?? (() => {});
+  const timings = {} as Record<TrainPhase, number>;
+  let phaseStart = Date.now();
+  const endPhase = (phase: TrainPhase): void => {
+    timings[phase] = Date.now() - phaseStart;
+    phaseStart = Date.now();
+  };
+  if (options.heldOutExamples === undefined && !(holdout > 0 && holdout <= 0.5)) {
+    throw new TrainError('train_options_invalid', `holdout must be in (0, 0.5], got ${holdout}`);
+  }
+  checkOut(out);
+  checkOut(releaseDir);
+
+  // check: every problem with the file, before any work
+  progress({ phase: 'check', done: 0, total: 1 });
+  const all = parse(options.examples, 'examples');
+  const heldOutLines = (options.heldOutExamples ?? options.examples)
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
+  const split =
+    options.heldOutExamples === undefined
+      ? splitHoldout(all, holdout, seed)
+      : { train: all, heldOut: parse(options.heldOutExamples, 'held-out examples') };
+  const questions = checkExamples(split.train);
+  if (split.heldOut.length === 0) {
+    throw new TrainError(
+      'train_options_invalid',
+      'no held-out example: give more examples or a larger --holdout',
+    );
+  }
+  const name = options.name ?? mostCommon(all.map((e) => e.valid.model));
+  progress({ phase: 'check', done: 1, total: 1, message: `${all.length} examples` });
+  endPhase('check');
+
+  progress({ phase: 'tokenizer', done: 0, total: 1 });
+  const data = prepareTokenizer(split.train, options.vocabSize ?? DEFAULT_VOCAB);
+  const trained = new Set(questions.map((q) => q.id));
+  const train = encodeExamples(split.train, data, contextTokens, trained);
+  const heldOut = encodeExamples(split.heldOut, data, contextTokens, trained);
+  progress({
+    phase: 'tokenizer',
+    done: 1,
+    total: 1,
+    message: `${data.files.vocabSize} tokens`,
+  });
+  endPhase('tokenizer');
+
+  const shape = {
+    heads: options.heads ?? 2,
+    headDim: options.headDim ?? 32,
+    vocab: data.files.vocabSize,
+  };
+  const bagTokens = new Set<number>();
+  const optionTokens: number[] = [];
+  for (const e of train) {
+    for (const t of e.bag) bagTokens.add(t);
+    for (const q of e.questions) for (const o of q.options) optionTokens.push(...o);
+  }
+  const settings: FitSettings = { ...DEFAULT_FIT, seed, ...options.fit };
+  const initial = initParams(shape, optionTokens, bagTokens, data.markers, seed, RMS_EPS);
+  const fitStart = Date.now();
+  const fitted = fitMatcher(initial, train, heldOut, settings, (r) => {
+    const perEpoch = (Date.now() - fitStart) / r.epoch;
+    progress({
+      phase: 'fit',
+      done: r.epoch,
+      total: settings.epochs,
+      etaMs: perEpoch * (settings.epochs - r.epoch),
+      message: `held-out accuracy ${(100 * r.heldOutAccuracy).toFixed(1)}%, loss ${r.heldOutLoss.toFixed(3)}`,
+    });
+  });
+  endPhase('fit');
+
+  const partial = join(dirname(out), `.${basename(out)}.partial-${process.pid}`);
+  const partialRelease = join(
+    dirname(releaseDir),
+    `.${basename(releaseDir)}.partial-${process.pid}`,
+  );
+  mkdirSync(dirname(out), { recursive: true });
+  mkdirSync(dirname(releaseDir), { recursive: true });
+  rmSync(partial, { recursive: true, force: true });
+  rmSync(partialRelease, { recursive: true, force: true });
+  try {
+    progress({ phase: 'release', done: 0, total: 1 });
+    writeRelease(partialRelease, fitted.params, {
+      contextTokens,
+      tokenizerJson: data.files.tokenizerJson,
+      tokenizerConfig: data.files.tokenizerConfig,
+      markers: data.markers,
+    });
+    endPhase('release');
+
+    const fidelityRequests = options.fidelityRequests ?? 10;
+    progress({
+      phase: 'convert',
+      done: 0,
+      total: 1,
+      message: `fidelity against the float64 reference on ${fidelityRequests} random requests`,
+    });
+    await convertRelease(partialRelease, partial, {
+      dtype: 'fp32',
+      name,
+      description: `${name}: a decision model trained by clef-web train (see README.md)`,
+      releaseDate: TRAINED_RELEASE_DATE,
+      fidelityRequests,
+      fidelityThreads: 1,
+      log: () => {},
+    });
+    endPhase('convert');
+
+    const { logitsByLine, maxDelta } = await verifyPackage(
+      partial,
+      split.heldOut,
+      heldOut,
+      fitted.params,
+      trained,
+      progress,
+    );
+    endPhase('verify');
+
+    progress({ phase: 'calibrate', done: 0, total: 1 });
+    let calibration: CalibrateRunResult | null = null;
+    let calibrationSkipped: string | null = null;
+    try {
+      // The held-out lines as written (lossless), and their logits in the same order.
+      const text = split.heldOut.map((e) => heldOutLines[e.line - 1] as string).join('\n');
+      let next = 0;
+      calibration = await calibrateFromExamples(text, {
+        coverage: options.coverage ?? 0.9,
+        seed,
+        validateRequest: (body: JsonValue) => validateRequest(body),
+        logits: async () => logitsByLine.get((split.heldOut[next++] as LabelledExample).line) ?? [],
+      });
+      const manifest = JSON.parse(readFileSync(join(partial, 'manifest.json'), 'utf8'));
+      writeCalibratedPackage(
+        partial,
+        manifest,
+        serializeCalibration(calibration.calibration),
+        partial,
+      );
+    } catch (e) {
+      if (!isCalibrationError(e) || e.code !== 'calibration_too_few') throw e;
+      calibrationSkipped = e.message;
+    }
+    endPhase('calibrate');
+
+    progress({ phase: 'card', done: 0, total: 1 });
+    const report = heldOutFigures(split.heldOut, logitsByLine, questions);
+    writeModelCard(partial, {
+      name,
+      questions,
+      examples: { train: split.train.length, heldOut: split.heldOut.length },
+      heldOut: report,
+      best: fitted.best,
+      settings,
+      shape: { ...shape, hidden: hiddenLayout(shape).hidden },
+      calibration,
+      calibrationSkipped,
+      maxPackageDeltaP: maxDelta,
+      releaseDir,
+    });
+    endPhase('card');
+
+    // Both were checked empty at the start; an empty directory made since is replaced.
+    rmSync(releaseDir, { recursive: true, force: true });
+    renameSync(partialRelease, releaseDir);
+    rmSync(out, { recursive: true, force: true });
+    renameSync(partial, out);
+    return {
+      packageDir: out,
+      releaseDir,
+      name,
+      questions,
+      examples: { train: split.train.length, heldOut: split.heldOut.length },
+      best: fitted.best,
+      heldOut: report,
+      maxPackageDeltaP: maxDelta,
+      calibrated: calibration !== null,
+      timingsMs: timings,
+    };
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+    rmSync(partialRelease, { recursive: true, force: true });
+  }
+}
+
+/** A fixed date: the manifest must not change with the day a model is trained. */
+const TRAINED_RELEASE_DATE = '2026-12-01';
+
+/** Every held-out example through the package, compared with the fitted function. */
+async function verifyPackage(
+  dir: string,
+  examples: readonly LabelledExample[],
+  encoded: readonly MatcherExample[],
+  params: MatcherParams,
+  trained: ReadonlySet<string>,
+  progress: (p: TrainProgress) => void,
+) {
+  const engine = await loadNodePackage(dir, { threads: 1 });
+  const logitsByLine = new Map<number, ReadonlyArray<ArrayLike<number>>>();
+  let maxDelta = 0;
+  try {
+    const start = Date.now();
+    for (const [i, example] of examples.entries()) {
+      const decision = await engine.decide(example.request);
+      logitsByLine.set(example.line, decision.logits);
+      const expected = matcherLogits(params, encoded[i] as MatcherExample);
+      let k = 0;
+      example.valid.questions.forEach((q, qi) => {
+        if (!trained.has(q.id)) return;
+        const got = decision.logits[qi] as ArrayLike<number>;
+        maxDelta = Math.max(maxDelta, maxAbsDeltaP(got, expected[k++] as Float64Array));
+      });
+      if ((i + 1) % 50 === 0 || i + 1 === examples.length) {
+        const per = (Date.now() - start) / (i + 1);
+        progress({
+          phase: 'verify',
+          done: i + 1,
+          total: examples.length,
+          etaMs: per * (examples.length - i - 1),
+        });
+      }
+    }
+  } finally {
+    await engine.dispose();
+  }
+  if (!(maxDelta <= PACKAGE_TOLERANCE)) {
+    throw new Error(
+      `the package's probabilities differ from the fitted model's by ${maxDelta} (> ${PACKAGE_TOLERANCE}): a bug in clef-web's construction; please report it`,
+    );
+  }
+  return { logitsByLine, maxDelta };
+}
+
+/** Largest |Δp| between two logit rows' softmaxes. */
+export function maxAbsDeltaP(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) return Infinity;
+  const softmax = (x: ArrayLike<number>): number[] => {
+    const m = Math.max(...Array.from(x));
+    const e = Array.from(x, (v) => Math.exp(v - m));
+    const s = e.reduce((p, q) => p + q, 0);
+    return e.map((v) => v / s);
+  };
+  const pa = softmax(a);
+  const pb = softmax(b);
+  return Math.max(...pa.map((v, i) => Math.abs(v - (pb[i] as number))));
+}

@@ -1,0 +1,103 @@
+/**
+ * CLINC150 as labelled-examples files for `clef-web train` and `clef-web calibrate`: one request
+ * per query, the 151-way choice (the 150 intents and `none`, which out-of-scope queries pick).
+ *
+ *   npx tsx tools/train/clinc-examples.ts <out-dir> [--per-intent N] [--seed S]
+ *
+ * writes train.jsonl (train + oos_train), val.jsonl (val + oos_val) and test.jsonl (test +
+ * oos_test). `--per-intent N` keeps N training queries per intent (and N·100/150 out-of-scope
+ * ones, at least 5), drawn with the seed: the learning-curve benchmark's small files.
+ *
+ * CLINC150 (CC BY 3.0): Stefan Larson, Anish Mahendran, Joseph J. Peper, Christopher Clarke,
+ * Andrew Lee, Parker Hill, Jonathan K. Kummerfeld, Kevin Leach, Michael A. Laurenzano,
+ * Lingjia Tang, Jason Mars. "An Evaluation Dataset for Intent Classification and Out-of-Scope
+ * Prediction." EMNLP-IJCNLP 2019.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Rng } from '../../src/node/rng.js';
+
+type Split = 'train' | 'val' | 'test' | 'oos_train' | 'oos_val' | 'oos_test';
+export type ClincData = Record<Split, Array<[string, string]>>;
+
+export const CLINC_MODEL = 'clef-nano';
+export const CLINC_QUESTION = 'intent';
+export const CLINC_INSTRUCTION = "Which intent does the user's message express?";
+export const NONE_OPTION = 'none';
+
+export function readClinc(): ClincData {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return JSON.parse(
+    readFileSync(resolve(here, '../../data/clinc150/data_full.json'), 'utf8'),
+  ) as ClincData;
+}
+
+export function intentsOf(data: ClincData): string[] {
+  return [...new Set(data.train.map(([, intent]) => intent))].sort();
+}
+
+/** The request for one query: the 151-way choice (or the given subset of options). */
+export function clincRequest(query: string, options: readonly string[]) {
+  const criteria: Record<string, null> = {};
+  for (const o of options) criteria[o] = null;
+  return {
+    model: CLINC_MODEL,
+    state: query,
+    questions: { [CLINC_QUESTION]: { type: 'choice', instructions: CLINC_INSTRUCTION, criteria } },
+  };
+}
+
+export function clincLine(query: string, intent: string, options: readonly string[]): string {
+  const label = intent === 'oos' ? NONE_OPTION : intent;
+  return JSON.stringify({
+    request: clincRequest(query, options),
+    labels: { [CLINC_QUESTION]: label },
+  });
+}
+
+function main(): void {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { 'per-intent': { type: 'string' }, seed: { type: 'string', default: '1' } },
+  });
+  const out = positionals[0];
+  if (out === undefined)
+    throw new Error('usage: clinc-examples.ts <out-dir> [--per-intent N] [--seed S]');
+  mkdirSync(out, { recursive: true });
+  const data = readClinc();
+  const options = [...intentsOf(data), NONE_OPTION];
+  const write = (name: string, rows: Array<[string, string]>): void => {
+    writeFileSync(
+      join(out, name),
+      rows.map(([q, i]) => clincLine(q, i, options)).join('\n') + '\n',
+    );
+    console.log(`${join(out, name)}: ${rows.length} examples`);
+  };
+  let train = [...data.train, ...data.oos_train];
+  const per = values['per-intent'];
+  if (per !== undefined) {
+    const n = Number(per);
+    const rng = new Rng(Number(values.seed));
+    const shuffled = (rows: Array<[string, string]>) => {
+      const a = [...rows];
+      for (let i = a.length - 1; i > 0; i--) {
+        const j = rng.int(i + 1);
+        [a[i], a[j]] = [a[j] as [string, string], a[i] as [string, string]];
+      }
+      return a;
+    };
+    const byIntent = new Map<string, Array<[string, string]>>();
+    for (const row of data.train) byIntent.set(row[1], [...(byIntent.get(row[1]) ?? []), row]);
+    train = [...byIntent.keys()]
+      .sort()
+      .flatMap((intent) => shuffled(byIntent.get(intent) ?? []).slice(0, n));
+    train.push(...shuffled(data.oos_train).slice(0, Math.max(5, Math.round((n * 100) / 150))));
+  }
+  write('train.jsonl', train);
+  write('val.jsonl', [...data.val, ...data.oos_val]);
+  write('test.jsonl', [...data.test, ...data.oos_test]);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,0 +1,97 @@
+/**
+ * A planted task whose answer is known: each state is filler words plus one word planted for its
+ * label, so a model that learns the task gets every fresh draw right. Used by the trainer's tests
+ * (accuracy ≥ 99% on draws it never saw) and the CLI's end-to-end test.
+ */
+import { Rng } from '../../src/node/rng.js';
+
+export const PLANTED_OPTIONS = ['abuse', 'billing', 'other', 'shipping'] as const;
+/** Words that decide the label (several per label; one is planted in each state). */
+export const PLANTED_WORDS: Record<(typeof PLANTED_OPTIONS)[number], readonly string[]> = {
+  abuse: ['harassment', 'threatened', 'spam'],
+  billing: ['invoice', 'refund', 'charged'],
+  other: ['weather', 'recipe', 'hello'],
+  shipping: ['parcel', 'courier', 'delivery'],
+};
+const FILLER = [
+  'i',
+  'my',
+  'the',
+  'a',
+  'please',
+  'can',
+  'you',
+  'help',
+  'with',
+  'this',
+  'today',
+  'again',
+  'about',
+  'and',
+  'it',
+  'is',
+  'was',
+  'not',
+  'really',
+  'yesterday',
+  'thanks',
+  'order',
+  'account',
+  'some',
+  'there',
+  'question',
+  'we',
+  'our',
+  'team',
+  'need',
+  'quickly',
+  'soon',
+  'friend',
+  'why',
+];
+
+export function plantedRequest(state: string, model = 'support-router') {
+  return {
+    model,
+    state,
+    questions: {
+      route: {
+        type: 'choice',
+        instructions: 'Which team should handle this message?',
+        criteria: {
+          abuse: 'Trust and safety',
+          billing: 'Payments',
+          other: null,
+          shipping: 'Parcels',
+        },
+      },
+    },
+  };
+}
+
+/** `n` labelled examples, labels in turn, words drawn with `seed`. */
+export function plantedExamples(n: number, seed: number): Array<{ state: string; label: string }> {
+  const rng = new Rng(seed);
+  const out: Array<{ state: string; label: string }> = [];
+  for (let i = 0; i < n; i++) {
+    const label = PLANTED_OPTIONS[i % PLANTED_OPTIONS.length] as (typeof PLANTED_OPTIONS)[number];
+    const words = Array.from(
+      { length: 4 + rng.int(8) },
+      () => FILLER[rng.int(FILLER.length)] as string,
+    );
+    const planted = PLANTED_WORDS[label];
+    words.splice(rng.int(words.length + 1), 0, planted[rng.int(planted.length)] as string);
+    out.push({ state: words.join(' '), label });
+  }
+  return out;
+}
+
+export function plantedJsonl(n: number, seed: number, model?: string): string {
+  return (
+    plantedExamples(n, seed)
+      .map(({ state, label }) =>
+        JSON.stringify({ request: plantedRequest(state, model), labels: { route: label } }),
+      )
+      .join('\n') + '\n'
+  );
+}
