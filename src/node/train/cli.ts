@@ -19,6 +19,7 @@ options:
   --coverage F           calibration coverage (default 0.9)
   --epochs N             most epochs of the fit (default 30; the best on the held-out part is kept)
   --vocab N              BPE vocabulary size (default 4000)
+  --fidelity N           random requests the converter checks against the float64 reference (default 4)
   --context N            context length in tokens (default 4096)
   --quiet                no progress lines
 docs/training.md has the format, a worked example and what the model can learn.`;
@@ -62,6 +63,7 @@ export async function trainMain(argv: string[]): Promise<number> {
         coverage: { type: 'string' },
         epochs: { type: 'string' },
         vocab: { type: 'string' },
+        fidelity: { type: 'string' },
         context: { type: 'string' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -101,6 +103,7 @@ export async function trainMain(argv: string[]): Promise<number> {
       coverage: number('coverage', values.coverage),
       vocabSize: number('vocab', values.vocab),
       contextTokens: number('context', values.context),
+      fidelityRequests: number('fidelity', values.fidelity),
       fit: epochs === undefined ? undefined : { epochs },
       onProgress: values.quiet ? undefined : (p) => process.stderr.write(`${formatProgress(p)}\n`),
     };

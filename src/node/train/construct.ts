@@ -41,6 +41,10 @@ const POOL_WEIGHT = 12;
 const POOL_FLAG = 100;
 /** Scale of the bag in the residual stream; the head's LayerNorm removes it. */
 const BAG_SCALE = 4;
+/** Gain on queries and keys that q_norm / k_norm then normalise away, eps with it. */
+const NORM_GAIN = 1000;
+/** The final norm's gain on the bag dims. */
+const FINAL_SCALE = 100;
 
 export interface ConstructOptions {
   /** Context length written into the config (max_position_embeddings). */
@@ -199,8 +203,8 @@ export function constructTensors(
 
   layer(0, (w) => {
     const q = w['self_attn.q_proj.weight'] as Float32Array;
-    set(q, D, r0, L.constant, 1); // head 0 query: (1, 2) on dims r0, r0 + 1
-    set(q, D, r0 + 1, L.constant, 2);
+    set(q, D, r0, L.constant, NORM_GAIN); // head 0 query: (1, 2) on dims r0, r0 + 1
+    set(q, D, r0 + 1, L.constant, 2 * NORM_GAIN);
     set(q, D, hd, L.constant, gate); // head 0 gate, dim 0
     const k = w['self_attn.k_proj.weight'] as Float32Array;
     set(k, D, r0, L.stateMarker, 1);
@@ -226,9 +230,10 @@ export function constructTensors(
       set(q, D, qBase + r0, L.constant, POOL_WEIGHT);
       set(q, D, qBase + r0 + 2, L.constant, POOL_FLAG);
       for (let j = 0; j < hd; j++) set(q, D, qBase + hd + j, L.constant, gate);
-      set(k, D, p * hd + r0, L.angles + 2 * p, 1);
-      set(k, D, p * hd + r0 + 1, L.angles + 2 * p + 1, 1);
-      set(k, D, p * hd + r0 + 2, L.flag, 1);
+      // k_norm rescales the key: a large gain keeps its eps (1e-6) from moving the scores.
+      set(k, D, p * hd + r0, L.angles + 2 * p, NORM_GAIN);
+      set(k, D, p * hd + r0 + 1, L.angles + 2 * p + 1, NORM_GAIN);
+      set(k, D, p * hd + r0 + 2, L.flag, NORM_GAIN);
       for (let j = 0; j < hd; j++) {
         set(v, D, p * hd + j, L.content + p * hd + j, 1);
         set(o, P * hd, L.bag + p * hd + j, p * hd + j, BAG_SCALE);
@@ -239,8 +244,10 @@ export function constructTensors(
     const kn = w['self_attn.k_norm.weight'] as Float32Array;
     kn[r0] = kn[r0 + 1] = kn[r0 + 2] = kappa - 1;
   });
+  // Only the bag dims survive, scaled up so the head's LayerNorm eps (1e-5) is negligible
+  // against their variance (it would otherwise move logits by ~1e-3).
   const finalNorm = new Float32Array(D).fill(-1);
-  finalNorm.fill(0, L.bag, L.bag + width);
+  finalNorm.fill(FINAL_SCALE - 1, L.bag, L.bag + width);
   add(`${TEXT_PREFIX}norm.weight`, [D], finalNorm);
 
   return { backbone: tensors, head: headTensors(D, params.logScale) };

@@ -22,11 +22,24 @@ import { renderValue } from '../../protocol/render.js';
 import type { MatcherExample } from './matcher.js';
 import { trainBpeTokenizer, type TrainedTokenizer } from './bpe.js';
 import { TrainError } from './errors.js';
+import type { Rng } from '../rng.js';
 
 /** Fewest labelled examples an option needs (in the training part, after the holdout split). */
 export const MIN_EXAMPLES_PER_OPTION = 5;
 /** Template text is a small share of the corpus; weighting it keeps its words whole tokens. */
 const TEMPLATE_WEIGHT = 300;
+
+/**
+ * The state's words in another order, starting at a random word after the first: the model reads
+ * a bag, so this is the same example, except that another word now starts the state and is
+ * tokenized without its leading space (a word a message often starts with, seen that way too).
+ */
+export function rotateWords(state: string, rng: Rng): string | null {
+  const words = state.split(' ');
+  if (words.length < 2) return null;
+  const at = 1 + rng.int(words.length - 1);
+  return [...words.slice(at), ...words.slice(0, at)].join(' ');
+}
 
 /** A question the model is trained on: its id and its options (prompt order). */
 export interface TrainedQuestion {
@@ -170,6 +183,7 @@ export function encodeExamples(
   data: PreparedData,
   contextTokens: number,
   trained: ReadonlySet<string>,
+  rotations?: Rng,
 ): MatcherExample[] {
   const tooLong: string[] = [];
   const out: MatcherExample[] = [];
@@ -185,7 +199,8 @@ export function encodeExamples(
     const ids = encoded.inputIds;
     const start = ids.indexOf(data.markers.state);
     const end = ids.indexOf(data.markers.schema);
-    const bag = Int32Array.from(ids.slice(start, end < start ? start + 1 : end));
+    const stop = end < start ? start + 1 : end;
+    const bag = Int32Array.from(ids.slice(start, stop));
     const questions = encoded.questions
       .map((q, k) => ({ q, valid: example.valid.questions[k] }))
       .filter(({ q }) => trained.has(q.id))
@@ -199,6 +214,18 @@ export function encodeExamples(
         label: example.labels.get(q.id) ?? -1,
       }));
     out.push({ bag, questions });
+    const state = example.valid.state;
+    if (rotations !== undefined && typeof state === 'string' && encoded.stateEnd <= stop) {
+      const rotated = rotateWords(state, rotations);
+      if (rotated !== null) {
+        const around = [ids.slice(start, encoded.prefixTokens), ids.slice(encoded.stateEnd, stop)];
+        const middle = data.tokenizer.encode(rotated);
+        out.push({
+          bag: Int32Array.from([...(around[0] as number[]), ...middle, ...(around[1] as number[])]),
+          questions,
+        });
+      }
+    }
   }
   if (tooLong.length > 0) {
     throw new TrainError(

@@ -16,7 +16,8 @@ import {
 
 export interface FitSettings {
   epochs: number;
-  batch: number;
+  /** Examples per step; 'auto': an epoch of at least 16 steps, at most 128 examples a step. */
+  batch: number | 'auto';
   lr: number;
   weightDecay: number;
   /** Chance of leaving a bag token out while fitting. */
@@ -26,10 +27,10 @@ export interface FitSettings {
 
 export const DEFAULT_FIT: Readonly<FitSettings> = Object.freeze({
   epochs: 30,
-  batch: 128,
-  lr: 0.01,
-  weightDecay: 1e-5,
-  dropout: 0.1,
+  batch: 'auto',
+  lr: 0.005,
+  weightDecay: 1e-4,
+  dropout: 0.3,
   seed: 1,
 });
 
@@ -87,6 +88,10 @@ export function fitMatcher(
     return kept.length > 1 ? kept : bag;
   };
   const order = train.map((_, i) => i);
+  const batchSize =
+    settings.batch === 'auto'
+      ? Math.max(8, Math.min(128, Math.ceil(train.length / 16)))
+      : settings.batch;
   const history: EpochReport[] = [];
   let best: EpochReport | null = null;
   let bestParams = cloneParams(params);
@@ -97,10 +102,8 @@ export function fitMatcher(
     }
     let loss = 0;
     let questions = 0;
-    for (let start = 0; start < order.length; start += settings.batch) {
-      const batch = order
-        .slice(start, start + settings.batch)
-        .map((i) => train[i] as MatcherExample);
+    for (let start = 0; start < order.length; start += batchSize) {
+      const batch = order.slice(start, start + batchSize).map((i) => train[i] as MatcherExample);
       const grads = zeroGradients(params);
       const r = accumulate(params, batch, grads, drop);
       loss += r.loss;

@@ -68,7 +68,7 @@ export interface TrainOptions {
   heads?: number;
   headDim?: number;
   fit?: Partial<FitSettings>;
-  /** Random requests the converter checks against the float64 reference (default 10). */
+  /** Random requests the converter checks against the float64 reference (default 4). */
   fidelityRequests?: number;
   onProgress?: (progress: TrainProgress) => void;
 }
@@ -90,6 +90,7 @@ export interface TrainResult {
 export const DEFAULT_HOLDOUT = 0.1;
 export const DEFAULT_VOCAB = 4000;
 export const DEFAULT_CONTEXT = 4096;
+export const DEFAULT_FIDELITY_REQUESTS = 4;
 /** The package must give the fitted function's probabilities to within this (float32 rounding). */
 export const PACKAGE_TOLERANCE = 1e-3;
 
@@ -190,7 +191,7 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
   progress({ phase: 'tokenizer', done: 0, total: 1 });
   const data = prepareTokenizer(split.train, options.vocabSize ?? DEFAULT_VOCAB);
   const trained = new Set(questions.map((q) => q.id));
-  const train = encodeExamples(split.train, data, contextTokens, trained);
+  const train = encodeExamples(split.train, data, contextTokens, trained, new Rng(seed ^ 0x51ed));
   const heldOut = encodeExamples(split.heldOut, data, contextTokens, trained);
   progress({
     phase: 'tokenizer',
@@ -245,7 +246,7 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
     });
     endPhase('release');
 
-    const fidelityRequests = options.fidelityRequests ?? 10;
+    const fidelityRequests = options.fidelityRequests ?? DEFAULT_FIDELITY_REQUESTS;
     progress({
       phase: 'convert',
       done: 0,
