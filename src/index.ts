@@ -24,6 +24,7 @@ export * from './wire/errors.js';
 export type {
   EngineInfo,
   EngineCounters,
+  TrainingSummary,
   LoadProgress,
   DecisionTimings,
   DecisionWire,

@@ -203,6 +203,7 @@ export class EngineHost implements WorkerApi {
         kvDtype: kv!.dtype,
         kvReason: kv!.reason,
         preparedGraphs: this.session.preparedGraphs ?? 0,
+        training: m.training ?? null,
         contextTokens: m.contextTokens,
         threads: caps.threads,
         loadMs: {

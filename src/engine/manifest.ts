@@ -4,6 +4,7 @@
  */
 import type { ModelLimits } from '../protocol/types.js';
 import { PackageError } from '../wire/errors.js';
+import type { TrainingSummary } from '../wire/wire.js';
 
 export const MANIFEST_FORMAT = 'clef-web-package';
 /** Single-graph packages are format 1; a package whose backbone is split into groups is 2. */
@@ -135,6 +136,8 @@ export interface PackageManifest {
   graphs: Record<string, unknown>;
   files: ManifestFile[];
   fidelity: Fidelity | null;
+  /** Present in packages `clef-web train` wrote: what the model was trained to answer. */
+  training?: TrainingSummary;
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -177,6 +180,18 @@ export function parseManifest(value: unknown): PackageManifest {
       );
     }
     if (typeof f.sha256 !== 'string' || !SHA256.test(f.sha256)) fail(`${f.path}: sha256`);
+  }
+  if (m.training !== undefined) {
+    const questions = m.training?.questions;
+    const valid =
+      Array.isArray(questions) &&
+      questions.every(
+        (q) =>
+          typeof q?.id === 'string' &&
+          Array.isArray(q.options) &&
+          q.options.every((o) => typeof o === 'string'),
+      );
+    if (!valid) fail('training.questions');
   }
   const v = m.variant;
   if (!v || !Array.isArray(v.devices) || v.devices.length === 0) fail('variant.devices');

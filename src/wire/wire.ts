@@ -201,6 +201,20 @@ export interface EngineCounters {
   wasmMemoryBytes: number | null;
 }
 
+/**
+ * What `clef-web train` trained a package on. Only these questions and options carry
+ * information; any other question, option id or description gets a meaningless answer.
+ */
+export interface TrainingSummary {
+  method: string;
+  questions: Array<{ id: string; type: 'choice'; options: string[] }>;
+  examples: { train: number; heldOut: number };
+  /** Per question: accuracy on the held-out examples (null when none was held out). */
+  heldOutAccuracy: Record<string, number | null>;
+  seed: number;
+  note: string;
+}
+
 export interface EngineInfo {
   model: string;
   aliases: string[];
@@ -230,6 +244,11 @@ export interface EngineInfo {
    * converted without them.
    */
   preparedGraphs: number;
+  /**
+   * For a package `clef-web train` wrote: the questions and options it was trained on, the only
+   * ones it answers with meaning (manifest `training`); null for other packages.
+   */
+  training: TrainingSummary | null;
   contextTokens: number;
   threads: number;
   loadMs: LoadPhases;

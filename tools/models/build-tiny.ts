@@ -6,14 +6,26 @@
  * 1,024-token context under /models/tiny-1k/ (the same graphs and weights, only the manifest's
  * context differs), where the browser's WebGPU tests reach the end of the context in a quarter
  * of the tokens (SwiftShader runs WebGPU on the CPU, slowly); and /models/tiny-q8emb/, q4 with an
- * 8-bit embedding table (GatherBlockQuantized, as Clef-flash gets). Generated, never edited by hand
- * and never committed: `npm run models:tiny`.
+ * 8-bit embedding table (GatherBlockQuantized, as Clef-flash gets); and /models/trained-planted/,
+ * what `clef-web train` makes of the planted task (tools/train/planted.ts; its release in
+ * .cache/trained-planted-release), for trained.spec.ts. Generated, never edited by hand and never
+ * committed: `npm run models:tiny`.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeTinyFixture } from '../fixture/cli.js';
 import { convertRelease } from '../../src/node/convert/package.js';
+import { trainDecisionModel } from '../../src/node/train/train.js';
+import { plantedJsonl } from '../train/planted.js';
+
+/** The trained planted-task package and its release (trained.spec.ts reads both). */
+const TRAINED = {
+  dir: join('public', 'models', 'trained-planted'),
+  release: join('.cache', 'trained-planted-release'),
+  examples: () => plantedJsonl(240, 11),
+  seed: 5,
+};
 
 const RELEASE = join('.cache', 'tiny-release');
 const SPLIT = [1, 1, 1, 1];
@@ -49,6 +61,8 @@ function stamp(): string {
     'src/node/onnx/wire.ts',
     'src/node/onnx/graph.ts',
     'src/node/onnx/proto.ts',
+    'tools/train/planted.ts',
+    ...readdirSync('src/node/train').map((f) => join('src/node/train', f)),
   ];
   const hash = createHash('sha256').update(String(SEED));
   for (const s of sources) hash.update(readFileSync(s));
@@ -61,7 +75,8 @@ async function main(): Promise<void> {
   const fresh =
     existsSync(stampFile) &&
     readFileSync(stampFile, 'utf8') === want &&
-    VARIANTS.every((v) => existsSync(join(v.dir, 'manifest.json')));
+    VARIANTS.every((v) => existsSync(join(v.dir, 'manifest.json'))) &&
+    existsSync(join(TRAINED.dir, 'manifest.json'));
   if (fresh) {
     console.log('tiny model packages are up to date');
     return;
@@ -82,6 +97,16 @@ async function main(): Promise<void> {
     });
     console.log(`wrote ${v.dir} (${v.dtype})`);
   }
+  rmSync(TRAINED.dir, { recursive: true, force: true });
+  rmSync(TRAINED.release, { recursive: true, force: true });
+  await trainDecisionModel({
+    examples: TRAINED.examples(),
+    out: TRAINED.dir,
+    releaseDir: TRAINED.release,
+    seed: TRAINED.seed,
+    fidelityRequests: 0,
+  });
+  console.log(`wrote ${TRAINED.dir} (clef-web train, planted task)`);
   writeFileSync(stampFile, want);
 }
 
