@@ -1,8 +1,7 @@
 /**
  * A reliability diagram as SVG text: per confidence bin, the accuracy (bars) against the
  * diagonal of perfect calibration, before and after, side by side. Pure string building, so the
- * model card's committed diagram (tools/nano/calibrate-clinc.ts) and the playground's chart are
- * drawn by the same code. Every value is a number; the titles are escaped.
+ * playground's chart and any committed diagram are drawn by the same code. Every value is a number; the titles are escaped.
  */
 import type { ReliabilityBin } from './types.js';
 

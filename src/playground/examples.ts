@@ -2,7 +2,7 @@
 import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
 import type { FormState } from './request-form.js';
 
-/** The bundled model: clef-nano (trained by tools/nano; model card in its folder). */
+/** The bundled model: clef-nano (made by `clef-web train` on CLINC150; card in its folder). */
 export const DEFAULT_PACKAGE = BUNDLED_MODEL_PATH;
 export const DEFAULT_PACKAGE_NOTE =
   'clef-nano, a small model trained to route messages among the CLINC150 intents';
@@ -68,8 +68,8 @@ export function exampleForm(model: string): FormState {
 
 /**
  * A support message routed among eight CLINC150 intents plus `none` (out of scope), the kind of
- * request clef-nano was trained on; the descriptions are tools/nano/intent-descriptions.json's
- * (`npx tsx tools/nano/preset.ts` prints the package's answers to it and to similar messages).
+ * request clef-nano was trained on; the descriptions are tools/train/intent-descriptions.json's,
+ * which its training requests use too.
  */
 export function clincRoutingForm(model: string): FormState {
   const intents: Array<[string, string]> = [

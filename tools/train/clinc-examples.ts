@@ -49,6 +49,48 @@ export function clincRequest(query: string, options: readonly string[]) {
   };
 }
 
+/** One line per intent, written for this project (the playground's CLINC preset uses them). */
+export function readDescriptions(): Record<string, string> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return JSON.parse(readFileSync(resolve(here, 'intent-descriptions.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+}
+
+export const NONE_DESCRIPTION = 'The message matches none of the other options.';
+
+/**
+ * The same query asked as a 10-option choice with descriptions (the intent, `none` and eight
+ * others drawn with `rng`; an out-of-scope query gets nine others): how pages and the playground
+ * ask clef-nano, so the descriptions' tokens are trained too.
+ */
+export function clincDescribedLine(
+  query: string,
+  intent: string,
+  intents: readonly string[],
+  descriptions: Record<string, string>,
+  rng: Rng,
+): string {
+  const label = intent === 'oos' ? NONE_OPTION : intent;
+  const pool = intents.filter((i) => i !== label);
+  const picked: string[] = [];
+  while (picked.length < (intent === 'oos' ? 9 : 8)) {
+    const next = pool.splice(rng.int(pool.length), 1)[0] as string;
+    picked.push(next);
+  }
+  const options = intent === 'oos' ? [NONE_OPTION, ...picked] : [label, NONE_OPTION, ...picked];
+  const criteria: Record<string, string> = {};
+  for (const o of options)
+    criteria[o] = o === NONE_OPTION ? NONE_DESCRIPTION : (descriptions[o] as string);
+  const request = {
+    model: CLINC_MODEL,
+    state: query,
+    questions: { [CLINC_QUESTION]: { type: 'choice', instructions: CLINC_INSTRUCTION, criteria } },
+  };
+  return JSON.stringify({ request, labels: { [CLINC_QUESTION]: label } });
+}
+
 export function clincLine(query: string, intent: string, options: readonly string[]): string {
   const label = intent === 'oos' ? NONE_OPTION : intent;
   return JSON.stringify({

@@ -101,6 +101,8 @@ export interface CardFacts {
   calibrationSkipped: string | null;
   maxPackageDeltaP: number;
   releaseDir: string;
+  /** Markdown appended to the card. */
+  notes: string | null;
 }
 
 const pct = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${(100 * x).toFixed(1)}%`);
@@ -192,6 +194,7 @@ export function modelCard(facts: CardFacts): string {
     '- Texts unlike the training examples (another language, another domain) get confident-looking answers that mean little; calibration and abstention (`calibration.json`) are the guard.',
     '',
   );
+  if (facts.notes !== null) lines.push(facts.notes.trimEnd(), '');
   return lines.join('\n');
 }
 

@@ -17,10 +17,11 @@ options:
   --holdout F            share held out for selection, verification, calibration (default 0.1)
   --held-out FILE        held-out examples from their own file instead of --holdout
   --coverage F           calibration coverage (default 0.9)
-  --epochs N             most epochs of the fit (default 30; the best on the held-out part is kept)
+  --epochs N             most epochs of the fit (default 20; the best on the held-out part is kept)
   --vocab N              BPE vocabulary size (default 4000)
   --fidelity N           random requests the converter checks against the float64 reference (default 4)
   --context N            context length in tokens (default 4096)
+  --card-notes FILE      markdown appended to the generated model card (a licence, a credit)
   --quiet                no progress lines
 docs/training.md has the format, a worked example and what the model can learn.`;
 
@@ -64,6 +65,7 @@ export async function trainMain(argv: string[]): Promise<number> {
         epochs: { type: 'string' },
         vocab: { type: 'string' },
         fidelity: { type: 'string' },
+        'card-notes': { type: 'string' },
         context: { type: 'string' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -104,6 +106,7 @@ export async function trainMain(argv: string[]): Promise<number> {
       vocabSize: number('vocab', values.vocab),
       contextTokens: number('context', values.context),
       fidelityRequests: number('fidelity', values.fidelity),
+      cardNotes: values['card-notes'] === undefined ? undefined : read(values['card-notes']),
       fit: epochs === undefined ? undefined : { epochs },
       onProgress: values.quiet ? undefined : (p) => process.stderr.write(`${formatProgress(p)}\n`),
     };

@@ -154,15 +154,26 @@ export function prepareTokenizer(
   examples: readonly LabelledExample[],
   vocabSize: number,
 ): PreparedData {
+  if (!Number.isInteger(vocabSize) || vocabSize < 512) {
+    throw new TrainError(
+      'train_options_invalid',
+      `--vocab must be an integer >= 512, got ${vocabSize}`,
+    );
+  }
   const files = trainBpeTokenizer({ vocabSize, corpus: corpus(examples) });
   const tokenizer = loadTokenizerSync(files.tokenizerJson, files.tokenizerConfig);
   const single = (word: string): number => {
     const ids = tokenizer.encode(word);
-    if (ids.length !== 1)
-      throw new Error(`the trained tokenizer splits ${word} (${ids.length} tokens)`);
+    if (ids.length !== 1) {
+      throw new TrainError(
+        'train_options_invalid',
+        `the tokenizer trained with --vocab ${vocabSize} splits the template word ${word} into ${ids.length} tokens: give a larger --vocab`,
+      );
+    }
     return ids[0] as number;
   };
   const markers = { state: single('STATE'), schema: single('SCHEMA') };
+  // The prompt template fixes these two; a failure here is a bug, not bad input.
   const prefix = tokenizer.encode(PROMPT_PREFIX);
   if (prefix.filter((t) => t === markers.state).length !== 1 || prefix.includes(markers.schema)) {
     throw new Error('the prompt prefix must hold the STATE token once and no SCHEMA token');

@@ -26,7 +26,7 @@ export interface FitSettings {
 }
 
 export const DEFAULT_FIT: Readonly<FitSettings> = Object.freeze({
-  epochs: 30,
+  epochs: 20,
   batch: 'auto',
   lr: 0.005,
   weightDecay: 1e-4,

@@ -8,7 +8,7 @@
  * no half-written package. One seed gives the same bytes.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { parseLabelledExamples, type LabelledExample } from '../../calibrate/examples.js';
 import { calibrateFromExamples, type CalibrateRunResult } from '../../calibrate/run.js';
 import { serializeCalibration } from '../../calibrate/file.js';
@@ -68,6 +68,8 @@ export interface TrainOptions {
   heads?: number;
   headDim?: number;
   fit?: Partial<FitSettings>;
+  /** Markdown appended to the generated model card (a licence, a data credit). */
+  cardNotes?: string;
   /** Random requests the converter checks against the float64 reference (default 4). */
   fidelityRequests?: number;
   onProgress?: (progress: TrainProgress) => void;
@@ -313,7 +315,8 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
       calibration,
       calibrationSkipped,
       maxPackageDeltaP: maxDelta,
-      releaseDir,
+      releaseDir: relative(process.cwd(), releaseDir) || '.',
+      notes: options.cardNotes ?? null,
     });
     endPhase('card');
 

@@ -1,0 +1,274 @@
+/**
+ * `clef-web train` on CLINC150, measured: fit on train + oos_train, select (and calibrate) on
+ * val + oos_val, report on all of test + oos_test through the package (onnxruntime-node), never
+ * the reverse. Prints the figures and their targets (issue 24) and writes them as JSON.
+ *
+ *   npx tsx tools/bench/train-clinc.ts --out bench/work/clinc [--per-intent 10,25,50,100]
+ *       [--package models/clef-nano] [--label NAME]
+ *
+ * - The main run: training time and the peak resident memory of this process, the package's
+ *   bytes, then test 150-way accuracy (in scope, `none` left out of the argmax), 151-way
+ *   accuracy, AUROC of P(none) (out of scope = positive), ECE of the top option on the 151-way
+ *   question raw and calibrated (the package's calibration.json: its temperature), and
+ *   10-option accuracy (each in-scope test query asked with its intent and 9 others drawn with a
+ *   fixed seed, a request of its own).
+ * - `--per-intent`: the learning curve, the same run on N training queries per intent (and
+ *   N·2/3 out-of-scope ones), 150-way and 10-option accuracy on all test queries.
+ * - `--package DIR` also keeps the main run's package there (how models/clef-nano is made).
+ * - `--described`: each training query also as a 10-option choice with descriptions (the intent,
+ *   `none`, eight others; tools/train/intent-descriptions.json), as pages ask clef-nano.
+ */
+import {
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseCalibration } from '../../src/calibrate/file.js';
+import { expectedCalibrationError } from '../../src/calibrate/metrics.js';
+import { scaledSoftmax } from '../../src/calibrate/softmax.js';
+import { loadNodePackage } from '../../src/node/engine.js';
+import { Rng } from '../../src/node/rng.js';
+import { trainDecisionModel } from '../../src/node/train/train.js';
+import { formatProgress } from '../../src/node/train/cli.js';
+import {
+  CLINC_MODEL,
+  clincDescribedLine,
+  clincLine,
+  clincRequest,
+  intentsOf,
+  NONE_OPTION,
+  readClinc,
+  readDescriptions,
+  type ClincData,
+} from '../train/clinc-examples.js';
+
+const { values } = parseArgs({
+  options: {
+    out: { type: 'string', default: 'bench/work/clinc' },
+    'per-intent': { type: 'string' },
+    package: { type: 'string' },
+    label: { type: 'string', default: 'train-clinc' },
+    'skip-main': { type: 'boolean', default: false },
+    described: { type: 'boolean', default: false },
+  },
+});
+const work = values.out as string;
+mkdirSync(work, { recursive: true });
+const data = readClinc();
+const intents = intentsOf(data);
+const options151 = [...intents, NONE_OPTION];
+
+function jsonl(rows: Array<[string, string]>, described = false): string {
+  const lines = rows.map(([q, i]) => clincLine(q, i, options151));
+  if (described) {
+    // Each query once more as a 10-option choice with descriptions (as pages ask clef-nano).
+    const rng = new Rng(77);
+    const descriptions = readDescriptions();
+    for (const [q, i] of rows) lines.push(clincDescribedLine(q, i, intents, descriptions, rng));
+  }
+  return lines.join('\n') + '\n';
+}
+
+function sample(rows: Array<[string, string]>, n: number, rng: Rng): Array<[string, string]> {
+  const a = [...rows];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [a[i], a[j]] = [a[j] as [string, string], a[i] as [string, string]];
+  }
+  return a.slice(0, n);
+}
+
+function trainRows(perIntent: number | null): Array<[string, string]> {
+  if (perIntent === null) return [...data.train, ...data.oos_train];
+  const rng = new Rng(perIntent);
+  const byIntent = new Map<string, Array<[string, string]>>();
+  for (const row of data.train) byIntent.set(row[1], [...(byIntent.get(row[1]) ?? []), row]);
+  const rows = intents.flatMap((i) => sample(byIntent.get(i) ?? [], perIntent, rng));
+  rows.push(...sample(data.oos_train, Math.max(5, Math.round((perIntent * 2) / 3)), rng));
+  return rows;
+}
+
+function dirBytes(dir: string): number {
+  return readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+}
+
+function auroc(positive: number[], negative: number[]): number {
+  const all = [...positive.map((v) => [v, 1] as const), ...negative.map((v) => [v, 0] as const)];
+  all.sort((a, b) => a[0] - b[0]);
+  let rankSum = 0;
+  for (let i = 0; i < all.length;) {
+    let j = i;
+    while (
+      j < all.length &&
+      (all[j] as readonly [number, number])[0] === (all[i] as readonly [number, number])[0]
+    )
+      j++;
+    const rank = (i + j + 1) / 2;
+    for (let k = i; k < j; k++) if ((all[k] as readonly [number, number])[1] === 1) rankSum += rank;
+    i = j;
+  }
+  const p = positive.length;
+  return (rankSum - (p * (p + 1)) / 2) / (p * negative.length);
+}
+
+/** Ten options for an in-scope query: its intent and nine others, drawn per query. */
+function tenOptions(intent: string, rng: Rng): string[] {
+  const others = intents.filter((i) => i !== intent);
+  const picked = sample(
+    others.map((o) => [o, o] as [string, string]),
+    9,
+    rng,
+  ).map(([o]) => o);
+  return [intent, ...picked];
+}
+
+async function evaluate(dir: string, d: ClincData, full: boolean) {
+  const engine = await loadNodePackage(dir);
+  const calibration = full
+    ? parseCalibration(readFileSync(join(dir, 'calibration.json'), 'utf8'))
+    : null;
+  const temperature = (options: number): number => {
+    const entry = calibration?.types.choice;
+    const band = entry?.bands?.find((b) => options >= b.minOptions && options <= b.maxOptions);
+    return band?.temperature ?? entry?.temperature ?? 1;
+  };
+  try {
+    const none = options151.indexOf(NONE_OPTION);
+    let right150 = 0;
+    let right151 = 0;
+    let inScope = 0;
+    const pNoneIn: number[] = [];
+    const pNoneOut: number[] = [];
+    const conf = { raw: [] as number[], cal: [] as number[], correct: [] as boolean[] };
+    const started = Date.now();
+    const rows = [...d.test, ...(full ? d.oos_test : [])];
+    for (const [i, [query, intent]] of rows.entries()) {
+      const logits = (await engine.decide(clincRequest(query, options151)))
+        .logits[0] as ArrayLike<number>;
+      const p = scaledSoftmax(logits);
+      const label = intent === 'oos' ? none : options151.indexOf(intent);
+      let best = 0;
+      let best150 = -1;
+      for (let k = 0; k < p.length; k++) {
+        if ((p[k] as number) > (p[best] as number)) best = k;
+        if (k !== none && (best150 < 0 || (p[k] as number) > (p[best150] as number))) best150 = k;
+      }
+      if (best === label) right151++;
+      if (intent !== 'oos') {
+        inScope++;
+        if (best150 === label) right150++;
+        pNoneIn.push(p[none] as number);
+      } else pNoneOut.push(p[none] as number);
+      conf.raw.push(p[best] as number);
+      conf.cal.push(Math.max(...scaledSoftmax(logits, temperature(151))));
+      conf.correct.push(best === label);
+      if ((i + 1) % 500 === 0) {
+        const per = (Date.now() - started) / (i + 1);
+        process.stderr.write(`eval: ${i + 1}/${rows.length}, ${per.toFixed(1)} ms a request\n`);
+      }
+    }
+    const msPerRequest151 = (Date.now() - started) / rows.length;
+    const rng = new Rng(10);
+    let right10 = 0;
+    for (const [query, intent] of d.test) {
+      const opts = tenOptions(intent, rng);
+      const response = (await engine.decide(clincRequest(query, opts))).response;
+      if ((response.answers.intent as { choice: string }).choice === intent) right10++;
+    }
+    return {
+      accuracy150: right150 / inScope,
+      accuracy151: full ? right151 / rows.length : null,
+      aurocNone: full ? auroc(pNoneOut, pNoneIn) : null,
+      ece151Raw: full ? expectedCalibrationError(conf.raw, conf.correct) : null,
+      ece151Calibrated: full ? expectedCalibrationError(conf.cal, conf.correct) : null,
+      temperature151: full ? temperature(151) : null,
+      accuracy10: right10 / d.test.length,
+      testQueries: rows.length,
+      msPerRequest151,
+    };
+  } finally {
+    await engine.dispose();
+  }
+}
+
+async function run(perIntent: number | null) {
+  const name = perIntent === null ? 'full' : `per-${perIntent}`;
+  const out = join(work, name);
+  rmSync(out, { recursive: true, force: true });
+  rmSync(`${out}-release`, { recursive: true, force: true });
+  const examples = jsonl(trainRows(perIntent), values.described === true);
+  const heldOut = jsonl([...data.val, ...data.oos_val]);
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
+  const started = Date.now();
+  const result = await trainDecisionModel({
+    examples,
+    heldOutExamples: heldOut,
+    out,
+    name: CLINC_MODEL,
+    seed: 1,
+    fidelityRequests: perIntent === null ? 4 : 0,
+    cardNotes: readFileSync(join('tools', 'train', 'clef-nano-card.md'), 'utf8'),
+    onProgress: (p) => {
+      if (p.phase !== 'verify' || p.done === p.total)
+        process.stderr.write(`${formatProgress(p)}\n`);
+    },
+  });
+  clearInterval(sampler);
+  const trainMs = Date.now() - started;
+  const figures = await evaluate(out, data, perIntent === null);
+  return {
+    run: name,
+    trainExamples: result.examples.train,
+    trainMs,
+    phasesMs: result.timingsMs,
+    peakRssBytes: Math.max(peakRss, process.resourceUsage().maxRSS * 1024),
+    packageBytes: dirBytes(out),
+    bestEpoch: result.best.epoch,
+    maxPackageDeltaP: result.maxPackageDeltaP,
+    ...figures,
+    dir: out,
+  };
+}
+
+const machine = { cpus: cpus().length, model: cpus()[0]?.model, loadBefore: loadavg() };
+const results: unknown[] = [];
+if (!values['skip-main']) {
+  const main = await run(null);
+  results.push(main);
+  console.log(JSON.stringify(main, null, 2));
+  const pct = (x: number | null) => (x === null ? 'n/a' : `${(100 * x).toFixed(2)}%`);
+  console.log(
+    [
+      `150-way ${pct(main.accuracy150)} (target ≥ 90%)`,
+      `AUROC(none) ${main.aurocNone?.toFixed(4)} (≥ 0.92)`,
+      `ECE 151-way calibrated ${main.ece151Calibrated?.toFixed(4)} (≤ 0.03; raw ${main.ece151Raw?.toFixed(4)})`,
+      `10-option ${pct(main.accuracy10)} (≥ 97%)`,
+      `train ${(main.trainMs / 60000).toFixed(1)} min (≤ 10), peak RSS ${(main.peakRssBytes / 2 ** 30).toFixed(2)} GiB (≤ 2)`,
+      `package ${(main.packageBytes / 2 ** 20).toFixed(2)} MiB (≤ 4)`,
+    ].join('\n'),
+  );
+  if (values.package !== undefined) {
+    rmSync(values.package, { recursive: true, force: true });
+    cpSync(main.dir, values.package, { recursive: true });
+    console.log(`copied the package to ${values.package}`);
+  }
+}
+for (const n of (values['per-intent'] ?? '').split(',').filter((s) => s !== '')) {
+  const r = await run(Number(n));
+  results.push(r);
+  console.log(JSON.stringify(r));
+}
+const file = join(work, `${values.label}.json`);
+writeFileSync(
+  file,
+  `${JSON.stringify({ machine: { ...machine, loadAfter: loadavg() }, results }, null, 2)}\n`,
+);
+console.log(`wrote ${file}`);
