@@ -280,16 +280,34 @@ describe('loopback bind', () => {
     .flat()
     .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
 
+  // Other addresses to knock on: the machine's first external IPv4 address when it has one,
+  // and on Linux 127.0.0.2 (all of 127/8 reaches the loopback interface there, but a socket
+  // bound to 127.0.0.1 accepts only that address), so the check runs in an isolated sandbox too.
+  const others = [external, process.platform === 'linux' ? '127.0.0.2' : undefined].filter(
+    (a): a is string => a !== undefined,
+  );
+  const knock = (port: number, address: string) =>
+    exchange(['GET /v1/models HTTP/1.1\r\n\r\n'], 0, port, address).then(
+      (r) => `answered ${r.status}`,
+      (e: NodeJS.ErrnoException) => e.code,
+    );
+
   it("is unreachable from the machine's other addresses", async () => {
     expect(server.host).toBe('127.0.0.1');
-    // With no other interface (an isolated sandbox) the bind is shown by the address alone.
-    if (external === undefined) return;
-    const refused = await exchange(
-      ['GET /v1/models HTTP/1.1\r\n\r\n'],
-      0,
-      server.port,
-      external,
-    ).catch((e: NodeJS.ErrnoException) => e.code);
-    expect(refused).toBe('ECONNREFUSED');
+    expect(others.length, 'no other address to check the bind from').toBeGreaterThan(0);
+    for (const address of others) expect(await knock(server.port, address)).toBe('ECONNREFUSED');
+  });
+
+  it('the knock itself reaches a server bound to every address (so a refusal means the bind)', async () => {
+    const open = await startServer(nodeEngineBackend(engine), {
+      port: 0,
+      host: '0.0.0.0',
+      apiKey: 'secret',
+    });
+    try {
+      for (const address of others) expect(await knock(open.port, address)).toMatch(/^answered /);
+    } finally {
+      await open.close();
+    }
   });
 });
