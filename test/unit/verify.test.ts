@@ -26,6 +26,7 @@ import { referenceDecide } from '../../src/node/reference/decide.js';
 import { verifyMain } from '../../src/node/verify/cli.js';
 import { measureFidelity, type FidelityReport } from '../../src/node/verify/fidelity.js';
 import { randomRequests, type RequestShape } from '../../src/node/verify/requests.js';
+import { byteLevelDecoder } from '../support/byte-level-decode.js';
 
 // Tolerances. fp32 graphs vs the float64 reference: float32 rounding through a few layers moves
 // p by about 1e-7 on this model; 1e-5 is the bound.
@@ -134,6 +135,31 @@ describe('fidelity', () => {
   );
 });
 
+const HAND_WRITTEN_PROMPT = [
+  '<|im_start|>system\nRead the complete state and schema. Decide every field jointly. Each ',
+  "answer must be exactly one of that field's allowed options.<|im_end|>\n<|im_start|>user\n",
+  'STATE:\n{"priority":2,"tags":["food","service"],"ticket":"Le café était froid"}',
+  '\n\nSCHEMA FIELDS:\n',
+  '\nFIELD 1\nID: topic\nTYPE: choice\nINSTRUCTION: What is the ticket about?',
+  '\nALLOWED OPTIONS:\n',
+  'OPTION 1: {"description":{"note":"Payments"},"option_id":"billing"}\n',
+  'OPTION 2: {"description":"Meals and drinks","option_id":"food"}\n',
+  'OPTION 3: {"option_id":"service"}\n',
+  'END FIELD\n',
+  '\nFIELD 2\nID: urgent\nTYPE: noul\nINSTRUCTION: urgent',
+  '\nALLOWED OPTIONS:\n',
+  'OPTION 1: {"description":"The proposition is true or the answer is yes.","option_id":"true"}\n',
+  'OPTION 2: {"description":"The proposition is false or the answer is no.","option_id":"false"}\n',
+  'END FIELD\n',
+  '\nFIELD 3\nID: mood\nTYPE: score\nINSTRUCTION: mood',
+  '\nALLOWED OPTIONS:\n',
+  'OPTION 1: {"description":"calm","option_id":"0"}\n',
+  'OPTION 2: {"description":"annoyed","option_id":"1"}\n',
+  'OPTION 3: {"description":"angry","option_id":"2"}\n',
+  'END FIELD\n',
+  '\n<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nJOINT SCHEMA DECISIONS:',
+].join('');
+
 describe('NodeEngine', () => {
   const body = (model: string): SystemOneRequest => ({
     model,
@@ -156,8 +182,14 @@ describe('NodeEngine', () => {
       const request = validateRequest(body(ALIAS));
       const ref = await referenceDecide(release, request);
       expect(decision.response.model).toBe(ALIAS);
-      expect(decision.response.usage.input_tokens).toBe(ref.encoded.inputIds.length);
-      expect(decision.encoded.inputIds).toEqual(ref.encoded.inputIds);
+      // What the engine fed the model, decoded by the test's own byte-level decoder, is the
+      // prompt docs/clef-recipe.md §2 prescribes, written out here by hand from that template
+      // (render = Python's json.dumps with sorted keys; options in code-point order; a missing
+      // instruction is the id; noul's two default options).
+      const decoded = byteLevelDecoder(join(release, 'tokenizer.json'))(decision.encoded.inputIds);
+      expect(decoded).toBe(HAND_WRITTEN_PROMPT);
+      expect(decision.response.usage.input_tokens).toBe(decision.encoded.inputIds.length);
+      expect(ref.encoded.inputIds).toEqual(decision.encoded.inputIds);
       expect(JSON.parse(decision.json)).toEqual(JSON.parse(JSON.stringify(decision.response)));
       const topic = decision.response.answers.topic as ChoiceAnswer;
       const order = ref.encoded.questions[0]!.optionIds; // sorted: billing, food, service
