@@ -15,11 +15,19 @@ function unicodeToByte(): Map<string, number> {
   return map;
 }
 
-export function byteLevelDecoder(tokenizerJsonPath: string): (ids: readonly number[]) => string {
-  const json = JSON.parse(readFileSync(tokenizerJsonPath, 'utf8')) as {
-    model: { vocab: Record<string, number> };
-    added_tokens: Array<{ id: number; content: string }>;
-  };
+interface TokenizerJson {
+  model: { vocab: Record<string, number> };
+  added_tokens: Array<{ id: number; content: string }>;
+}
+
+/** A decoder for the tokenizer.json at a path, or already parsed. */
+export function byteLevelDecoder(
+  tokenizerJson: string | TokenizerJson,
+): (ids: readonly number[]) => string {
+  const json =
+    typeof tokenizerJson === 'string'
+      ? (JSON.parse(readFileSync(tokenizerJson, 'utf8')) as TokenizerJson)
+      : tokenizerJson;
   const pieces = new Map<number, { bytes?: string; text?: string }>();
   for (const [token, id] of Object.entries(json.model.vocab)) pieces.set(id, { bytes: token });
   for (const t of json.added_tokens) pieces.set(t.id, { text: t.content });
