@@ -531,7 +531,9 @@ describe('graceful shutdown', () => {
       expect(stderr).toMatch(/SIGTERM, finishing [1-9]\d* queued request/);
       expect(stderr).toMatch(/clef-web serve: stopped/);
     } finally {
-      child.kill('SIGKILL');
+      // On a failure path too: ended, and awaited, before the test ends.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
     }
   }, 60_000);
 });
