@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRequest } from '../../src/clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../../src/clef/tokenizer.js';
 import { SystemOneError } from '../../src/protocol/errors.js';
+import { IntegrityError } from '../../src/wire/errors.js';
 import type { ChoiceAnswer, Question, SystemOneRequest } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { convertRelease } from '../../src/node/convert/package.js';
@@ -259,7 +260,14 @@ describe('package integrity', () => {
   it('refuses a file of the wrong size and a missing file, naming them', async () => {
     const longer = copyPackage('longer');
     appendFileSync(join(longer, 'tokenizer.json'), ' ');
-    await expect(loadNodePackage(longer)).rejects.toThrow(/tokenizer\.json: .*bytes/);
+    // A size mismatch is an integrity failure, as docs/security.md says (not a PackageError).
+    const error = await loadNodePackage(longer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IntegrityError);
+    expect(error).toMatchObject({
+      code: 'integrity_mismatch',
+      details: { file: 'tokenizer.json', check: 'size' },
+    });
+    expect((error as Error).message).toMatch(/tokenizer\.json: .*bytes/);
     const missing = copyPackage('missing');
     unlinkSync(join(missing, 'head_memory.onnx'));
     await expect(loadNodePackage(missing)).rejects.toThrow(/head_memory\.onnx: missing/);
