@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite. The build, unit tests (Vitest, Node), then browser tests
 // (Playwright driving Debian's Chromium, the consumer-app test among them). It never skips the browser half: no Chromium is a failure that says what
-// to install. The last line is the total, `N passed, N failed`.
+// to install. After each half, a process the suite left running is a failure that names it
+// (tools/leftover-processes.mjs). The last line is the total, `N passed, N failed`.
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { chromiumAvailable, CHROMIUM_INSTALL_HINT } from './chromium.mjs';
+import { canScanProcesses, processesMarked, RUN_MARKER } from './leftover-processes.mjs';
 
 /** A free loopback port for the browser tests' dev server (so a running one never collides). */
 function freePort() {
@@ -22,6 +25,35 @@ function freePort() {
 mkdirSync('test-results', { recursive: true });
 let passed = 0;
 let failed = 0;
+
+// Every process the suite starts inherits this run's id (see leftover-processes.mjs).
+const runId = randomUUID();
+process.env[RUN_MARKER] = runId;
+
+/** Fails the run for each process `step` left behind, names it, and ends it. */
+async function checkLeftovers(step) {
+  if (!canScanProcesses()) {
+    console.error(`[leftovers] cannot list processes on ${process.platform}: not checked`);
+    return;
+  }
+  // Processes that are exiting as the runner exits get a moment to finish.
+  let left = processesMarked(runId);
+  for (let i = 0; i < 20 && left.length > 0; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = processesMarked(runId);
+  }
+  if (left.length === 0) return;
+  failed += left.length;
+  console.error(`\n[leftovers] the ${step} left ${left.length} process(es) running:`);
+  for (const p of left) {
+    console.error(`  pid ${p.pid}: ${p.command}`);
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
 
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', env: process.env });
@@ -58,6 +90,7 @@ if (unit) {
   failed += 1;
 }
 if (unitStatus !== 0 && (!unit || unit.numFailedTests === 0)) failed += 1;
+await checkLeftovers('unit tests');
 
 // 2. Browser tests.
 if (!chromiumAvailable()) {
@@ -80,6 +113,7 @@ if (!chromiumAvailable()) {
     failed += 1;
   }
   if (browserStatus !== 0 && (!browser?.stats || browser.stats.unexpected === 0)) failed += 1;
+  await checkLeftovers('browser tests');
 }
 
 console.log(`\n${passed} passed, ${failed} failed`);

@@ -4,7 +4,7 @@
  * Range (200 instead of 206) is read again from the start; one that sends more or fewer bytes
  * than the manifest says is an error. An abort is never retried.
  */
-import { DownloadError } from '../wire/errors.js';
+import { DownloadError, IntegrityError } from '../wire/errors.js';
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -69,12 +69,13 @@ export async function downloadFile(
     try {
       await readInto(response, name, out, at, onChunk);
     } catch (e) {
-      if (signal?.aborted || e instanceof DownloadError) throw e;
+      if (signal?.aborted || e instanceof DownloadError || e instanceof IntegrityError) throw e;
       lastError = e; // a broken transfer: resume from `offset`
       continue;
     }
     if (at.offset !== expected) {
-      throw new DownloadError(`${name}: got ${at.offset} bytes, the manifest says ${expected}`);
+      // The whole body arrived, and it is not the manifest's size: the file fails its check.
+      throw new IntegrityError(name, expected, at.offset, 'size');
     }
     return { data: out, resumes };
   }
@@ -96,7 +97,7 @@ async function readInto(
 ): Promise<void> {
   const put = (chunk: Uint8Array) => {
     if (at.offset + chunk.byteLength > out.byteLength) {
-      throw new DownloadError(`${name}: more bytes than the manifest's ${out.byteLength}`);
+      throw new IntegrityError(name, out.byteLength, `more than ${out.byteLength}`, 'size');
     }
     out.set(chunk, at.offset);
     at.offset += chunk.byteLength;

@@ -204,8 +204,8 @@ export interface VerifiedFiles {
 }
 
 /**
- * Checks every manifest file's location, size and SHA-256; throws PackageError (missing, wrong
- * size, outside the package) or IntegrityError (hash) naming the file.
+ * Checks every manifest file's location, size and SHA-256; throws PackageError (missing, outside
+ * the package) or IntegrityError (wrong size, or hash) naming the file.
  */
 export async function verifyPackageFiles(
   dir: string,
@@ -217,12 +217,7 @@ export async function verifyPackageFiles(
   for (const file of manifest.files) {
     const path = await packagePath(realDir, file);
     const size = (await stat(path)).size;
-    if (size !== file.bytes) {
-      throw new PackageError(
-        `${file.path}: ${size} bytes, the manifest says ${file.bytes}; the file was refused`,
-        { file: file.path },
-      );
-    }
+    if (size !== file.bytes) throw new IntegrityError(file.path, file.bytes, size, 'size');
     let actual: string;
     if (size <= IN_MEMORY_MAX_BYTES && HELD_ROLES.has(file.role)) {
       const data = new Uint8Array(await readFile(path));

@@ -72,14 +72,25 @@ export interface SystemOneRoute {
 }
 
 const ROUTE_PATH = /^\/v1\/(?:systemone|decisions|models|chat\/completions)$/;
+/**
+ * clef-web's own namespace (`/v1/clef/calibrated`, ...). The worker answers all of it, so a path
+ * there it does not serve (the calibrated route is not relayed yet, or any unknown one) is a
+ * JSON 404 from `handleRoute`, never the page server's answer (an SPA fallback's 200 HTML).
+ */
+const CLEF_PATH = /^\/v1\/clef(?:\/|$)/;
 
-/** The route path of a URL path under `basePath`, or null when it is not a System One route. */
+/**
+ * The route path of a URL path under `basePath`, or null when it is neither a System One route
+ * nor under clef-web's `/v1/clef/`.
+ */
 export function systemOneRoutePath(pathname: string, basePath = ''): string | null {
   const base = basePath.replace(/\/+$/, '');
   if (base && !pathname.startsWith(`${base}/`)) return null;
   const path = pathname.slice(base.length);
   // The Workers AI route with the model's slashes literal or percent-encoded (Cloudflare's SDK).
-  return ROUTE_PATH.test(path) || parseWorkersAiPath(path) !== null ? path : null;
+  return ROUTE_PATH.test(path) || CLEF_PATH.test(path) || parseWorkersAiPath(path) !== null
+    ? path
+    : null;
 }
 
 /** True for a request to this origin's System One routes. */

@@ -40,13 +40,27 @@ export class PackageError extends ClefError {
   }
 }
 
-/** A file's SHA-256 differs from the manifest's: it is refused, never used. */
+/** Which of the manifest's checks a file failed. */
+export type IntegrityCheck = 'sha256' | 'size';
+
+/**
+ * A file's SHA-256 or size differs from the manifest's: it is refused, never used. `details`:
+ * `{ file, expected, actual, check }` (hex digests for 'sha256', byte counts for 'size'; a body
+ * longer than the manifest's size is refused as it arrives, so its `actual` says "more than N").
+ */
 export class IntegrityError extends ClefError {
-  constructor(file: string, expected: string, actual: string) {
+  constructor(
+    file: string,
+    expected: string | number,
+    actual: string | number,
+    check: IntegrityCheck = 'sha256',
+  ) {
     super(
       'integrity_mismatch',
-      `${file}: SHA-256 ${actual} does not match the manifest's ${expected}; the file was refused`,
-      { file, expected, actual },
+      check === 'size'
+        ? `${file}: ${actual} bytes, the manifest says ${expected}; the file was refused`
+        : `${file}: SHA-256 ${actual} does not match the manifest's ${expected}; the file was refused`,
+      { file, expected, actual, check },
     );
   }
   override get name(): string {

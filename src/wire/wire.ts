@@ -79,12 +79,14 @@ function reviveClefError(
     case 'package_invalid':
       return new PackageError(message, details);
     case 'integrity_mismatch': {
-      const e = new IntegrityError(
+      const size = details.check === 'size';
+      const value = (v: unknown) => (size && typeof v === 'number' ? v : String(v));
+      return new IntegrityError(
         String(details.file),
-        String(details.expected),
-        String(details.actual),
+        value(details.expected),
+        value(details.actual),
+        size ? 'size' : 'sha256',
       );
-      return e;
     }
     case 'download_failed':
       return new DownloadError(message, details);

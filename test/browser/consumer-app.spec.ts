@@ -9,11 +9,12 @@
  * Needs the package built (`npm test` builds it first; alone: `npm run build`).
  */
 import { expect, test } from '@playwright/test';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, resolve, sep } from 'node:path';
+import { spawnGroup, stopGroup } from '../support/processes.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MIB = 1024 * 1024;
@@ -52,29 +53,46 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = 
 // eslint-disable-next-line no-control-regex -- the escape that starts a terminal colour
 const ANSI_COLOUR = /\x1b\[[0-9;]*m/g;
 
-/** Starts a long-running command and resolves with the first stdout match of `ready`. */
+/**
+ * Starts a long-running command in its own process group and resolves with the first stdout
+ * match of `ready`. If it is not ready in time, or exits first, the whole group is stopped and
+ * awaited before the promise rejects: nothing is left running on any path. Callers stop it with
+ * `stopGroup(child)` (which reaches the process npx starts, not only the npx wrapper).
+ */
 function start(
   cmd: string,
   args: string[],
   cwd: string,
   ready: RegExp,
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(cmd, args, { cwd, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnGroup(cmd, args, { cwd, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${cmd} not ready:\n${out}`)), 120_000);
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      stopGroup(child).then(
+        () => reject(error),
+        (e: unknown) => reject(new Error(`${error.message}\n(and stopping it: ${String(e)})`)),
+      );
+    };
+    const timer = setTimeout(() => fail(new Error(`${cmd} not ready:\n${out}`)), 120_000);
     const onData = (chunk: Buffer) => {
       // Vite colours its banner: match on the text alone.
       out += chunk.toString().replace(ANSI_COLOUR, '');
       const match = out.match(ready);
-      if (match) {
+      if (match && !settled) {
+        settled = true;
         clearTimeout(timer);
         resolvePromise({ child, match });
       }
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${cmd} exited (${code}):\n${out}`)));
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('error', (e) => fail(e));
+    child.once('exit', (code) => fail(new Error(`${cmd} exited (${code}):\n${out}`)));
   });
 }
 
@@ -280,7 +298,7 @@ test('createClef() decides in the app under `vite` (dev), same-origin only', asy
     console.log(`[consumer] vite dev: page load to first answer ${result.ms} ms`);
     expectFraudRoute(result, origin);
   } finally {
-    dev.child.kill();
+    await stopGroup(dev.child);
   }
 });
 
@@ -302,7 +320,7 @@ test('createClef() decides in a fresh Vite app built with clef-web/vite, same-or
     console.log(`[consumer] vite build + preview: page load to first answer ${result.ms} ms`);
     expectFraudRoute(result, origin);
   } finally {
-    preview.child.kill();
+    await stopGroup(preview.child);
   }
 });
 
@@ -355,7 +373,7 @@ test('npx clef-web serve from the installed package: a one-line hint, then the b
     expect(body.model).toBe('clef-nano');
     expect(body.answers.route.choice).toBe('transfer');
   } finally {
-    served.child.kill();
+    await stopGroup(served.child);
   }
 });
 

@@ -152,20 +152,31 @@ test('when the request and the browser settle the device, its runtime starts bef
   page,
 }) => {
   await openPage(page);
-  // Each manifest is held back 1.5 s; the runtime's wasm is asked for meanwhile (it used to wait
-  // for the manifest). 'auto' settles on WASM here: the only adapter is a software fallback.
+  // Each manifest is held back until the runtime's wasm has been asked for: ordered by events,
+  // not raced against a delay. An engine that waits for the manifest before starting its
+  // runtime (as it used to) would hold both forever; the 20 s release only turns that deadlock
+  // into a readable failure (['manifest', 'wasm']), it decides nothing when the order is right.
+  // 'auto' settles on WASM here: the only adapter is a software fallback.
   const context = page.context();
   const events: string[] = [];
+  let wasmAsked: () => void = () => {};
+  let wasmRequest = new Promise<void>((resolve) => (wasmAsked = resolve));
   await context.route('**/manifest.json', async (route) => {
-    await new Promise((wait) => setTimeout(wait, 1500));
+    let release: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([wasmRequest, new Promise((wait) => (release = setTimeout(wait, 20_000)))]);
+    clearTimeout(release);
     events.push('manifest');
     await route.continue();
   });
   context.on('request', (r) => {
-    if (new URL(r.url()).pathname.endsWith('/ort-wasm-simd-threaded.wasm')) events.push('wasm');
+    if (new URL(r.url()).pathname.endsWith('/ort-wasm-simd-threaded.wasm')) {
+      events.push('wasm');
+      wasmAsked();
+    }
   });
   for (const device of ['wasm', 'auto'] as const) {
     events.length = 0;
+    wasmRequest = new Promise<void>((resolve) => (wasmAsked = resolve));
     const info = await mustLoad(page, device, { model: FP32, device, cache: false });
     expect(info.device).toBe('wasm');
     expect(events).toEqual(['wasm', 'manifest']);

@@ -149,13 +149,43 @@ test.describe.serial('two elements on one page', () => {
     // A long pause makes "no decision while typing" independent of how busy the machine is.
     await page.evaluate(() => ((document.getElementById('bound') as any).debounce = 1500));
 
+    // The page's debounce timers (the only ones of 1500 ms), tracked so that "nothing else may
+    // follow" is a fact about pending work rather than a wait on the clock.
+    await page.evaluate(() => {
+      const pending = new Set<unknown>();
+      const { setTimeout: set, clearTimeout: clear } = window;
+      (window as any).__restoreTimers = () =>
+        Object.assign(window, { setTimeout: set, clearTimeout: clear });
+      (window as any).__pendingDebounces = () => pending.size;
+      window.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+        if (ms !== 1500) return set(fn, ms, ...args);
+        const id = set(() => {
+          pending.delete(id);
+          fn(...args);
+        }, ms);
+        pending.add(id);
+        return id;
+      }) as typeof window.setTimeout;
+      window.clearTimeout = ((id?: number) => {
+        pending.delete(id);
+        clear(id);
+      }) as typeof window.clearTimeout;
+    });
+
     const text = 'The parcel arrived broken, I was charged twice and I want a refund today.';
     const ticket = page.getByLabel('Ticket text');
     await ticket.fill('');
     await ticket.pressSequentially(text, { delay: 10 });
     expect(await events(page, 'clef-decision', 'bound')).toHaveLength(1);
     await waitForEvents(page, 'clef-decision', 'bound', 2);
-    await page.waitForTimeout(1800); // nothing else may follow
+    // Nothing else may follow: once the second decision is in, no debounce is pending and no
+    // decision is in flight (a stray one would be one or the other, or a third event).
+    const quiet = await page.evaluate(() => ({
+      pending: (window as any).__pendingDebounces(),
+      deciding: (document.getElementById('bound') as any)._deciding,
+    }));
+    await page.evaluate(() => (window as any).__restoreTimers());
+    expect(quiet).toEqual({ pending: 0, deciding: false });
     const after = await events(page, 'clef-decision', 'bound');
     expect(after).toHaveLength(2);
     const latest = after[1]!.detail;

@@ -17,6 +17,7 @@ import {
   openPage,
   randomRequests,
 } from './engine-helpers.js';
+import { SEED_ENV, testSeed } from '../support/seed.js';
 
 const Q8_EMBEDDING = '/models/tiny-q8emb/';
 /** engine.spec.ts's bound for a q4 package in the browser against onnxruntime-node. */
@@ -34,7 +35,7 @@ test('a package with an 8-bit embedding table runs on WASM, as onnxruntime-node 
   expect(info.device).toBe('wasm');
   const node = await loadNodePackage('public/models/tiny-q8emb');
   try {
-    const seed = Date.now() % 100_000;
+    const seed = testSeed('embedding-q8 requests');
     for (const request of randomRequests(seed, 2)) {
       const got = await mustDecide(page, 'q8emb', request);
       const want = await node.decide(request);
@@ -45,7 +46,7 @@ test('a package with an 8-bit embedding table runs on WASM, as onnxruntime-node 
       console.log(
         `[q8 embedding] seed ${seed}: WASM vs node max |Δlogit| ${error.toExponential(2)}`,
       );
-      expect(error).toBeLessThanOrEqual(Q4_VS_NODE_LOGIT_TOLERANCE);
+      expect(error, `${SEED_ENV}=${seed}`).toBeLessThanOrEqual(Q4_VS_NODE_LOGIT_TOLERANCE);
     }
   } finally {
     await node.dispose();

@@ -9,7 +9,8 @@
 // server that grants CORS to its origin; here a small proxy in the test plays that server: it
 // answers preflights, adds CORS and CORP headers for the test page's origin only, and forwards
 // the request to `clef-web serve` without the Origin header.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnGroup, stopGroup } from '../support/processes.js';
 import {
   createServer,
   request as httpRequest,
@@ -79,7 +80,7 @@ function corsProxy(pageOrigin: string) {
 }
 
 test.beforeAll(async ({ baseURL }) => {
-  serve = spawn(
+  serve = spawnGroup(
     process.execPath,
     ['bin/clef-web.mjs', 'serve', PACKAGE, '--port', '0', '--threads', '1', '--quiet'],
     { stdio: ['ignore', 'pipe', 'inherit'] },
@@ -98,8 +99,9 @@ test.beforeAll(async ({ baseURL }) => {
 });
 
 test.afterAll(async () => {
-  serve?.kill('SIGTERM');
-  await new Promise((r) => proxy?.close(r));
+  // Ended and awaited (it used to be signalled and left to exit whenever it would).
+  if (serve) await stopGroup(serve);
+  await new Promise((r) => (proxy ? proxy.close(r) : r(undefined)));
 });
 
 test.beforeEach(async ({ page }) => {

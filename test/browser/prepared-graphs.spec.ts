@@ -2,12 +2,13 @@
  * WASM-prepared graphs in the browser (issue 15): on WASM the engine fetches and creates the
  * package's `*.wasm.onnx` graphs (optimised once by the converter) instead of the package
  * graphs, and decides bit for bit what the package graphs decide after onnxruntime-web
- * optimised them itself: on random requests drawn fresh each run, on the single-graph fp32
+ * optimised them itself: on random requests drawn fresh each run (the seed printed; CLEF_TEST_SEED reruns it), on the single-graph fp32
  * package and the split q4 one (whose heads' folded float32 weights went inline). With
  * `preparedGraphs: false`, and on WebGPU, the package graphs load as before.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { FP32, mustDecide, mustLoad, openPage, randomRequests } from './engine-helpers.js';
+import { SEED_ENV, testSeed } from '../support/seed.js';
 
 const Q4_SPLIT = '/models/tiny-q4-split/';
 
@@ -49,14 +50,13 @@ for (const [model, label] of [
     expect(graphs()).toEqual(twins.map((t) => t.replaces!).sort());
     expect(plain.preparedGraphs).toBe(0);
 
-    const seed = Date.now() % 100_000;
-    console.log(`[prepared-graphs] ${label}: requests from seed ${seed}`);
+    const seed = testSeed(`prepared-graphs ${label}`);
     for (const request of randomRequests(seed, 2, 40)) {
       const a = await mustDecide(page, 'prepared', { ...request, model: 'clef-tiny' });
       const b = await mustDecide(page, 'plain', { ...request, model: 'clef-tiny' });
       // The head's raw float32 logits, unrounded: equal to the bit.
-      expect(a.logits).toBeDefined();
-      expect(a.logits).toEqual(b.logits);
+      expect(a.logits, `${SEED_ENV}=${seed}`).toBeDefined();
+      expect(a.logits, `${SEED_ENV}=${seed}`).toEqual(b.logits);
     }
   });
 }

@@ -51,6 +51,19 @@ test('the SDK and fetch reach the page engine through the service worker', async
     const viaWorker = await fetch('/v1/systemone', init);
     const viaPage = await clef.fetch('/v1/systemone', init);
     const wai = await fetch(`/client/v4/accounts/acct/ai/run/@cf/cloudflare/${MODEL}`, init);
+    // clef-web's own namespace: the worker answers it (a JSON 404 for the calibrated route it
+    // does not relay yet), so the page's server, an SPA fallback say, never does (issue 30).
+    const clefPaths = await Promise.all(
+      ['/v1/clef/calibrated', '/v1/clef/unknown'].map(async (path) => {
+        const r = await fetch(path, init);
+        return {
+          path,
+          status: r.status,
+          type: r.headers.get('content-type'),
+          body: await r.text(),
+        };
+      }),
+    );
 
     handle.stop();
     const stopped = await fetch('/v1/systemone', init);
@@ -65,6 +78,7 @@ test('the SDK and fetch reach the page engine through the service worker', async
       workerId: viaWorker.headers.get('x-typesafe-request-id'),
       pageText: await viaPage.text(),
       waiText: await wai.text(),
+      clefPaths,
       stopped: { status: stopped.status, body: await stopped.json() },
     };
   }, MODEL);
@@ -77,6 +91,14 @@ test('the SDK and fetch reach the page engine through the service worker', async
   expect(out.invalid.body.detail[0].loc).toEqual(['body', 'questions', 'q', 'criteria']);
   expect(out.models.map((m: { name: string }) => m.name)[0]).toBe(MODEL);
   expect(out.workerText).toBe(out.pageText);
+  for (const r of out.clefPaths) {
+    expect(r, r.path).toEqual({
+      path: r.path,
+      status: 404,
+      type: 'application/json',
+      body: '{"detail":"Not Found"}',
+    });
+  }
   expect(out.workerText).toMatch(/"answers":\{"b":.*,"2":/);
   expect(out.workerId).toMatch(/^[0-9a-f-]{36}$/);
   expect(out.waiText).toBe(`{"result":${out.pageText},"success":true,"errors":[],"messages":[]}`);

@@ -219,6 +219,14 @@ function dequantizedRelease(dtype: BackboneDType): string {
   return dir;
 }
 
+/**
+ * Bounds on max |Δhidden| / max |hidden| against the float model. Measured here (fixture and ids
+ * seeded, so deterministic up to float32 summation order): q8 0.033, mixed 0.146, q4 0.615. The
+ * bounds leave 3× (q8), 2× (mixed) and 1.3× (q4; its error is already large, and a quantizer that
+ * scrambles blocks lands at 1 or above), so each fails if its scheme gets visibly coarser.
+ */
+const MAX_DRIFT = { q8: 0.1, mixed: 0.3, q4: 0.8 } as const;
+
 describe('quantised and fp16 backbones', () => {
   const figures: Record<string, number> = {};
   afterAll(() => {
@@ -236,7 +244,7 @@ describe('quantised and fp16 backbones', () => {
       const drift = compare(got, reference.forward(ids));
       figures[dtype] = drift.relative;
       expect(drift.maxAbs).toBeGreaterThan(0);
-      expect(drift.relative).toBeLessThan(dtype === 'q8' ? 0.2 : 1.5);
+      expect(drift.relative).toBeLessThan(MAX_DRIFT[dtype]);
     });
   }
 

@@ -64,7 +64,10 @@ describe('the minimum number of labelled answers', () => {
 
   it('fits at exactly the minimum and refuses one below, naming the numbers', () => {
     const need = requiredAnswers({ coverage: 0.9 }).total; // 38, checked above
-    expect(() => fitCalibration(records('choice', need, 1), { coverage: 0.9 })).not.toThrow();
+    const fitted = fitCalibration(records('choice', need, 1), { coverage: 0.9 });
+    const n = fitted.calibration.types.choice!.n;
+    expect(n.fit + n.heldOut).toBe(need);
+    expect(n.heldOut).toBeGreaterThanOrEqual(10);
     const error = caught(() => fitCalibration(records('choice', need - 1, 1), { coverage: 0.9 }));
     expect(error.code).toBe('calibration_too_few');
     expect(error.message).toContain(`choice has ${need - 1}, needs ${need}`);

@@ -207,7 +207,9 @@ describe('clef-web decide', () => {
     expect(readFileSync(file('out5.jsonl'), 'utf8')).toBe(expected.join('\n') + '\n');
   });
 
-  it('the `clef-web decide` command survives a kill mid-run and --resume completes it', async () => {
+  it('the `clef-web decide` command survives a kill mid-run and --resume completes it', async ({
+    signal,
+  }) => {
     const input = validLines(24);
     writeFileSync(file('in6.jsonl'), input.join('\n') + '\n');
     const out = file('out6.jsonl');
@@ -218,11 +220,19 @@ describe('clef-web decide', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d));
     const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_c, s) => r(s)));
-    const until = Date.now() + 60_000;
-    while (!(existsSync(out) && lines(out).length >= 3) && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 20));
+    try {
+      // Waits for an event (three lines written), not a time: the test's timeout (which aborts
+      // `signal`) bounds it, and the child is killed on that path too.
+      while (
+        !(existsSync(out) && lines(out).length >= 3) &&
+        child.exitCode === null &&
+        !signal.aborted
+      ) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      child.kill('SIGKILL');
     }
-    child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     // Not a TTY: progress came as plain lines.
     expect(stderr).toMatch(/^decide: \d+% /m);

@@ -3,7 +3,8 @@
 // Range asked for is the byte that was missing, and wrong answers are errors, not silent data.
 import { describe, expect, it } from 'vitest';
 import { downloadFile, type FetchLike } from '../../src/engine/download.js';
-import { DownloadError } from '../../src/wire/errors.js';
+import { DownloadError, IntegrityError } from '../../src/wire/errors.js';
+import { fromWireError, toWireError } from '../../src/wire/wire.js';
 
 const FILE = Uint8Array.from({ length: 10_000 }, (_, i) => (i * 7 + 3) & 0xff);
 
@@ -114,12 +115,44 @@ describe('downloadFile', () => {
     expect(calls).toBe(1);
   });
 
-  it('refuses a body longer or shorter than the manifest says', async () => {
+  it('refuses a body longer or shorter than the manifest says, as an integrity error', async () => {
+    // A size that differs from the manifest's is the file failing its check, as a hash that
+    // differs is (docs/security.md): IntegrityError, code integrity_mismatch, naming the sizes.
     const long: FetchLike = async () => new Response(new Uint8Array(FILE.length + 1));
-    await expect(downloadFile('/f', FILE.length, { fetch: long })).rejects.toThrow(/more bytes/);
     const short: FetchLike = async () => new Response(new Uint8Array(FILE.length - 1));
-    await expect(downloadFile('/f', FILE.length, { fetch: short })).rejects.toThrow(
-      /got 9999 bytes/,
+    for (const [fetch, actual] of [
+      [long, FILE.length + 1],
+      [short, FILE.length - 1],
+    ] as const) {
+      const error = await downloadFile('/f', FILE.length, { fetch, name: 'f.bin' }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(IntegrityError);
+      expect(error).toMatchObject({
+        code: 'integrity_mismatch',
+        details: { file: 'f.bin', check: 'size', expected: FILE.length },
+      });
+      expect((error as Error).message).toMatch(/^f\.bin: /);
+      if (actual < FILE.length) expect((error as IntegrityError).details.actual).toBe(actual);
+    }
+  });
+});
+
+describe('a size IntegrityError across the worker boundary', () => {
+  it('comes back as the same class, code, message and details', () => {
+    const sent = new IntegrityError('backbone.onnx.data', 4096, 4095, 'size');
+    const back = fromWireError(toWireError(sent));
+    expect(back).toBeInstanceOf(IntegrityError);
+    expect(back).toMatchObject({
+      name: 'IntegrityError',
+      code: 'integrity_mismatch',
+      message: 'backbone.onnx.data: 4095 bytes, the manifest says 4096; the file was refused',
+      details: { file: 'backbone.onnx.data', expected: 4096, actual: 4095, check: 'size' },
+    });
+    const hash = fromWireError(
+      toWireError(new IntegrityError('a', 'e'.repeat(64), 'f'.repeat(64))),
     );
+    expect(hash).toMatchObject({ details: { check: 'sha256' } });
+    expect(hash.message).toBe(new IntegrityError('a', 'e'.repeat(64), 'f'.repeat(64)).message);
   });
 });

@@ -120,16 +120,23 @@ describe('request text', () => {
   });
 
   it('refuses options that cannot work', () => {
-    const bad: Array<Partial<RemoteOptions>> = [
-      { baseURL: '/relative', when: 'always' },
-      { baseURL: 'ftp://x', when: 'always' },
-      { baseURL: 'http://x', when: { below: 0 } },
-      { baseURL: 'http://x', when: { below: 1.5 } },
-      { baseURL: 'http://x', when: 'sometimes' as never },
+    const when = /remote\.when must be 'always' or \{ below: c \} with 0 < c <= 1/;
+    const bad: Array<[Partial<RemoteOptions>, RegExp]> = [
+      [{ baseURL: '/relative', when: 'always' }, /absolute URL, not \/relative/],
+      [{ baseURL: 'ftp://x', when: 'always' }, /must be http\(s\), not ftp:/],
+      [{ baseURL: 'http://x', when: { below: 0 } }, when],
+      [{ baseURL: 'http://x', when: { below: 1.000001 } }, when],
+      [{ baseURL: 'http://x', when: 'sometimes' as never }, when],
     ];
-    for (const options of bad)
+    for (const [options, message] of bad) {
       expect(() => checkRemoteOptions(options as RemoteOptions)).toThrow(TypeError);
-    expect(() => checkRemoteOptions({ baseURL: 'http://x', when: { below: 1 } })).not.toThrow();
+      expect(() => checkRemoteOptions(options as RemoteOptions)).toThrow(message);
+    }
+    // The edges of what is accepted (a validator's only result is that it returns; the
+    // options' effect is checked end to end below, '{ below } escalates exactly when ...').
+    for (const ok of [{ below: 1 }, { below: Number.MIN_VALUE }, 'always'] as const) {
+      expect(checkRemoteOptions({ baseURL: 'https://x', when: ok })).toBeUndefined();
+    }
   });
 });
 

@@ -21,6 +21,12 @@ import { writeTinyFixture } from '../../tools/fixture/cli.js';
  * measured and written.
  */
 const REQUESTS = { q8: 20, q4: 200, mixed: 20 } as const;
+/** Upper bounds on |Δp| and a floor on same answers per dtype (how chosen: in the test). */
+const BOUNDS = {
+  q8: { maxAbsDp: 0.05, meanAbsDp: 0.008, sameAnswers: 0.85 },
+  q4: { maxAbsDp: 0.75, meanAbsDp: 0.08, sameAnswers: 0.75 },
+  mixed: { maxAbsDp: 0.35, meanAbsDp: 0.05, sameAnswers: 0.8 },
+} as const;
 /** About a minute of CPU per variant; generous wall time on a loaded 2-core machine. */
 const TIMEOUT_MS = 900_000;
 /**
@@ -63,8 +69,14 @@ describe('converter fidelity against fp32 (200 requests on q4)', () => {
         expect(f!.maxAbsDp).toBeGreaterThanOrEqual(f!.meanAbsDp);
         // Quantized weights do move p: a zero would mean the baseline compared with itself.
         expect(f!.maxAbsDp).toBeGreaterThan(0);
-        expect(f!.maxAbsDp).toBeLessThan(1);
-        expect(f!.sameAnswers).toBeGreaterThan(0.5);
+        // Measured here (fixture seed 7; deterministic): max |Δp| 1.48e-2 (q8), 3.70e-1 (q4),
+        // 1.33e-1 (mixed); mean 2.09e-3, 3.33e-2, 1.63e-2; same answers 97.7%, 85.5%, 90.9%.
+        // BOUNDS leave 2-3× on |Δp| and ~10 points on same answers for other CPUs, and fail on
+        // a quantizer gone wrong (q8 as coarse as q4, or answers near chance).
+        const bound = BOUNDS[dtype];
+        expect(f!.maxAbsDp).toBeLessThan(bound.maxAbsDp);
+        expect(f!.meanAbsDp).toBeLessThan(bound.meanAbsDp);
+        expect(f!.sameAnswers).toBeGreaterThan(bound.sameAnswers);
         expect(f!.sameAnswers).toBeLessThanOrEqual(1);
         console.log(
           `[fidelity] ${dtype} vs fp32, ${f!.requests} requests: mean |Δp| ${f!.meanAbsDp.toExponential(2)}, ` +

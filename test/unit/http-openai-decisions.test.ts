@@ -285,7 +285,10 @@ describe('toSystemOneRequest', () => {
       ]),
     ];
     expect(ordered(request.get('state'))).toEqual(ordered(expected));
-    expect(() => validateRequest(request)).not.toThrow();
+    // And System One takes it: the state keeps every message, the three questions go through.
+    const valid = validateRequest(request);
+    expect(Array.isArray(valid.state) && valid.state.length).toBe(input.length);
+    expect(valid.questions.map((q) => q.type)).toEqual(['noul', 'choice', 'score']);
   });
 
   it('reads a lone text part of instructions as its text, other parts as JSON', () => {
@@ -488,9 +491,14 @@ describe('refusals', () => {
     expect(e.body.error).toMatchObject({ param: 'questions', code: 'array_above_max_length' });
     expect(e.message).toContain('at most 64');
     expect(e.message).toContain('65');
-    expect(() =>
-      toSystemOneRequest({ model: 'm', input: 'x', questions: questions.slice(0, 64) }),
-    ).not.toThrow();
+    const { mapping } = toSystemOneRequest({
+      model: 'm',
+      input: 'x',
+      questions: questions.slice(0, 64),
+    });
+    expect(mapping.questions.map((q) => [q.type, q.id])).toEqual(
+      Array.from({ length: 64 }, (_, i) => ['predicate', `q${i}`]),
+    );
     expect(
       refusal(
         { model: 'm', input: 'x', questions: questions.slice(0, 9) },
@@ -530,7 +538,8 @@ describe('refusals', () => {
     const e = refusal(THREE, { models: ['clef-nano'] });
     expect(e.status).toBe(404);
     expect(e.body.error).toMatchObject({ param: 'model', code: 'model_not_found' });
-    expect(() => toSystemOneRequest(THREE, { models: ['clef-flash'] })).not.toThrow();
+    // The served model passes, under its own name.
+    expect(toSystemOneRequest(THREE, { models: ['clef-flash'] }).mapping.model).toBe('clef-flash');
   });
 });
 

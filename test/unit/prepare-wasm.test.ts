@@ -23,6 +23,7 @@ import { prepareWasmGraphs, type PackageFileEntry } from '../../src/node/convert
 import { graphFor, unusedGraphs } from '../../src/engine/graph-choice.js';
 import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
+import { SEED_ENV, testSeed } from '../support/seed.js';
 
 const work = mkdtempSync(join(tmpdir(), 'prepare-wasm-'));
 const release = join(work, 'release');
@@ -46,10 +47,12 @@ const manifestOf = (dir: string) =>
   JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as PackageManifest;
 
 // A fresh generator per run: inputs differ between runs of the suite, not between the two graphs.
-let seed = (Date.now() ^ 0x5bd1e995) >>> 0;
+// The seed is printed and named in each failure; CLEF_TEST_SEED=<seed> reruns those inputs.
+const SEED = testSeed('prepare-wasm random feeds and weights');
+let state = (SEED ^ 0x5bd1e995) >>> 0;
 const next = () => {
-  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-  return seed / 2 ** 32;
+  state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+  return state / 2 ** 32;
 };
 
 function randomFeeds(session: ort.InferenceSession, tokens: number, past: number) {
@@ -181,7 +184,10 @@ describe('the converter', () => {
             expect(y.length).toBe(x.length);
             let differing = 0;
             for (let i = 0; i < x.length; i++) if (!Object.is(x[i], y[i])) differing++;
-            expect(differing, `${twin.path} ${name} at ${tokens}+${past} tokens`).toBe(0);
+            expect(
+              differing,
+              `${twin.path} ${name} at ${tokens}+${past} tokens (${SEED_ENV}=${SEED})`,
+            ).toBe(0);
           }
         }
         await probe.release();
@@ -214,7 +220,7 @@ describe('prepareGraphForWasm', () => {
     };
     const a = await outputsOf(source, 'all', feeds);
     const b = await outputsOf(out, 'disabled', feeds);
-    expect(Array.from(b.y!)).toEqual(Array.from(a.y!));
+    expect(Array.from(b.y!), `${SEED_ENV}=${SEED}`).toEqual(Array.from(a.y!));
   });
 
   it('refuses when the optimiser makes a big new initializer, and writes nothing', async () => {

@@ -5,6 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { nodeEngineBackend, startServer, type RunningServer } from '../../src/node/serve/server.js';
 import { buildTinyPackage, TINY_MODEL, type TinyPackage } from './support/tiny-package.js';
+import { readFileSync } from 'node:fs';
+import type { SystemOneRequest } from '../../src/protocol/types.js';
+import { referenceCalibrated, type ReferenceTypeEntry } from '../support/calibration-reference.js';
+
+/** clef-nano's fitted choice entry, read as plain JSON (not by src's parser). */
+const choiceEntry = (
+  JSON.parse(readFileSync('models/clef-nano/calibration.json', 'utf8')) as {
+    types: { choice: ReferenceTypeEntry };
+  }
+).types.choice;
 
 const REQUEST = {
   model: 'clef-nano',
@@ -62,7 +72,17 @@ describe('POST /v1/clef/calibrated on clef-web serve', () => {
     const route = calibrated.questions[0];
     expect(route.id).toBe('route');
     expect(route.calibrated).toBe(true);
-    expect(route.set.length).toBeGreaterThanOrEqual(1);
+    // The set, probabilities and abstention against the test's own reference, on the logits
+    // the engine computes for the same request.
+    const { logits } = await nano.decide(REQUEST as SystemOneRequest);
+    const want = referenceCalibrated(choiceEntry, logits[0]!, 0.99);
+    expect(route.options).toEqual(Object.keys(REQUEST.questions.route.criteria).sort());
+    route.probabilities.forEach((p: number, i: number) =>
+      expect(p).toBeCloseTo(want.probabilities[i]!, 12),
+    );
+    expect(route.set).toEqual(want.set.map((i) => route.options[i]));
+    expect(route.top).toBe(route.options[want.top]);
+    expect(route.abstain).toBe(want.abstain);
   });
 
   it('answers 501 calibration_unavailable for a package without a calibration', async () => {

@@ -130,6 +130,32 @@ describe('which requests the service worker answers', () => {
   });
 });
 
+describe("clef-web's own /v1/clef/ paths (issue 30)", () => {
+  it('are answered by the worker with a JSON 404, not left to the page server', async () => {
+    // The calibrated route is not relayed yet; an unknown clef path is unknown. Unmatched, the
+    // page's own server would answer them (an SPA fallback's 200 HTML): docs/interop.md says 404.
+    const a = page('a', pageClef());
+    const sw = createSystemOneRoute(scope([a]));
+    for (const path of [
+      '/v1/clef/calibrated',
+      '/v1/clef/calibrated?abstain_below=0.5',
+      '/v1/clef/x',
+      '/v1/clef',
+    ]) {
+      const request = post(path, TEXT);
+      expect(sw.matches(request), path).toBe(true);
+      const res = await sw.respond({ request, clientId: 'a' });
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(await res.json()).toEqual({ detail: 'Not Found' });
+    }
+    expect(sw.matches(post('/v1/clefx', TEXT))).toBe(false);
+    expect(
+      matchesSystemOneRoute(new Request(`${ORIGIN}/app/v1/clef/calibrated`), ORIGIN, '/app'),
+    ).toBe(true);
+  });
+});
+
 describe('relaying to a page', () => {
   it("answers with the page engine's exact JSON, key order kept through the clones", async () => {
     const a = page('a', pageClef());

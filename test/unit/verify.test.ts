@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRequest } from '../../src/clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../../src/clef/tokenizer.js';
 import { SystemOneError } from '../../src/protocol/errors.js';
+import { IntegrityError } from '../../src/wire/errors.js';
 import type { ChoiceAnswer, Question, SystemOneRequest } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { convertRelease } from '../../src/node/convert/package.js';
@@ -26,14 +27,18 @@ import { referenceDecide } from '../../src/node/reference/decide.js';
 import { verifyMain } from '../../src/node/verify/cli.js';
 import { measureFidelity, type FidelityReport } from '../../src/node/verify/fidelity.js';
 import { randomRequests, type RequestShape } from '../../src/node/verify/requests.js';
+import { byteLevelDecoder } from '../support/byte-level-decode.js';
 
 // Tolerances. fp32 graphs vs the float64 reference: float32 rounding through a few layers moves
 // p by about 1e-7 on this model; 1e-5 is the issue's bound.
 const FP32_MAX_DP = 1e-5;
-// Quantized packages: no accuracy bound is claimed here (their figures are reported); only
-// sanity, and that the measurement sees their error at all (q4 weights shift p by ≫ 1e-4).
+// Quantized packages: bounds from this fixture's measured figures (Q8_MAX_DP, Q4_MAX_DP below),
+// and the measurement must see their error at all (q4 weights shift p by ≫ 1e-4).
 const QUANT_MIN_SAME = 0.5;
 const Q4_MIN_VISIBLE_DP = 1e-4;
+/** Upper bounds on quantised packages' |Δp| against fp32 (measured figures in the test). */
+const Q8_MAX_DP = 0.05;
+const Q4_MAX_DP = 0.5;
 // Answers are rounded to 4 decimals; engine and reference p differ by < FP32_MAX_DP, so a
 // rounded answer is within half a unit of the 4th decimal plus that.
 const ROUNDED_TOL = 0.5e-4 + FP32_MAX_DP;
@@ -115,14 +120,46 @@ describe('fidelity', () => {
         expect(r.against).toBe('fp32');
         expect(r.baseline).toBe('fp32');
         expect(Number.isFinite(r.meanAbsDp) && Number.isFinite(r.maxAbsDp)).toBe(true);
-        expect(r.maxAbsDp).toBeLessThanOrEqual(1);
         expect(r.sameAnswers).toBeGreaterThan(QUANT_MIN_SAME);
       }
+      // Measured here (fixture seed 7, requests seed 11, deterministic): q8 max |Δp| 1.59e-2,
+      // mean 3.69e-3; q4 max 2.42e-1, mean 5.85e-2. The bounds leave about 3× (q8) and 2× (q4)
+      // for other CPUs' float32 summation order, and fail on what a broken quantizer gives: q8
+      // as coarse as q4, or q4 answering near-randomly (max |Δp| toward 1).
+      expect(r8.maxAbsDp).toBeLessThan(Q8_MAX_DP);
+      expect(r8.meanAbsDp).toBeLessThan(Q8_MAX_DP / 4);
+      expect(r4.maxAbsDp).toBeLessThan(Q4_MAX_DP);
+      expect(r4.meanAbsDp).toBeLessThan(Q4_MAX_DP / 4);
       expect(r4.maxAbsDp).toBeGreaterThan(Q4_MIN_VISIBLE_DP);
     },
     HEAVY_TIMEOUT_MS,
   );
 });
+
+const HAND_WRITTEN_PROMPT = [
+  '<|im_start|>system\nRead the complete state and schema. Decide every field jointly. Each ',
+  "answer must be exactly one of that field's allowed options.<|im_end|>\n<|im_start|>user\n",
+  'STATE:\n{"priority":2,"tags":["food","service"],"ticket":"Le café était froid"}',
+  '\n\nSCHEMA FIELDS:\n',
+  '\nFIELD 1\nID: topic\nTYPE: choice\nINSTRUCTION: What is the ticket about?',
+  '\nALLOWED OPTIONS:\n',
+  'OPTION 1: {"description":{"note":"Payments"},"option_id":"billing"}\n',
+  'OPTION 2: {"description":"Meals and drinks","option_id":"food"}\n',
+  'OPTION 3: {"option_id":"service"}\n',
+  'END FIELD\n',
+  '\nFIELD 2\nID: urgent\nTYPE: noul\nINSTRUCTION: urgent',
+  '\nALLOWED OPTIONS:\n',
+  'OPTION 1: {"description":"The proposition is true or the answer is yes.","option_id":"true"}\n',
+  'OPTION 2: {"description":"The proposition is false or the answer is no.","option_id":"false"}\n',
+  'END FIELD\n',
+  '\nFIELD 3\nID: mood\nTYPE: score\nINSTRUCTION: mood',
+  '\nALLOWED OPTIONS:\n',
+  'OPTION 1: {"description":"calm","option_id":"0"}\n',
+  'OPTION 2: {"description":"annoyed","option_id":"1"}\n',
+  'OPTION 3: {"description":"angry","option_id":"2"}\n',
+  'END FIELD\n',
+  '\n<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nJOINT SCHEMA DECISIONS:',
+].join('');
 
 describe('NodeEngine', () => {
   const body = (model: string): SystemOneRequest => ({
@@ -146,8 +183,14 @@ describe('NodeEngine', () => {
       const request = validateRequest(body(ALIAS));
       const ref = await referenceDecide(release, request);
       expect(decision.response.model).toBe(ALIAS);
-      expect(decision.response.usage.input_tokens).toBe(ref.encoded.inputIds.length);
-      expect(decision.encoded.inputIds).toEqual(ref.encoded.inputIds);
+      // What the engine fed the model, decoded by the test's own byte-level decoder, is the
+      // prompt docs/clef-recipe.md §2 prescribes, written out here by hand from that template
+      // (render = Python's json.dumps with sorted keys; options in code-point order; a missing
+      // instruction is the id; noul's two default options).
+      const decoded = byteLevelDecoder(join(release, 'tokenizer.json'))(decision.encoded.inputIds);
+      expect(decoded).toBe(HAND_WRITTEN_PROMPT);
+      expect(decision.response.usage.input_tokens).toBe(decision.encoded.inputIds.length);
+      expect(ref.encoded.inputIds).toEqual(decision.encoded.inputIds);
       expect(JSON.parse(decision.json)).toEqual(JSON.parse(JSON.stringify(decision.response)));
       const topic = decision.response.answers.topic as ChoiceAnswer;
       const order = ref.encoded.questions[0]!.optionIds; // sorted: billing, food, service
@@ -217,7 +260,14 @@ describe('package integrity', () => {
   it('refuses a file of the wrong size and a missing file, naming them', async () => {
     const longer = copyPackage('longer');
     appendFileSync(join(longer, 'tokenizer.json'), ' ');
-    await expect(loadNodePackage(longer)).rejects.toThrow(/tokenizer\.json: .*bytes/);
+    // A size mismatch is an integrity failure, as docs/security.md says (not a PackageError).
+    const error = await loadNodePackage(longer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IntegrityError);
+    expect(error).toMatchObject({
+      code: 'integrity_mismatch',
+      details: { file: 'tokenizer.json', check: 'size' },
+    });
+    expect((error as Error).message).toMatch(/tokenizer\.json: .*bytes/);
     const missing = copyPackage('missing');
     unlinkSync(join(missing, 'head_memory.onnx'));
     await expect(loadNodePackage(missing)).rejects.toThrow(/head_memory\.onnx: missing/);

@@ -22,7 +22,7 @@ import {
 export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFAULT_PORT}] [--host ${DEFAULT_HOST}]
   [--allow-host NAME]...          extra Host header names to accept (a DNS name for a non-loopback bind)
   [--max-body-bytes N]            default ${DEFAULT_MAX_BODY_BYTES}
-  [--max-queue N]                 queued requests before 503 overloaded, default ${DEFAULT_MAX_QUEUE}
+  [--max-queue N]                 requests taken (the one deciding included) before 503, default ${DEFAULT_MAX_QUEUE}
   [--client-timeout-ms N]         time to send a request, default ${DEFAULT_CLIENT_TIMEOUT_MS}
   [--shutdown-grace-ms N]         time to finish in-flight requests on SIGINT/SIGTERM, default 30000
   [--api-key KEY]                 require Authorization: Bearer KEY on every request (or set CLEF_WEB_API_KEY)

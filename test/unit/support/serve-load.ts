@@ -32,16 +32,43 @@ export interface LoadReport {
   memory: Memory[];
 }
 
-function ask<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve) => {
+/**
+ * Sends `type` to the child and resolves with its reply of that type. Rejects, instead of
+ * waiting for ever, when the child exits first or does not reply within `timeoutMs` (the
+ * caller's `finally` then ends the child: a hung child can no longer keep it from running).
+ */
+function ask<T>(child: ChildProcess, type: string, timeoutMs = 120_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      clearTimeout(timer);
+    };
     const onMessage = (m: { type: string }) => {
       if (m.type !== type) return;
-      child.off('message', onMessage);
+      done();
       resolve(m as T);
     };
+    const onExit = (code: number | null, signal: string | null) => {
+      done();
+      reject(new Error(`the server child exited (${code ?? signal}) before answering "${type}"`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`the server child did not answer "${type}" within ${timeoutMs} ms`));
+    }, timeoutMs);
     child.on('message', onMessage);
+    child.once('exit', onExit);
     child.send({ type });
   });
+}
+
+/** Ends the child (SIGKILL) if it is still running, and resolves once it has exited. */
+async function endChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGKILL');
+  await exited;
 }
 
 interface Outcome {
@@ -180,7 +207,13 @@ export async function runLoad(packageDir: string): Promise<LoadReport> {
       .map((o) => `client ${o.client} request ${o.index}: ${o.status} ${o.answerIds.join()}`);
     const exited = new Promise((r) => child.once('exit', r));
     child.send({ type: 'close' });
-    await exited;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      exited,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the server child did not close')), 60_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
     return {
       statuses: outcomes.map((o) => o.status),
       requestIds: outcomes.map((o) => o.requestId),
@@ -190,6 +223,6 @@ export async function runLoad(packageDir: string): Promise<LoadReport> {
       memory: memory.map(({ rss, heapUsed }) => ({ rss, heapUsed })),
     };
   } finally {
-    child.kill('SIGKILL');
+    await endChild(child);
   }
 }
