@@ -10,6 +10,7 @@ import { expect, test } from '@playwright/test';
 import { referenceDecide } from '../../src/node/reference/decide.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { plantedExamples, plantedRequest, PLANTED_OPTIONS } from '../../tools/train/planted.js';
+import { seedLine, testSeed } from '../support/seed.js';
 import { DEVICES, mustDecide, mustLoad, openPage, TOLERANCE } from './engine-helpers.js';
 
 const MODEL = '/models/trained-planted/';
@@ -28,14 +29,14 @@ for (const device of DEVICES) {
     const manifest = JSON.parse(readFileSync(join('public', MODEL, 'manifest.json'), 'utf8'));
     expect(info.model).toBe(manifest.model.name);
 
-    const seed = Number(process.env.TRAINED_SPEC_SEED ?? 4242);
-    console.log(`[trained] ${device}: planted draws from seed ${seed} (TRAINED_SPEC_SEED)`);
+    const seed = testSeed(`trained.spec ${device} draws`);
     const tolerance = TOLERANCE[device].fp32.logit;
     let worst = 0;
     for (const { state, label } of plantedExamples(8, seed)) {
       const request = plantedRequest(state, info.model);
       const got = await mustDecide(page, 'trained', request);
-      expect((got.response.answers.route as { choice: string }).choice).toBe(label);
+      const choice = (got.response.answers.route as { choice: string }).choice;
+      expect(choice, seedLine(`trained.spec ${device} draws`, seed)).toBe(label);
       const reference = await referenceDecide(RELEASE, validateRequest(request));
       const want = reference.logits[0] as Float64Array;
       const logits = (got.logits as number[][])[0] as number[];

@@ -19,7 +19,7 @@ options:
   --coverage F           calibration coverage (default 0.9)
   --epochs N             most epochs of the fit (default 20; the best on the held-out part is kept)
   --vocab N              BPE vocabulary size (default 4000)
-  --fidelity N           random requests the converter checks against the float64 reference (default 4)
+  --fidelity N           random requests the converter checks against the float64 reference (default 2)
   --context N            context length in tokens (default 4096)
   --card-notes FILE      markdown appended to the generated model card (a licence, a credit)
   --quiet                no progress lines

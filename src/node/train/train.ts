@@ -64,13 +64,13 @@ export interface TrainOptions {
   vocabSize?: number;
   /** Context length of the model (default 4,096 tokens). */
   contextTokens?: number;
-  /** Pooling heads and values per head (default 2 × 32). */
+  /** Pooling heads and values per head (default 2 × 24: hidden 104). */
   heads?: number;
   headDim?: number;
   fit?: Partial<FitSettings>;
   /** Markdown appended to the generated model card (a licence, a data credit). */
   cardNotes?: string;
-  /** Random requests the converter checks against the float64 reference (default 4). */
+  /** Random requests the converter checks against the float64 reference (default 2). */
   fidelityRequests?: number;
   onProgress?: (progress: TrainProgress) => void;
 }
@@ -92,7 +92,7 @@ export interface TrainResult {
 export const DEFAULT_HOLDOUT = 0.1;
 export const DEFAULT_VOCAB = 4000;
 export const DEFAULT_CONTEXT = 4096;
-export const DEFAULT_FIDELITY_REQUESTS = 4;
+export const DEFAULT_FIDELITY_REQUESTS = 2;
 /** The package must give the fitted function's probabilities to within this (float32 rounding). */
 export const PACKAGE_TOLERANCE = 1e-3;
 
@@ -205,7 +205,7 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
 
   const shape = {
     heads: options.heads ?? 2,
-    headDim: options.headDim ?? 32,
+    headDim: options.headDim ?? 24,
     vocab: data.files.vocabSize,
   };
   const bagTokens = new Set<number>();
