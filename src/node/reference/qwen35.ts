@@ -287,14 +287,29 @@ export class ReferenceBackbone {
       const q = rmsNorm(qg.slice(2 * h * hd, 2 * h * hd + hd), qNorm, c.rms_norm_eps);
       applyRope(q, position, rotary, c.rope_theta);
       const kvHead = Math.floor(h / group);
-      const scores = st.keys.map(
-        (k) => dot(q, k.subarray(kvHead * hd, (kvHead + 1) * hd)) / Math.sqrt(hd),
-      );
-      const weights = softmax(scores);
-      for (let t = 0; t < weights.length; t++) {
-        const v = (st.values[t] as Float64Array).subarray(kvHead * hd, (kvHead + 1) * hd);
+      // softmax(q·k / sqrt(hd)) over every key so far, then the weighted values: the same
+      // arithmetic as dot() and softmax(), written with offsets (a long context makes
+      // millions of key reads, and a subarray per read dominated the time).
+      const T = st.keys.length;
+      const weights = new Float64Array(T);
+      let max = -Infinity;
+      for (let t = 0; t < T; t++) {
+        const k = st.keys[t] as Float64Array;
+        let sum = 0;
+        for (let i = 0; i < hd; i++) sum += (q[i] as number) * (k[kvHead * hd + i] as number);
+        weights[t] = sum / Math.sqrt(hd);
+        max = Math.max(max, weights[t] as number);
+      }
+      let total = 0;
+      for (let t = 0; t < T; t++) {
+        weights[t] = Math.exp((weights[t] as number) - max);
+        total += weights[t] as number;
+      }
+      for (let t = 0; t < T; t++) {
+        const w = (weights[t] as number) / total;
+        const v = st.values[t] as Float64Array;
         for (let d = 0; d < hd; d++)
-          out[h * hd + d] = (out[h * hd + d] as number) + (weights[t] as number) * (v[d] as number);
+          out[h * hd + d] = (out[h * hd + d] as number) + w * (v[kvHead * hd + d] as number);
       }
       // Output gate: the second head_dim values of this head's q_proj rows.
       for (let d = 0; d < hd; d++) {
