@@ -61,9 +61,11 @@ export function readDescriptions(): Record<string, string> {
 export const NONE_DESCRIPTION = 'The message matches none of the other options.';
 
 /**
- * The same query asked as a 10-option choice with descriptions (the intent, `none` and eight
- * others drawn with `rng`; an out-of-scope query gets nine others): how pages and the playground
- * ask clef-nano, so the descriptions' tokens are trained too.
+ * The same query asked as a 10-option choice with descriptions, as pages and the playground ask
+ * clef-nano, so the descriptions' tokens are trained too: its intent, `none` and eight others
+ * drawn with `rng`. In one line of four the intent is left out (nine others), and the label is
+ * `none`, "none of these": what an in-scope message gets when its intent is not offered. An
+ * out-of-scope query gets `none` and nine others.
  */
 export function clincDescribedLine(
   query: string,
@@ -72,17 +74,18 @@ export function clincDescribedLine(
   descriptions: Record<string, string>,
   rng: Rng,
 ): string {
-  const label = intent === 'oos' ? NONE_OPTION : intent;
-  const pool = intents.filter((i) => i !== label);
+  const offered = intent !== 'oos' && rng.int(4) !== 0;
+  const label = offered ? intent : NONE_OPTION;
+  const pool = intents.filter((i) => i !== intent);
   const picked: string[] = [];
-  while (picked.length < (intent === 'oos' ? 9 : 8)) {
-    const next = pool.splice(rng.int(pool.length), 1)[0] as string;
-    picked.push(next);
+  while (picked.length < (offered ? 8 : 9)) {
+    picked.push(pool.splice(rng.int(pool.length), 1)[0] as string);
   }
-  const options = intent === 'oos' ? [NONE_OPTION, ...picked] : [label, NONE_OPTION, ...picked];
+  const options = offered ? [intent, NONE_OPTION, ...picked] : [NONE_OPTION, ...picked];
   const criteria: Record<string, string> = {};
-  for (const o of options)
+  for (const o of options) {
     criteria[o] = o === NONE_OPTION ? NONE_DESCRIPTION : (descriptions[o] as string);
+  }
   const request = {
     model: CLINC_MODEL,
     state: query,
