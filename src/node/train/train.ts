@@ -168,40 +168,10 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
   checkOut(out);
   checkOut(releaseDir);
 
-  // check: every problem with the file, before any work
-  progress({ phase: 'check', done: 0, total: 1 });
-  const all = parse(options.examples, 'examples');
-  const heldOutLines = (options.heldOutExamples ?? options.examples)
-    .replace(/^\uFEFF/, '')
-    .split('\n')
-    .map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
-  const split =
-    options.heldOutExamples === undefined
-      ? splitHoldout(all, holdout, seed)
-      : { train: all, heldOut: parse(options.heldOutExamples, 'held-out examples') };
-  const questions = checkExamples(split.train);
-  if (split.heldOut.length === 0) {
-    throw new TrainError(
-      'train_options_invalid',
-      'no held-out example: give more examples or a larger --holdout',
-    );
-  }
-  const name = options.name ?? mostCommon(all.map((e) => e.valid.model));
-  progress({ phase: 'check', done: 1, total: 1, message: `${all.length} examples` });
-  endPhase('check');
-
-  progress({ phase: 'tokenizer', done: 0, total: 1 });
-  const data = prepareTokenizer(split.train, options.vocabSize ?? DEFAULT_VOCAB);
-  const trained = new Set(questions.map((q) => q.id));
-  const train = encodeExamples(split.train, data, contextTokens, trained, new Rng(seed ^ 0x51ed));
-  const heldOut = encodeExamples(split.heldOut, data, contextTokens, trained);
-  progress({
-    phase: 'tokenizer',
-    done: 1,
-    total: 1,
-    message: `${data.files.vocabSize} tokens`,
-  });
-  endPhase('tokenizer');
+  const prepared = prepare(options, holdout, seed, contextTokens, progress, endPhase);
+  const { questions, data, train, heldOut, trained, name } = prepared;
+  const split = { heldOut: prepared.heldOutExamples, trainCount: prepared.trainCount };
+  const heldOutLines = prepared.heldOutLines;
 
   const shape = {
     heads: options.heads ?? 2,
@@ -281,7 +251,7 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
     let calibrationSkipped: string | null = null;
     try {
       // The held-out lines as written (lossless), and their logits in the same order.
-      const text = split.heldOut.map((e) => heldOutLines[e.line - 1] as string).join('\n');
+      const text = split.heldOut.map((e) => heldOutLines.get(e.line) as string).join('\n');
       let next = 0;
       calibration = await calibrateFromExamples(text, {
         coverage: options.coverage ?? 0.9,
@@ -307,7 +277,7 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
     writeModelCard(partial, {
       name,
       questions,
-      examples: { train: split.train.length, heldOut: split.heldOut.length },
+      examples: { train: split.trainCount, heldOut: split.heldOut.length },
       heldOut: report,
       best: fitted.best,
       settings,
@@ -330,7 +300,7 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
       releaseDir,
       name,
       questions,
-      examples: { train: split.train.length, heldOut: split.heldOut.length },
+      examples: { train: split.trainCount, heldOut: split.heldOut.length },
       best: fitted.best,
       heldOut: report,
       maxPackageDeltaP: maxDelta,
@@ -345,6 +315,68 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
 
 /** A fixed date: the manifest must not change with the day a model is trained. */
 const TRAINED_RELEASE_DATE = '2026-12-01';
+
+/**
+ * check and tokenizer: every problem with the file before any work, then the tokenizer and the
+ * encoded examples. A function of its own so that the parsed training examples (the biggest
+ * thing a run holds: CLINC150's 15,100 requests of 151 options) are garbage once it returns.
+ */
+function prepare(
+  options: TrainOptions,
+  holdout: number,
+  seed: number,
+  contextTokens: number,
+  progress: (p: TrainProgress) => void,
+  endPhase: (phase: TrainPhase) => void,
+) {
+  progress({ phase: 'check', done: 0, total: 1 });
+  const all = parse(options.examples, 'examples');
+  const split =
+    options.heldOutExamples === undefined
+      ? splitHoldout(all, holdout, seed)
+      : { train: all, heldOut: parse(options.heldOutExamples, 'held-out examples') };
+  const questions = checkExamples(split.train);
+  if (split.heldOut.length === 0) {
+    throw new TrainError(
+      'train_options_invalid',
+      'no held-out example: give more examples or a larger --holdout',
+    );
+  }
+  const name = options.name ?? mostCommon(all.map((e) => e.valid.model));
+  // The held-out lines as written (lossless), for the calibration's own parse.
+  const lines = (options.heldOutExamples ?? options.examples).replace(/^\uFEFF/, '').split('\n');
+  const heldOutLines = new Map<number, string>();
+  for (const e of split.heldOut) {
+    const line = lines[e.line - 1] as string;
+    heldOutLines.set(e.line, line.endsWith('\r') ? line.slice(0, -1) : line);
+  }
+  progress({ phase: 'check', done: 1, total: 1, message: `${all.length} examples` });
+  endPhase('check');
+
+  progress({ phase: 'tokenizer', done: 0, total: 1 });
+  const data = prepareTokenizer(split.train, options.vocabSize ?? DEFAULT_VOCAB);
+  const trained = new Set(questions.map((q) => q.id));
+  const train = encodeExamples(split.train, data, contextTokens, trained, new Rng(seed ^ 0x51ed));
+  const heldOut = encodeExamples(split.heldOut, data, contextTokens, trained);
+  progress({
+    phase: 'tokenizer',
+    done: 1,
+    total: 1,
+    message: `${data.files.vocabSize} tokens`,
+  });
+  endPhase('tokenizer');
+  return {
+    questions,
+    name,
+    data,
+    trained,
+    train,
+    heldOut,
+    heldOutExamples: split.heldOut,
+    heldOutLines,
+    trainCount: split.train.length,
+  };
+}
 
 /** Every held-out example through the package, compared with the fitted function. */
 async function verifyPackage(
