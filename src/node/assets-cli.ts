@@ -30,7 +30,8 @@ export function assetsMain(argv: string[]): number {
         element: { type: 'boolean' },
       },
     });
-    if (parsed.positionals.length !== 1) throw new Error('one output directory is needed');
+    const n = parsed.positionals.length;
+    if (n !== 1) throw new Error(n === 0 ? 'missing <dir>' : `one <dir>, not ${n}`);
   } catch (e) {
     console.error(`clef-web assets: ${(e as Error).message}\n${ASSETS_USAGE}`);
     return 2;
