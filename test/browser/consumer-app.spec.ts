@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ELEMENT_PAGE, MAIN_JS, NODE_TS, TYPED_TS, TYPED_TSX } from './consumer-fixtures.js';
 import { expectFraudRoute, firstDecision, run, start, staticServer } from './consumer-helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -48,29 +49,8 @@ const VITE_VERSION = versionOf('vite');
 const WEBPACK = 'webpack@5.113.0';
 const WEBPACK_CLI = 'webpack-cli@7.3.1';
 const ESBUILD = `esbuild@${versionOf('esbuild')}`;
-
-const MAIN_JS = `
-import { createClef } from 'clef-web';
-
-const clef = await createClef({ device: 'wasm' });
-const response = await clef.systemone({
-  model: 'clef-nano',
-  state: "There are two charges on my card from a shop I've never been to, I think someone stole my card number",
-  questions: {
-    route: {
-      type: 'choice',
-      instructions: 'Route this message to the team that handles it.',
-      criteria: {
-        report_fraud: 'Reports fraudulent charges.',
-        card_declined: 'Asks why their card was declined.',
-        transfer: 'Wants to move money between accounts.',
-        none: 'The message matches none of the other options.',
-      },
-    },
-  },
-});
-window.__clefResult = { response, info: await clef.info(), isolated: crossOriginIsolated };
-`;
+/** React's types, for the JSX typings of the elements. */
+const REACT_TYPES = '@types/react@19.3.3';
 
 test.describe.configure({ mode: 'serial', timeout: 600_000 });
 
@@ -114,6 +94,7 @@ test.beforeAll(async () => {
       WEBPACK,
       WEBPACK_CLI,
       ESBUILD,
+      REACT_TYPES,
     ],
     app,
   );
@@ -181,34 +162,6 @@ test('a browser user’s install pulls neither onnxruntime-node nor sharp', () =
   expect(existsSync(join(app, 'node_modules/@huggingface'))).toBe(false);
 });
 
-const TYPED_TS = `
-import { createClef, type Clef } from 'clef-web';
-import clefWeb from 'clef-web/vite';
-import { createSystemOneRoute } from 'clef-web/sw';
-import { loadNodePackage } from 'clef-web/node';
-
-export const plugin = clefWeb();
-export const route = createSystemOneRoute;
-export const node = loadNodePackage;
-export async function decide(): Promise<string> {
-  const clef: Clef = await createClef();
-  const response = await clef.systemone({
-    model: 'clef-nano',
-    state: 'My card was charged twice.',
-    questions: { urgent: { type: 'noul', instructions: 'Today?' } },
-  });
-  await clef.systemone({
-    model: 'clef-nano',
-    state: 'x',
-    // @ts-expect-error a misspelt field is caught
-    qestions: { urgent: { type: 'noul' } },
-  });
-  // @ts-expect-error an unknown question type is caught
-  await clef.systemone({ model: 'clef-nano', state: 'x', questions: { u: { type: 'yesno' } } });
-  return response.model;
-}
-`;
-
 test('the published types check a user’s request literal', () => {
   writeFileSync(join(app, 'typed.ts'), TYPED_TS);
   writeFileSync(
@@ -229,6 +182,50 @@ test('the published types check a user’s request literal', () => {
   );
   // The checkout's TypeScript, run in the app: every @ts-expect-error must be an error there.
   run('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], app);
+});
+
+/** Runs the checkout's TypeScript on `file` in the app with these compiler options. */
+function typecheck(file: string, source: string, options: Record<string, unknown>) {
+  writeFileSync(join(app, file), source);
+  const config = `tsconfig.${file}.json`;
+  writeFileSync(
+    join(app, config),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        strict: true,
+        noEmit: true,
+        noUncheckedIndexedAccess: true,
+        ...options,
+      },
+      files: [file],
+    }),
+  );
+  run('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], app);
+}
+
+test('React JSX, every element in HTMLElementTagNameMap, the documented snippets: typed', () => {
+  typecheck('typed.tsx', TYPED_TSX, {
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    jsx: 'react-jsx',
+    lib: ['ES2023', 'DOM', 'DOM.Iterable'],
+    types: [],
+    skipLibCheck: true,
+  });
+});
+
+test('clef-web/node’s declarations compile without onnxruntime-node (skipLibCheck off)', () => {
+  expect(existsSync(join(app, 'node_modules/onnxruntime-node'))).toBe(false);
+  typecheck('node-typed.ts', NODE_TS, {
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['ES2023'],
+    // The checkout's @types/node: what a Node user of clef-web/node has.
+    typeRoots: [join(ROOT, 'node_modules/@types')],
+    types: ['node'],
+    skipLibCheck: false,
+  });
 });
 
 test('createClef() decides in the app under `vite` (dev), same-origin only', async ({
@@ -425,23 +422,6 @@ test('npx clef-web serve from the installed package: a one-line hint, then the b
     await served.stop();
   }
 });
-
-const ELEMENT_PAGE = `<!doctype html>
-<title>one script tag</title>
-<script type="module" src="/clef-web/clef-decide.js"></script>
-<clef-decide device="wasm" state="my card got declined at the grocery store even though I have money, why?">
-  <clef-choice name="route" instructions="Route this message to the team that handles it.">
-    <clef-option value="report_fraud">Reports fraudulent charges.</clef-option>
-    <clef-option value="card_declined">Asks why their card was declined.</clef-option>
-    <clef-option value="none">The message matches none of the other options.</clef-option>
-  </clef-choice>
-</clef-decide>
-<script type="module">
-  document.querySelector('clef-decide').addEventListener('clef-decision', (e) => {
-    window.__clefResult = e.detail.response;
-  });
-</script>
-`;
 
 test('one script tag: `clef-web assets --element` and any static server', async ({ browser }) => {
   const site = join(app, 'static-site');
