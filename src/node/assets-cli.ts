@@ -15,6 +15,7 @@ export const ASSETS_USAGE = `usage: clef-web assets <dir> [--worker-dir <path>] 
     /clef.worker.js + chunks     the engine's worker, for bundles that do not emit it (esbuild);
                                  --worker-dir puts it where the bundle is (default: <dir> itself),
                                  --no-worker leaves it out
+    /clef-web/sw-routes.js       the System One routes for a classic service worker
     /clef-web/clef-decide.js     with --element: the one-script-tag <clef-decide>`;
 
 export function assetsMain(argv: string[]): number {

@@ -25,6 +25,9 @@ export interface AssetOptions {
   workerDir?: string | false;
 }
 
+/** The System One routes as a classic service-worker script (global `clefSystemOne`). */
+export const SW_ROUTES_FILE = 'sw-routes.js';
+
 /** The engine's worker, which the library build writes beside its entries. */
 export const WORKER_FILE = 'clef.worker.js';
 
@@ -95,12 +98,17 @@ export function clefAssets(options: AssetOptions = {}): Map<string, Map<string, 
     }
     mounts.set(BUNDLED_MODEL_PATH, model);
   }
+  // The service worker's classic script, for `importScripts('/clef-web/sw-routes.js')`.
+  const own = new Map<string, string>();
+  const swRoutes = join(root, 'dist', 'sw', SW_ROUTES_FILE);
+  if (existsSync(swRoutes)) own.set(SW_ROUTES_FILE, swRoutes);
   if (options.elementBundle) {
     const dir = join(root, 'dist', 'element');
     if (!existsSync(dir)) throw new Error(`clef-web: no ${dir} (in a checkout: npm run build)`);
     const files = listFiles(dir).filter((name) => !name.endsWith('.map'));
-    mounts.set('/clef-web/', new Map(files.map((name) => [name, join(dir, ...name.split('/'))])));
+    for (const name of files) own.set(name, join(dir, ...name.split('/')));
   }
+  if (own.size > 0) mounts.set('/clef-web/', own);
   if (typeof options.workerDir === 'string') {
     const libDir = join(root, 'dist', 'lib');
     const mount = urlFolder(options.workerDir);

@@ -99,7 +99,7 @@ test.beforeAll(async () => {
     app,
   );
   console.log(
-    `[consumer] npm install (tarball, vite, webpack, esbuild): ${Date.now() - installStart} ms`,
+    `[consumer] npm install (tarball, vite, webpack, esbuild, @types/react): ${Date.now() - installStart} ms`,
   );
 });
 
@@ -257,6 +257,8 @@ test('createClef() decides in a fresh Vite app built with clef-web/vite, same-or
   expect(built).not.toMatch(/doesn't exist at build time|warn/i);
   expect(existsSync(join(app, 'dist/ort/ort-wasm-simd-threaded.asyncify.wasm'))).toBe(true);
   expect(existsSync(join(app, 'dist/clef-web/models/clef-nano/manifest.json'))).toBe(true);
+  // The classic service-worker script, for importScripts (docs/interop.md).
+  expect(readFileSync(join(app, 'dist/clef-web/sw-routes.js'), 'utf8')).toContain('clefSystemOne');
   const preview = await start(
     'npx',
     ['vite', 'preview', '--port', '0', '--host', '127.0.0.1'],
