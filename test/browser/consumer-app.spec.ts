@@ -1,10 +1,14 @@
 /**
- * clef-web as a user gets it, outside the checkout: `npm pack`, the tarball installed into a
- * fresh Vite app in the system's temp folder, built with the `clef-web/vite` plugin, served by
- * `vite preview`, and a decision in Chromium from `createClef()` with no options (the bundled
- * clef-nano) — every request to the page's own origin. The same app then runs
- * `npx clef-web serve` from the installed package: first without onnxruntime-node (a one-line
- * message naming the install), then with it. And the tarball: what it holds and its size.
+ * clef-web as a user gets it, outside the checkout: `npm pack`, the tarball installed (one
+ * install, with Vite, webpack, esbuild and React's types from the registry) into a fresh app in
+ * the system's temp folder. The app is built by each bundler the README documents (Vite dev and
+ * build with `clef-web/vite`, also from a CommonJS package; webpack 5 and esbuild with
+ * `npx clef-web assets`), served (`vite preview`, a plain static server) and makes a decision
+ * in Chromium from `createClef()` (the bundled clef-nano), every request to its own origin.
+ * The published types are checked as users write them (request literals, React JSX, the
+ * documented snippets, clef-web/node without onnxruntime-node). The same app runs
+ * `npx clef-web serve` (first without onnxruntime-node: a one-line message naming the
+ * install). And the tarball: what it holds, its size, no dangling source-map reference.
  *
  * Needs the package built (`npm test` builds it first; alone: `npm run build`).
  */
@@ -14,24 +18,21 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ELEMENT_PAGE, MAIN_JS, NODE_TS, TYPED_TS, TYPED_TSX } from './consumer-fixtures.js';
-import { expectFraudRoute, firstDecision, run, start, staticServer } from './consumer-helpers.js';
+import {
+  decideOnStaticSite,
+  expectFraudRoute,
+  firstDecision,
+  run,
+  start,
+  staticServer,
+  typecheck,
+  type PackResult,
+} from './consumer-helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MIB = 1024 * 1024;
 /** The issue's budget for the packed tarball. */
 const PACKED_LIMIT = 8 * MIB;
-
-interface PackFile {
-  path: string;
-  size: number;
-}
-interface PackResult {
-  filename: string;
-  size: number;
-  unpackedSize: number;
-  entryCount: number;
-  files: PackFile[];
-}
 
 let app = '';
 let pack: PackResult;
@@ -123,11 +124,18 @@ test('the tarball holds the product and nothing of the checkout, under 8 MiB', (
     'dist/node/node/cli.js',
     'dist/node/vite/index.js',
     'cjs/esm-only.cjs',
+    'types/react.d.ts',
+    'dist/custom-elements.json',
     'models/clef-nano/manifest.json',
     'models/clef-nano/README.md',
   ]) {
     expect(paths, required).toContain(required);
   }
+  // Editors, Vue and Svelte tooling find the elements through package.json's customElements.
+  const manifest = JSON.parse(
+    readFileSync(join(app, 'node_modules/clef-web/package.json'), 'utf8'),
+  ) as { customElements?: string };
+  expect(paths).toContain(manifest.customElements?.replace(/^\.\//, ''));
   const stray = paths.filter((p) =>
     /^(tools|test|src|public|bench|data|dist\/app)\/|__pycache__|\.map$|\.py$/.test(p),
   );
@@ -184,28 +192,8 @@ test('the published types check a user’s request literal', () => {
   run('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], app);
 });
 
-/** Runs the checkout's TypeScript on `file` in the app with these compiler options. */
-function typecheck(file: string, source: string, options: Record<string, unknown>) {
-  writeFileSync(join(app, file), source);
-  const config = `tsconfig.${file}.json`;
-  writeFileSync(
-    join(app, config),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        strict: true,
-        noEmit: true,
-        noUncheckedIndexedAccess: true,
-        ...options,
-      },
-      files: [file],
-    }),
-  );
-  run('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], app);
-}
-
 test('React JSX, every element in HTMLElementTagNameMap, the documented snippets: typed', () => {
-  typecheck('typed.tsx', TYPED_TSX, {
+  typecheck(app, 'typed.tsx', TYPED_TSX, {
     module: 'ESNext',
     moduleResolution: 'Bundler',
     jsx: 'react-jsx',
@@ -217,7 +205,7 @@ test('React JSX, every element in HTMLElementTagNameMap, the documented snippets
 
 test('clef-web/node’s declarations compile without onnxruntime-node (skipLibCheck off)', () => {
   expect(existsSync(join(app, 'node_modules/onnxruntime-node'))).toBe(false);
-  typecheck('node-typed.ts', NODE_TS, {
+  typecheck(app, 'node-typed.ts', NODE_TS, {
     module: 'NodeNext',
     moduleResolution: 'NodeNext',
     lib: ['ES2023'],
@@ -274,25 +262,6 @@ test('createClef() decides in a fresh Vite app built with clef-web/vite, same-or
     await preview.stop();
   }
 });
-
-/** Builds `site` (assets copied, index.html written), serves it statically, decides in it. */
-async function decideOnStaticSite(
-  browser: import('@playwright/test').Browser,
-  site: string,
-  script: string,
-  label: string,
-) {
-  writeFileSync(join(site, 'index.html'), `<!doctype html><title>${label}</title>${script}\n`);
-  const server = await staticServer(site);
-  try {
-    const result = await firstDecision(browser, server.origin);
-    console.log(`[consumer] ${label}: page load to first answer ${result.ms} ms`);
-    expectFraudRoute(result, server.origin);
-    expect(server.missing.filter((path) => path !== '/favicon.ico')).toEqual([]);
-  } finally {
-    await server.close();
-  }
-}
 
 test('webpack 5 with its defaults builds the app; clef-web assets; any static server', async ({
   browser,

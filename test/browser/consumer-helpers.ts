@@ -6,8 +6,19 @@
 import { expect, type Browser } from '@playwright/test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { extname, join, normalize, sep } from 'node:path';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** `npm pack --json`'s answer for one package. */
+export interface PackResult {
+  filename: string;
+  size: number;
+  unpackedSize: number;
+  entryCount: number;
+  files: Array<{ path: string; size: number }>;
+}
 
 // eslint-disable-next-line no-control-regex -- the escape that starts a terminal colour
 const ANSI_COLOUR = /\x1b\[[0-9;]*m/g;
@@ -183,4 +194,48 @@ export function expectFraudRoute(result: any, origin: string) {
   expect(Math.abs(total - 1)).toBeLessThan(5e-4);
   expect(result.requested.length).toBeGreaterThan(5);
   expect(result.requested.filter((url: string) => !url.startsWith(`${origin}/`))).toEqual([]);
+}
+
+/** Writes `site`'s index.html, serves `site` statically and decides in it (nothing 404s). */
+export async function decideOnStaticSite(
+  browser: Browser,
+  site: string,
+  script: string,
+  label: string,
+) {
+  writeFileSync(join(site, 'index.html'), `<!doctype html><title>${label}</title>${script}\n`);
+  const server = await staticServer(site);
+  try {
+    const result = await firstDecision(browser, server.origin);
+    console.log(`[consumer] ${label}: page load to first answer ${result.ms} ms`);
+    expectFraudRoute(result, server.origin);
+    expect(server.missing.filter((path) => path !== '/favicon.ico')).toEqual([]);
+  } finally {
+    await server.close();
+  }
+}
+
+/** Runs the checkout's TypeScript in `app` on `file` (written from `source`) with `options`. */
+export function typecheck(
+  app: string,
+  file: string,
+  source: string,
+  options: Record<string, unknown>,
+) {
+  writeFileSync(join(app, file), source);
+  const config = `tsconfig.${file}.json`;
+  writeFileSync(
+    join(app, config),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        strict: true,
+        noEmit: true,
+        noUncheckedIndexedAccess: true,
+        ...options,
+      },
+      files: [file],
+    }),
+  );
+  run('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], app);
 }
