@@ -1,4 +1,5 @@
 import { defaultClientConditions, defineConfig } from 'vite';
+import { ortSelfUrlPlugin } from './tools/build/ort-self-url.mjs';
 
 /**
  * `<clef-decide>` as one script for a `<script type="module">` tag: dist/element/clef-decide.js
@@ -20,13 +21,14 @@ export default defineConfig({
     outDir: 'dist/element',
     target: 'es2022',
     emptyOutDir: true,
-    sourcemap: true,
+    // Maps for debugging the checkout; the package leaves them out, so no file names them.
+    sourcemap: 'hidden',
     minify: true,
     lib: {
       entry: { 'clef-decide': 'src/element/index.ts' },
       formats: ['es'],
     },
   },
-  worker: { format: 'es' },
+  worker: { format: 'es', plugins: () => [ortSelfUrlPlugin()] },
   define: { 'process.env.NODE_ENV': JSON.stringify('production') },
 });

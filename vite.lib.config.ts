@@ -42,7 +42,8 @@ export default defineConfig({
     outDir: 'dist/lib',
     target: 'es2022',
     emptyOutDir: false,
-    sourcemap: true,
+    // Maps for debugging the checkout; the package leaves them out, so no file names them.
+    sourcemap: 'hidden',
     lib: {
       entry: { index: 'src/index.ts', element: 'src/element/index.ts', sw: 'src/sw/index.ts' },
       formats: ['es'],

@@ -1,4 +1,5 @@
 import { defaultClientConditions, defineConfig } from 'vite';
+import { ortSelfUrlPlugin } from './tools/build/ort-self-url.mjs';
 
 /**
  * The engine's worker for the library (`dist/lib/clef.worker.js`), built whole: Comlink and
@@ -9,13 +10,15 @@ import { defaultClientConditions, defineConfig } from 'vite';
  */
 export default defineConfig({
   publicDir: false,
+  plugins: [ortSelfUrlPlugin()],
   resolve: { conditions: ['onnxruntime-web-use-extern-wasm', ...defaultClientConditions] },
   build: {
     outDir: 'dist/lib',
     target: 'es2022',
     // Runs first in `npm run build:lib`: it empties dist/lib.
     emptyOutDir: true,
-    sourcemap: true,
+    // Maps for debugging the checkout; the package leaves them out, so no file names them.
+    sourcemap: 'hidden',
     minify: true,
     lib: { entry: { 'clef.worker': 'workers/clef.worker.ts' }, formats: ['es'] },
   },

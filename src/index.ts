@@ -19,7 +19,12 @@ export {
 } from './client/clef.js';
 export { handleRoute, type RouteBackend } from './http/routes.js';
 export { registerSystemOneRoute } from './client/service-worker.js';
-export type { RemoteOptions } from './client/escalation.js';
+export type {
+  AnsweredBy,
+  EscalatedResponse,
+  RemoteErrorNote,
+  RemoteOptions,
+} from './client/escalation.js';
 export * from './wire/errors.js';
 export type {
   EngineInfo,

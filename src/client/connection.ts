@@ -47,7 +47,16 @@ export async function connect(
   };
   worker.addEventListener('error', (e) => {
     e.preventDefault();
-    report(`the worker crashed (${e.message || 'an uncaught error'})`);
+    // An uncaught error arrives as an ErrorEvent with its message; a module worker whose script
+    // (or a chunk it imports) could not be fetched gets a bare Event.
+    const uncaught = typeof ErrorEvent === 'undefined' || e instanceof ErrorEvent;
+    report(
+      uncaught
+        ? `the worker crashed (${e.message || 'an uncaught error'})`
+        : `the worker's script (clef.worker.js) or a chunk it imports could not be loaded. ` +
+            `It must be served beside your bundle: Vite and webpack emit it; with esbuild or ` +
+            `another bundler that leaves workers alone, copy it with \`npx clef-web assets <dir>\``,
+    );
   });
   const close = () => {
     closed = true;

@@ -14,6 +14,7 @@ import { graphFor } from './graph-choice.js';
 import { backboneGroups, type BackboneGroupSpec } from './graph-spec.js';
 import { filesWithRole, requireFile, type DeviceName, type ManifestFile } from './manifest.js';
 import {
+  buildFor,
   createSession,
   drainGpuQueue,
   startRuntime,
@@ -21,6 +22,7 @@ import {
   type RuntimeBuild,
 } from './ort.js';
 import { ORT_PUBLIC_PATH } from '../wire/assets.js';
+import { missingRuntimeFile } from './runtime-files.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
 import {
   checkInputs,
@@ -175,6 +177,10 @@ export async function createOrtDecisionSession(
     await Promise.all(sessions.map((s) => s.release().catch(() => undefined)));
     // A file that failed to arrive or verify is the package's problem, not the device's.
     if (e instanceof ClefError) throw e;
+    // So is a runtime nobody serves: say so (and which device needed it) rather than try others.
+    const { wasmBase } = runtimeOptions(options.threads, options.wasmBuild);
+    const missing = await missingRuntimeFile(wasmBase, buildFor(device, options.wasmBuild), device);
+    if (missing) throw missing;
     throw new EngineError(`Could not create the ${device} session: ${(e as Error).message}`, {
       device,
     });

@@ -8,6 +8,7 @@ import { downloadFile } from './download.js';
 import { deleteFile, hasFile, matchBlob, matchFile, putFile } from './cache-parts.js';
 import { parseManifest, type ManifestFile, type PackageManifest } from './manifest.js';
 import type { LoadProgress } from '../wire/wire.js';
+import { missingPackageHint } from '../wire/assets.js';
 
 export const CACHE_NAME = 'clef-web-packages-v1';
 
@@ -160,14 +161,25 @@ export async function openPackage(
     throw new DownloadError(`Could not fetch ${manifestUrl}: ${(e as Error).message}`);
   }
   if (!manifestResponse.ok) {
-    throw new DownloadError(`Could not fetch ${manifestUrl}: HTTP ${manifestResponse.status}`);
+    const status = manifestResponse.status;
+    const hint = status === 404 ? `. ${missingPackageHint(baseUrl)}` : '';
+    throw new DownloadError(`Could not fetch ${manifestUrl}: HTTP ${status}${hint}`, {
+      file: 'manifest.json',
+      status,
+    });
   }
   const manifestBytes = new Uint8Array(await manifestResponse.arrayBuffer());
   let manifestJson: unknown;
   try {
     manifestJson = JSON.parse(new TextDecoder().decode(manifestBytes));
   } catch {
-    throw new PackageError(`${manifestUrl} is not JSON`);
+    // A server's fallback page (Vite dev answers index.html) means nothing is served there.
+    const html = /^\s*</.test(new TextDecoder().decode(manifestBytes.subarray(0, 64)));
+    throw new PackageError(
+      html
+        ? `${manifestUrl} is an HTML page, not a package manifest. ${missingPackageHint(baseUrl)}`
+        : `${manifestUrl} is not JSON`,
+    );
   }
   const manifest = parseManifest(manifestJson);
   const unused = new Set(options.onManifest?.(manifest)?.unused ?? []);

@@ -22,7 +22,7 @@ export { decideFile, type DecideFileOptions, type DecideSummary } from './decide
 export { convertRelease, type ConvertOptions } from './convert/package.js';
 export { measureFidelity, type FidelityOptions, type FidelityReport } from './verify/fidelity.js';
 export { bundledModelDir } from './bundled.js';
-export { MissingDependencyError, ORT_NODE_VERSION } from './ort-node.js';
+export { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.js';
 export { main } from './cli.js';
 export {
   trainDecisionModel,

@@ -5,24 +5,12 @@
  * names the install command (the CLI prints that one line).
  */
 import type * as OrtNode from 'onnxruntime-node';
+import { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.js';
 
 export type OrtNodeModule = typeof OrtNode;
 export type NodeSessionOptions = OrtNode.InferenceSession.SessionOptions;
 
-/** The onnxruntime-node version the package's graphs are tested with. */
-export const ORT_NODE_VERSION = '1.30.0';
-
-export class MissingDependencyError extends Error {
-  readonly code = 'missing_dependency';
-  constructor(
-    readonly dependency: string,
-    readonly install: string,
-    why: string,
-  ) {
-    super(`${why} needs ${dependency}, which is not installed: run \`${install}\``);
-    this.name = 'MissingDependencyError';
-  }
-}
+export { MissingDependencyError, ORT_NODE_VERSION };
 
 let loaded: Promise<OrtNodeModule> | null = null;
 

@@ -19,3 +19,27 @@ export const ORT_RUNTIME_FILES: readonly string[] = [
 
 /** Where the bundled clef-nano is served in a page (the plugin serves the package's copy). */
 export const BUNDLED_MODEL_PATH = '/clef-web/models/clef-nano/';
+
+/**
+ * What to do when a file clef-web serves is missing (issue 25): said by the errors for a 404 on
+ * the bundled model, on onnxruntime's runtime files and on the engine's worker.
+ */
+export const SERVE_FILES_HINT =
+  'the clef-web/vite plugin serves them in dev and copies them into `vite build`; with any ' +
+  'other bundler or server, copy them into the folder you serve with `npx clef-web assets <dir>`';
+
+/** The hint for a package's manifest.json answered 404 at `baseUrl`. */
+export function missingPackageHint(baseUrl: string): string {
+  const path = (() => {
+    try {
+      return new URL(baseUrl, 'http://x/').pathname;
+    } catch {
+      return baseUrl;
+    }
+  })();
+  return path.endsWith(BUNDLED_MODEL_PATH)
+    ? `The bundled clef-nano is not served there: ${SERVE_FILES_HINT}`
+    : `No package is served there: put the converted package's folder (its manifest.json and ` +
+        `files) under the folder you serve so that this URL reaches it, or omit \`model\` for ` +
+        `the bundled clef-nano`;
+}

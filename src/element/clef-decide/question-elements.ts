@@ -129,3 +129,13 @@ export class ClefScore extends ClefDataElement {
 
 /** One level of a `<clef-score>` rubric; its text describes the level. */
 export class ClefLevel extends ClefDataElement {}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'clef-choice': ClefChoice;
+    'clef-option': ClefOption;
+    'clef-noul': ClefNoul;
+    'clef-score': ClefScore;
+    'clef-level': ClefLevel;
+  }
+}

@@ -74,8 +74,16 @@ export async function calibrateMain(argv: string[]): Promise<number> {
     return 0;
   }
   const dir = positionals[0];
-  if (dir === undefined || positionals.length > 1 || values.examples === undefined) {
-    console.error(CALIBRATE_USAGE);
+  const wrong =
+    dir === undefined
+      ? 'missing <package-dir>'
+      : positionals.length > 1
+        ? `one <package-dir>, not ${positionals.length}`
+        : values.examples === undefined
+          ? 'missing --examples <labelled.jsonl>'
+          : null;
+  if (wrong !== null || dir === undefined || values.examples === undefined) {
+    console.error(`clef-web calibrate: ${wrong}\n${CALIBRATE_USAGE}`);
     return 2;
   }
   let fitOptions;

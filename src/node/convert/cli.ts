@@ -67,8 +67,18 @@ export async function convertMain(argv: string[]): Promise<number> {
   }
   const { values, positionals } = parsed;
   const dtype = values.dtype as PackageDtype | undefined;
-  if (positionals.length !== 2 || !dtype || !DTYPES.includes(dtype)) {
-    console.error(CONVERT_USAGE);
+  const wrong =
+    positionals.length < 2
+      ? `missing ${['<release-dir>', '<out-dir>'].slice(positionals.length).join(' and ')}`
+      : positionals.length > 2
+        ? `one <release-dir> and one <out-dir>, not ${positionals.length} folders`
+        : !dtype
+          ? `missing --dtype (${DTYPES.join('|')})`
+          : !DTYPES.includes(dtype)
+            ? `--dtype ${dtype}: not one of ${DTYPES.join('|')}`
+            : null;
+  if (wrong !== null || !dtype) {
+    console.error(`clef-web convert: ${wrong}\n${CONVERT_USAGE}`);
     return 2;
   }
   const [releaseDir, outDir] = positionals as [string, string];

@@ -7,6 +7,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
+import { StepProgress } from '../step-progress.js';
 import {
   MANIFEST_FORMAT,
   MANIFEST_VERSION,
@@ -313,12 +314,24 @@ export async function convertRelease(
     if (requests > 0) {
       const { measureFidelity } = await import('../verify/fidelity.js');
       const threads = options.fidelityThreads;
-      const fidelityOptions = { requests, ...(threads !== undefined ? { threads } : {}) };
+      // A line every few seconds with the count and an estimate: the step can take minutes.
+      const progress = () => {
+        const steps = new StepProgress(
+          { write: (text: string) => log(`fidelity: ${text.trimEnd()}`) },
+          { unit: 'requests', total: requests },
+        );
+        return (done: number) => steps.update(done);
+      };
+      const fidelityOptions = () => ({
+        requests,
+        onProgress: progress(),
+        ...(threads !== undefined ? { threads } : {}),
+      });
       if (options.dtype === 'fp32') {
         log(`fidelity: ${requests} requests against the float64 reference ...`);
         manifest.fidelity = summarize(
           'reference',
-          await measureFidelity(outDir, { release: releaseDir }, fidelityOptions),
+          await measureFidelity(outDir, { release: releaseDir }, fidelityOptions()),
         );
       } else {
         const baseline = mkdtempSync(join(tmpdir(), 'clef-fp32-'));
@@ -334,7 +347,7 @@ export async function convertRelease(
           log(`fidelity: ${requests} requests against fp32 ...`);
           manifest.fidelity = summarize(
             'fp32',
-            await measureFidelity(outDir, { package: baseline }, fidelityOptions),
+            await measureFidelity(outDir, { package: baseline }, fidelityOptions()),
           );
         } finally {
           rmSync(baseline, { recursive: true, force: true });

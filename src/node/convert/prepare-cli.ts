@@ -6,8 +6,17 @@ export const PREPARE_USAGE = `usage: clef-web prepare <package-dir>
   place (needs onnxruntime-node). Pages on WASM then skip onnxruntime's optimiser at load.`;
 
 export async function prepareMain(argv: string[]): Promise<number> {
-  if (argv.length !== 1 || argv[0]!.startsWith('-')) {
-    console.error(PREPARE_USAGE);
+  const option = argv.find((arg) => arg.startsWith('-'));
+  const wrong =
+    option !== undefined
+      ? `unknown option ${option}`
+      : argv.length === 0
+        ? 'missing <package-dir>'
+        : argv.length > 1
+          ? `one <package-dir>, not ${argv.length}`
+          : null;
+  if (wrong !== null) {
+    console.error(`clef-web prepare: ${wrong}\n${PREPARE_USAGE}`);
     return 2;
   }
   try {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { FileRole, ManifestFile, PackageManifest } from '../../engine/manifest.js';
 import { parseManifest } from '../../engine/manifest.js';
 import { loadOrtNode, ORT_NODE_VERSION, type OrtNodeModule } from '../ort-node.js';
+import { StepProgress } from '../step-progress.js';
 import { prepareGraphForWasm, preparedPath } from './prepare-wasm.js';
 import { sha256File } from './sha256-file.js';
 
@@ -37,15 +38,22 @@ export async function prepareWasmGraphs(
   const twinned = new Set(files.map((f) => f.replaces));
   const graphs = files.filter((f) => PREPARED_ROLES.includes(f.role) && !twinned.has(f.path));
   let written = 0;
-  for (const g of graphs) {
+  // Each graph is a run of onnxruntime's optimiser: a line per graph, with what is left.
+  const steps = new StepProgress(
+    { write: (text: string) => log(`WASM-prepared graphs: ${text.trimEnd()}`) },
+    { unit: 'graphs', total: graphs.length, plainIntervalMs: 0 },
+  );
+  for (const [i, g] of graphs.entries()) {
     const source = join(dir, g.path);
     const result = await prepareGraphForWasm(ort, source, preparedPath(source));
     if (!result.prepared) {
       log(`${g.path}: no WASM-prepared graph (${result.reason}); WASM optimises it at load`);
+      steps.update(i + 1);
       continue;
     }
     files.push({ path: preparedPath(g.path), role: 'wasm-graph', replaces: g.path });
     written++;
+    steps.update(i + 1);
   }
   log(`WASM-prepared graphs: ${written} of ${graphs.length}`);
   return written;

@@ -1,5 +1,6 @@
 /**
- * `npx clef-web decide --package <dir> --in requests.jsonl --out responses.jsonl [--resume]`
+ * `npx clef-web decide --in requests.jsonl --out responses.jsonl [--package <dir>] [--resume]`
+ * (no --package: the bundled clef-nano)
  *
  * Answers a file of System One requests, one JSON body per line, in order. Output line N answers
  * input line N (blank input lines included): the response body exactly as `clef-web serve` would
@@ -15,7 +16,8 @@ import type { ModelCard } from '../../protocol/types.js';
 import { countLines, openOutput, OutputExistsError, readLines } from './jsonl.js';
 import { Progress, type ProgressStream } from './progress.js';
 
-export const DECIDE_USAGE = `usage: clef-web decide --package <dir> --in requests.jsonl --out responses.jsonl
+export const DECIDE_USAGE = `usage: clef-web decide --in requests.jsonl --out responses.jsonl
+  [--package <dir>]  the converted package to answer with (default: the bundled clef-nano)
   [--resume]      continue an interrupted run: keep out's complete lines, skip that many inputs
   [--threads N] [--quiet (no progress)]
 output: one line per input line, in order: the response body, or
@@ -168,13 +170,20 @@ export async function decideMain(argv: string[]): Promise<number> {
         quiet: { type: 'boolean' },
       },
     }));
-    if (!values.package || !values.in || !values.out) throw new Error('missing option');
+    if (!values.in || !values.out) {
+      const missing = [
+        values.in ? null : '--in <requests.jsonl>',
+        values.out ? null : '--out <responses.jsonl>',
+      ];
+      throw new Error(`missing ${missing.filter((m) => m !== null).join(' and ')}`);
+    }
+    if (values.package === '') throw new Error('--package needs a directory');
     const t = values.threads;
     if (t !== undefined && !(Number.isInteger(Number(t)) && Number(t) >= 1)) {
       throw new Error('--threads must be an integer >= 1');
     }
   } catch (e) {
-    console.error(`${(e as Error).message}\n${DECIDE_USAGE}`);
+    console.error(`clef-web decide: ${(e as Error).message}\n${DECIDE_USAGE}`);
     return 2;
   }
   const threads = values.threads !== undefined ? Number(values.threads) : undefined;
@@ -182,7 +191,9 @@ export async function decideMain(argv: string[]): Promise<number> {
   const { loadNodePackage } = await import('../engine.js');
   let engine;
   try {
-    engine = await loadNodePackage(values.package, threads ? { threads } : {});
+    // No package named: the bundled clef-nano, as `clef-web serve` does.
+    const dir = values.package ?? (await import('../bundled.js')).bundledModelDir();
+    engine = await loadNodePackage(dir, threads ? { threads } : {});
   } catch (e) {
     console.error(`clef-web decide: ${(e as Error).message}`);
     return 1;

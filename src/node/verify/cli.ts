@@ -10,6 +10,7 @@
  * (package refused, files missing); 2 on usage errors.
  */
 import { parseArgs } from 'node:util';
+import { StepProgress } from '../step-progress.js';
 import {
   DEFAULT_FIDELITY_SEED,
   DEFAULT_VERIFY_CHUNK_TOKENS,
@@ -28,7 +29,10 @@ export const DEFAULT_VERIFY_REQUESTS = 100;
 export interface VerifyIo {
   out: (text: string) => void;
   err: (text: string) => void;
-  /** Progress lines go to err when true (default: when stderr is a terminal). */
+  /**
+   * Progress goes to err when true (default: for the process's own streams): redrawn on a
+   * terminal, a line every few seconds otherwise.
+   */
   progress?: boolean;
 }
 
@@ -158,7 +162,14 @@ export async function verifyMain(argv: string[], io: VerifyIo = processIo): Prom
     io.err(`clef-web verify: ${e.message}\n${VERIFY_USAGE}\n`);
     return 2;
   }
-  const progress = io.progress ?? (io === processIo && process.stderr.isTTY === true);
+  // Progress on stderr (a line every few seconds when it is not a terminal).
+  const progress =
+    (io.progress ?? io === processIo)
+      ? new StepProgress(
+          { write: (text: string) => io.err(text), isTTY: process.stderr.isTTY === true },
+          { unit: 'requests', total: args.requests, prefix: '[verify] ' },
+        )
+      : null;
   let report: FidelityReport;
   try {
     report = await measureFidelity(args.packageDir, args.against, {
@@ -166,14 +177,14 @@ export async function verifyMain(argv: string[], io: VerifyIo = processIo): Prom
       seed: args.seed,
       chunkTokens: args.chunkTokens,
       ...(args.threads !== undefined ? { threads: args.threads } : {}),
-      ...(progress ? { onProgress: (done, total) => io.err(`\rrequest ${done}/${total}`) } : {}),
+      ...(progress ? { onProgress: (done: number) => progress.update(done) } : {}),
     });
   } catch (e) {
-    if (progress) io.err('\n');
+    progress?.finish();
     io.err(`clef-web verify failed: ${(e as Error).message}\n`);
     return 1;
   }
-  if (progress) io.err('\n');
+  progress?.finish();
   if (args.json) {
     const { meanAbsDp, maxAbsDp, sameAnswers, requests } = report;
     io.out(`${JSON.stringify({ meanAbsDp, maxAbsDp, sameAnswers, requests })}\n`);

@@ -1,0 +1,241 @@
+/**
+ * Helpers for the consumer-app test (test/browser/consumer-app.spec.ts): commands run in the
+ * fresh app, long-running servers that are always stopped and awaited, a plain static server
+ * with COOP/COEP, and a page's first decision.
+ */
+import { expect, type Browser } from '@playwright/test';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** `npm pack --json`'s answer for one package. */
+export interface PackResult {
+  filename: string;
+  size: number;
+  unpackedSize: number;
+  entryCount: number;
+  files: Array<{ path: string; size: number }>;
+}
+
+// eslint-disable-next-line no-control-regex -- the escape that starts a terminal colour
+const ANSI_COLOUR = /\x1b\[[0-9;]*m/g;
+
+/** Runs a command to completion; its output (colours removed), or a throw unless it exits 0. */
+export function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 300_000,
+  });
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+  }
+  return `${r.stdout}\n${r.stderr}`.replace(ANSI_COLOUR, '');
+}
+
+export interface Started {
+  child: ChildProcess;
+  match: RegExpMatchArray;
+  /** Everything it printed so far (colours removed). */
+  output: () => string;
+  /** Ends the process and everything it started; resolves once it has exited. */
+  stop: () => Promise<void>;
+}
+
+/** Signals the process group of a `detached` child, if any of it is left. */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-(child.pid as number), signal);
+  } catch {
+    // the whole group is gone already
+  }
+}
+
+/** Ends the process group of a `detached` child and resolves once its leader has exited. */
+function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    signalGroup(child, 'SIGKILL');
+    return Promise.resolve();
+  }
+  return new Promise((resolveStop) => {
+    const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      signalGroup(child, 'SIGKILL');
+      resolveStop();
+    });
+    signalGroup(child, 'SIGTERM');
+  });
+}
+
+/**
+ * Starts a long-running command in its own process group (npx starts the real server as a
+ * child) and resolves with the first match of `ready` in its output; on a timeout or an early
+ * exit it stops the group before rejecting.
+ */
+export function start(cmd: string, args: string[], cwd: string, ready: RegExp): Promise<Started> {
+  const child = spawn(cmd, args, {
+    cwd,
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let out = '';
+  let settled = false;
+  const stop = () => stopGroup(child);
+  return new Promise((resolveStart, reject) => {
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void stop().then(() => reject(new Error(`${cmd} ${why}:\n${out}`)));
+    };
+    const timer = setTimeout(() => fail('not ready in 120 s'), 120_000);
+    const onData = (chunk: Buffer) => {
+      // Vite colours its banner: match on the text alone.
+      out += chunk.toString().replace(ANSI_COLOUR, '');
+      const match = settled ? null : out.match(ready);
+      if (match) {
+        settled = true;
+        clearTimeout(timer);
+        resolveStart({ child, match, output: () => out, stop });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => fail(`exited (${code})`));
+  });
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+};
+
+export interface StaticSite {
+  origin: string;
+  /** The paths it answered 404 for. */
+  missing: string[];
+  close: () => Promise<void>;
+}
+
+/** Any static server with COOP/COEP (here node:http), serving `dir`. */
+export function staticServer(dir: string): Promise<StaticSite> {
+  const missing: string[] = [];
+  const server: Server = createServer((req, res) => {
+    const url = decodeURIComponent((req.url ?? '/').split('?')[0]!);
+    const path = normalize(join(dir, url));
+    const file = path.endsWith(sep) ? join(path, 'index.html') : path;
+    if (!file.startsWith(dir) || !existsSync(file) || statSync(file).isDirectory()) {
+      missing.push(url);
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-embedder-policy': 'require-corp',
+    });
+    res.end(readFileSync(file));
+  });
+  const close = () =>
+    new Promise<void>((resolveClose) => {
+      server.closeAllConnections();
+      server.close(() => resolveClose());
+    });
+  return new Promise((resolveServer) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolveServer({ origin: `http://127.0.0.1:${port}`, missing, close });
+    }),
+  );
+}
+
+/** Opens the app at `origin` and returns its first decision, with every URL it requested. */
+export async function firstDecision(browser: Browser, origin: string) {
+  const page = await browser.newPage();
+  const requested: string[] = [];
+  const errors: string[] = [];
+  page.context().on('request', (r) => requested.push(r.url()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  const started = Date.now();
+  try {
+    await page.goto(`${origin}/`);
+    const handle = await page
+      .waitForFunction(() => (window as any).__clefResult, undefined, { timeout: 120_000 })
+      .catch((e: Error) => {
+        throw new Error(`${e.message}\npage errors: ${errors.join('\n')}`);
+      });
+    const result = (await handle.jsonValue()) as any;
+    return { ...result, requested, ms: Date.now() - started };
+  } finally {
+    await page.close();
+  }
+}
+
+/** The page decided the fraud message with the bundled model, on WASM, same-origin only. */
+export function expectFraudRoute(result: any, origin: string) {
+  expect(result.isolated).toBe(true);
+  expect(result.response.model).toBe('clef-nano');
+  expect(result.info.device).toBe('wasm');
+  const route = result.response.answers.route;
+  expect(route.choice).toBe('report_fraud');
+  const total = Object.values(route.probabilities as Record<string, number>).reduce(
+    (a, b) => a + b,
+    0,
+  );
+  expect(Math.abs(total - 1)).toBeLessThan(5e-4);
+  expect(result.requested.length).toBeGreaterThan(5);
+  expect(result.requested.filter((url: string) => !url.startsWith(`${origin}/`))).toEqual([]);
+}
+
+/** Writes `site`'s index.html, serves `site` statically and decides in it (nothing 404s). */
+export async function decideOnStaticSite(
+  browser: Browser,
+  site: string,
+  script: string,
+  label: string,
+) {
+  writeFileSync(join(site, 'index.html'), `<!doctype html><title>${label}</title>${script}\n`);
+  const server = await staticServer(site);
+  try {
+    const result = await firstDecision(browser, server.origin);
+    console.log(`[consumer] ${label}: page load to first answer ${result.ms} ms`);
+    expectFraudRoute(result, server.origin);
+    expect(server.missing.filter((path) => path !== '/favicon.ico')).toEqual([]);
+  } finally {
+    await server.close();
+  }
+}
+
+/** Runs the checkout's TypeScript in `app` on `file` (written from `source`) with `options`. */
+export function typecheck(
+  app: string,
+  file: string,
+  source: string,
+  options: Record<string, unknown>,
+) {
+  writeFileSync(join(app, file), source);
+  const config = `tsconfig.${file}.json`;
+  writeFileSync(
+    join(app, config),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        strict: true,
+        noEmit: true,
+        noUncheckedIndexedAccess: true,
+        ...options,
+      },
+      files: [file],
+    }),
+  );
+  run('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], app);
+}
