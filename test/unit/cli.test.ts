@@ -39,6 +39,7 @@ describe('clef-web help', () => {
       'decide',
       'assets',
       'calibrate',
+      'train',
     ]);
   });
 

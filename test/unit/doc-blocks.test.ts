@@ -86,6 +86,7 @@ function tsconfig(files: string[], lib: string[]) {
         'clef-web': ['src/index.ts'],
         'clef-web/sw': ['src/sw/index.ts'],
         'clef-web/element': ['src/element/index.ts'],
+        'clef-web/node': ['src/node/index.ts'],
       },
     },
     files,

@@ -53,6 +53,12 @@ const CODE = DOCS.flatMap(codeOf);
 const NOT_REPO_FILES = new Map<string, string>([
   ['clef.worker.js', 'the built worker in dist/ (README: how bundlers find it)'],
   ['vite.config.js', "the consumer app's config in README's example"],
+  ['main.js', "the consumer app's entry in README's esbuild example (src/main.js)"],
+  ['next.config.mjs', "the consumer Next.js app's config in README's example"],
+  [
+    'custom-elements.json',
+    'written by the build (tools/build/custom-elements.mjs; package.json customElements)',
+  ],
   ['request.json', "the reader's own file in a curl example"],
   ['soak-wasm.json', 'an output the soak writes where the reader asks'],
   ['soak-webgpu.json', 'an output the soak writes where the reader asks'],
@@ -100,6 +106,9 @@ const OTHER_PROGRAMS_OPTIONS = new Set([
   '--expose-gc', // node
   '--config', // vite
   '--no-liftoff', // V8's flag, passed to Chromium in a benchmark
+  '--bundle', // esbuild, in README's esbuild example
+  '--format', // esbuild
+  '--outdir', // esbuild
 ]);
 
 /** snake_case names in code font that are another program's. */
