@@ -142,7 +142,9 @@ async function evaluate(dir: string, d: ClincData, full: boolean, every = 1) {
     return band?.temperature ?? entry?.temperature ?? 1;
   };
   try {
-    const none = options151.indexOf(NONE_OPTION);
+    // The head's logits are in prompt order: a choice's options sorted by code point.
+    const promptOrder = [...options151].sort();
+    const none = promptOrder.indexOf(NONE_OPTION);
     let right150 = 0;
     let right151 = 0;
     let inScope = 0;
@@ -155,7 +157,7 @@ async function evaluate(dir: string, d: ClincData, full: boolean, every = 1) {
       const logits = (await engine.decide(clincRequest(query, options151)))
         .logits[0] as ArrayLike<number>;
       const p = scaledSoftmax(logits);
-      const label = intent === 'oos' ? none : options151.indexOf(intent);
+      const label = intent === 'oos' ? none : promptOrder.indexOf(intent);
       let best = 0;
       let best150 = -1;
       for (let k = 0; k < p.length; k++) {

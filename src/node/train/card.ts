@@ -100,6 +100,8 @@ export interface CardFacts {
   calibration: CalibrateRunResult | null;
   calibrationSkipped: string | null;
   maxPackageDeltaP: number;
+  /** Held-out examples run through the package. */
+  verified: number;
   releaseDir: string;
   /** Markdown appended to the card. */
   notes: string | null;
@@ -185,7 +187,7 @@ export function modelCard(facts: CardFacts): string {
     '',
     `- Fit: ${facts.settings.epochs} epochs at most, batch ${facts.settings.batch}, Adam lr ${facts.settings.lr}, token dropout ${facts.settings.dropout}, seed ${facts.settings.seed}; the epoch kept (${facts.best.epoch}) had the best held-out accuracy (${pct(facts.best.heldOutAccuracy)}).`,
     `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`,
-    `- Every held-out example was then run through the package (onnxruntime-node): its probabilities differ from the fitted function's by at most ${facts.maxPackageDeltaP.toExponential(2)}.`,
+    `- ${facts.verified} of the ${facts.examples.heldOut} held-out examples (all, up to 500) were then run through the package (onnxruntime-node): its probabilities differ from the fitted function's by at most ${facts.maxPackageDeltaP.toExponential(2)}. The held-out figures and the calibration use the package's logits where it ran and the fitted function's elsewhere.`,
     '',
     '## What it does not know',
     '',
