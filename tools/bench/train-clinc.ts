@@ -16,8 +16,9 @@
  *   N·2/3 out-of-scope ones), 150-way and 10-option accuracy on every 5th in-scope test query
  *   (`--curve-every`: 900 of 4,500; a 151-option request takes ~50-90 ms here).
  * - `--package DIR` also keeps the main run's package there (how models/clef-nano is made).
- * - `--described`: each training query also as a 10-option choice with descriptions (the intent,
- *   `none`, eight others; tools/train/intent-descriptions.json), as pages ask clef-nano.
+ * - `--described`: each training and held-out query also as a 10-option choice with descriptions
+ *   (tools/train/intent-descriptions.json), as pages ask clef-nano; the calibration fits the
+ *   2-12 and 13-255 option bands on their own.
  */
 import {
   cpSync,
@@ -209,7 +210,7 @@ async function run(perIntent: number | null) {
   rmSync(out, { recursive: true, force: true });
   rmSync(`${out}-release`, { recursive: true, force: true });
   const examples = jsonl(trainRows(perIntent), values.described === true);
-  const heldOut = jsonl([...data.val, ...data.oos_val]);
+  const heldOut = jsonl([...data.val, ...data.oos_val], values.described === true);
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
   const started = Date.now();
@@ -221,6 +222,10 @@ async function run(perIntent: number | null) {
     seed: 1,
     fidelityRequests: perIntent === null ? 2 : 0,
     cardNotes: readFileSync(join('tools', 'train', 'clef-nano-card.md'), 'utf8'),
+    calibrationBands: [
+      { minOptions: 2, maxOptions: 12 },
+      { minOptions: 13, maxOptions: 255 },
+    ],
     onProgress: (p) => {
       if (p.phase !== 'verify' || p.done === p.total)
         process.stderr.write(`${formatProgress(p)}\n`);

@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ClefError } from '../../wire/errors.js';
+import { parseBands } from '../calibrate/cli.js';
+import { isCalibrationError } from '../../calibrate/errors.js';
 import { isTrainError, TrainError } from './errors.js';
 import { trainDecisionModel, type TrainOptions, type TrainProgress } from './train.js';
 
@@ -17,6 +19,7 @@ options:
   --holdout F            share held out for selection, verification, calibration (default 0.1)
   --held-out FILE        held-out examples from their own file instead of --holdout
   --coverage F           calibration coverage (default 0.9)
+  --bands 2-12,13-255    also calibrate these option-count bands on their own (as calibrate does)
   --epochs N             most epochs of the fit (default 20; the best on the held-out part is kept)
   --vocab N              BPE vocabulary size (default 4000)
   --fidelity N           random requests the converter checks against the float64 reference (default 2)
@@ -62,6 +65,7 @@ export async function trainMain(argv: string[]): Promise<number> {
         holdout: { type: 'string' },
         'held-out': { type: 'string' },
         coverage: { type: 'string' },
+        bands: { type: 'string' },
         epochs: { type: 'string' },
         vocab: { type: 'string' },
         fidelity: { type: 'string' },
@@ -103,6 +107,7 @@ export async function trainMain(argv: string[]): Promise<number> {
       holdout: number('holdout', values.holdout),
       heldOutExamples: values['held-out'] === undefined ? undefined : read(values['held-out']),
       coverage: number('coverage', values.coverage),
+      calibrationBands: values.bands === undefined ? undefined : parseBands(values.bands),
       vocabSize: number('vocab', values.vocab),
       contextTokens: number('context', values.context),
       fidelityRequests: number('fidelity', values.fidelity),
@@ -122,7 +127,7 @@ export async function trainMain(argv: string[]): Promise<number> {
     if (!result.calibrated) console.log('not calibrated: too few held-out answers (see README.md)');
     return 0;
   } catch (e) {
-    if (isTrainError(e) || e instanceof ClefError) {
+    if (isTrainError(e) || isCalibrationError(e) || e instanceof ClefError) {
       console.error(`clef-web train: ${e.message}`);
       return 1;
     }

@@ -14,6 +14,7 @@ import { promptOptions } from '../../clef/prompt.js';
 import { calibrateFromExamples, type CalibrateRunResult } from '../../calibrate/run.js';
 import { serializeCalibration } from '../../calibrate/file.js';
 import { isCalibrationError } from '../../calibrate/errors.js';
+import type { OptionBand } from '../../calibrate/types.js';
 import { validateRequest } from '../../protocol/validate.js';
 import type { JsonValue } from '../../protocol/types.js';
 import { convertRelease } from '../convert/package.js';
@@ -61,6 +62,8 @@ export interface TrainOptions {
   heldOutExamples?: string;
   /** Calibration coverage (default 0.9). */
   coverage?: number;
+  /** Option-count bands the calibration also fits on their own (`clef-web calibrate --bands`). */
+  calibrationBands?: OptionBand[];
   /** BPE vocabulary before the 33 added tokens (default 4,000). */
   vocabSize?: number;
   /** Context length of the model (default 4,096 tokens). */
@@ -258,6 +261,7 @@ export async function trainDecisionModel(options: TrainOptions): Promise<TrainRe
       let next = 0;
       calibration = await calibrateFromExamples(text, {
         coverage: options.coverage ?? 0.9,
+        bands: options.calibrationBands,
         seed,
         validateRequest: (body: JsonValue) => validateRequest(body),
         logits: async () => logitsByLine.get((split.heldOut[next++] as LabelledExample).line) ?? [],
