@@ -31,6 +31,7 @@ import {
   type JointHeadConfig,
   type TensorToWrite,
 } from '../safetensors.js';
+import { jointHeadTensors } from '../head-tensors.js';
 import { hiddenLayout, type MatcherParams } from './matcher.js';
 
 export const RMS_EPS = 1e-6;
@@ -253,70 +254,18 @@ export function constructTensors(
   return { backbone: tensors, head: headTensors(D, params.logScale) };
 }
 
+/** The head: LayerNorms the identity, the prior's scale fitted, everything else zero. */
 function headTensors(D: number, logScale: number): TensorToWrite[] {
-  const c: JointHeadConfig = { hidden_size: D, ...HEAD_CONFIG_BASE };
-  const W = c.width;
-  const F = c.feedforward;
-  const out: TensorToWrite[] = [];
-  const add = (name: string, shape: number[], fill = 0): void => {
+  const scalars: Record<string, number> = {
+    prior_logit_scale: Math.min(logScale, Math.log(100)),
+    joint_logit_scale: 0,
+    residual_gate: -30,
+  };
+  return jointHeadTensors({ hidden_size: D, ...HEAD_CONFIG_BASE }).map(({ name, shape, kind }) => {
     const n = shape.reduce((a, b) => a * b, 1);
-    out.push({ name, dtype: 'F32', shape, data: new Float32Array(n).fill(fill) });
-  };
-  const layerNorm = (prefix: string, n: number): void => {
-    add(`${prefix}.weight`, [n], 1);
-    add(`${prefix}.bias`, [n]);
-  };
-  const attention = (prefix: string): void => {
-    add(`${prefix}.in_proj_weight`, [3 * W, W]);
-    add(`${prefix}.in_proj_bias`, [3 * W]);
-    add(`${prefix}.out_proj.weight`, [W, W]);
-    add(`${prefix}.out_proj.bias`, [W]);
-  };
-  layerNorm('hidden_norm', D);
-  for (const name of [
-    'memory',
-    'question',
-    'option_question',
-    'global',
-    'option_context',
-    'option_lexical',
-  ])
-    add(`${name}_projection.weight`, [W, D]);
-  add('type_embedding.weight', [3, W]);
-  for (let i = 0; i < c.routing_layers; i++) {
-    const p = `evidence_layers.${i}`;
-    layerNorm(`${p}.query_norm`, W);
-    layerNorm(`${p}.memory_norm`, W);
-    attention(`${p}.attention`);
-    layerNorm(`${p}.feedforward_norm`, W);
-    add(`${p}.feedforward.0.weight`, [F, W]);
-    add(`${p}.feedforward.0.bias`, [F]);
-    add(`${p}.feedforward.3.weight`, [W, F]);
-    add(`${p}.feedforward.3.bias`, [W]);
-  }
-  layerNorm('option_summary_norm', W);
-  for (let i = 0; i < c.layers; i++) {
-    const p = `layers.${i}`;
-    attention(`${p}.self_attn`);
-    attention(`${p}.multihead_attn`);
-    add(`${p}.linear1.weight`, [F, W]);
-    add(`${p}.linear1.bias`, [F]);
-    add(`${p}.linear2.weight`, [W, F]);
-    add(`${p}.linear2.bias`, [W]);
-    layerNorm(`${p}.norm1`, W);
-    layerNorm(`${p}.norm2`, W);
-    layerNorm(`${p}.norm3`, W);
-  }
-  layerNorm('field_norm', W);
-  layerNorm('option_norm', W);
-  add('residual_scorer.0.weight', [W, 4 * W]);
-  add('residual_scorer.0.bias', [W]);
-  add('residual_scorer.3.weight', [1, W]);
-  add('residual_scorer.3.bias', [1]);
-  add('prior_logit_scale', [], Math.min(logScale, Math.log(100)));
-  add('joint_logit_scale', []);
-  add('residual_gate', [], -30);
-  return out;
+    const fill = kind === 'norm-weight' ? 1 : kind === 'scalar' ? (scalars[name] as number) : 0;
+    return { name, dtype: 'F32' as const, shape, data: new Float32Array(n).fill(fill) };
+  });
 }
 
 /** Writes the release directory: config, weights, head, tokenizer. */

@@ -10,7 +10,9 @@ export type TrainErrorCode =
   /** Requests longer than the context (details.lines). */
   | 'examples_too_long'
   /** A bad option: holdout outside (0, 0.5], an output directory that exists and is not empty. */
-  | 'train_options_invalid';
+  | 'train_options_invalid'
+  /** The written package does not compute the fitted model (a construction bug; nothing kept). */
+  | 'train_verification_failed';
 
 export class TrainError extends Error {
   readonly code: TrainErrorCode;

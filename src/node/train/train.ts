@@ -13,6 +13,7 @@ import { parseLabelledExamples, type LabelledExample } from '../../calibrate/exa
 import { promptOptions } from '../../clef/prompt.js';
 import { calibrateFromExamples, type CalibrateRunResult } from '../../calibrate/run.js';
 import { serializeCalibration } from '../../calibrate/file.js';
+import { scaledSoftmax } from '../../calibrate/softmax.js';
 import { isCalibrationError } from '../../calibrate/errors.js';
 import type { OptionBand } from '../../calibrate/types.js';
 import { validateRequest } from '../../protocol/validate.js';
@@ -444,8 +445,10 @@ async function verifyPackage(
     await engine.dispose();
   }
   if (!(maxDelta <= PACKAGE_TOLERANCE)) {
-    throw new Error(
+    throw new TrainError(
+      'train_verification_failed',
       `the package's probabilities differ from the fitted model's by ${maxDelta} (> ${PACKAGE_TOLERANCE}): a bug in clef-web's construction; please report it`,
+      { maxAbsDeltaP: maxDelta },
     );
   }
   return { logitsByLine, maxDelta, verified: sample.length };
@@ -454,13 +457,6 @@ async function verifyPackage(
 /** Largest |Δp| between two logit rows' softmaxes. */
 export function maxAbsDeltaP(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length !== b.length) return Infinity;
-  const softmax = (x: ArrayLike<number>): number[] => {
-    const m = Math.max(...Array.from(x));
-    const e = Array.from(x, (v) => Math.exp(v - m));
-    const s = e.reduce((p, q) => p + q, 0);
-    return e.map((v) => v / s);
-  };
-  const pa = softmax(a);
-  const pb = softmax(b);
-  return Math.max(...pa.map((v, i) => Math.abs(v - (pb[i] as number))));
+  const pb = scaledSoftmax(b);
+  return Math.max(...scaledSoftmax(a).map((v, i) => Math.abs(v - (pb[i] as number))));
 }
