@@ -1,12 +1,28 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import clefWeb from './src/vite/index.js';
 
+const trainWeb = (file: string) =>
+  fileURLToPath(new URL(`./src/train-web/${file}`, import.meta.url));
+
 /**
  * The playground, built with the same plugin a user's app uses (`clef-web/vite`): onnxruntime's
- * wasm and the bundled clef-nano served same-origin, COOP/COEP on dev and preview.
+ * wasm and the bundled clef-nano served same-origin, COOP/COEP on dev and preview. The Train
+ * panel's worker runs the Node trainer and converter: their `node:` imports resolve to the
+ * in-memory stand-ins in src/train-web (nothing else in the app imports them).
  */
 export default defineConfig({
   plugins: [clefWeb()],
+  resolve: {
+    alias: [
+      { find: /^node:fs$/, replacement: trainWeb('node-fs.ts') },
+      { find: /^node:path$/, replacement: trainWeb('node-path.ts') },
+      { find: /^node:os$/, replacement: trainWeb('node-os.ts') },
+      { find: /^node:crypto$/, replacement: trainWeb('node-crypto.ts') },
+      { find: /^onnxruntime-node$/, replacement: trainWeb('no-ort-node.ts') },
+      { find: /^\.\.\/verify\/fidelity\.js$/, replacement: trainWeb('no-fidelity.ts') },
+    ],
+  },
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
   build: { outDir: 'dist/app', target: 'es2022' },

@@ -35,6 +35,13 @@ export interface SystemOneRouteHandle {
   stop(): void;
 }
 
+/**
+ * Routes answering per service-worker container. A page that swaps its model stops one route and
+ * registers another; both listen on the same container, and every relay reaches both: the
+ * stopped one must then leave it to the live one rather than race it with a 503.
+ */
+const answeringRoutes = new WeakMap<object, number>();
+
 /** Becomes a 503 `overloaded` at the route, as when no model is loaded. */
 const stopped = () => new DisposedError('This page stopped answering System One requests');
 
@@ -108,7 +115,9 @@ export async function registerSystemOneRoute(
     );
   }
   let answering = true;
+  answeringRoutes.set(container, (answeringRoutes.get(container) ?? 0) + 1);
   const onMessage = (event: MessageEvent) => {
+    if (!answering && (answeringRoutes.get(container) ?? 0) > 0) return;
     answerRelay(clef, event.data, event.ports[0], () => answering);
   };
   container.addEventListener('message', onMessage);
@@ -137,7 +146,9 @@ export async function registerSystemOneRoute(
     stop() {
       if (!answering) return;
       answering = false;
-      // The message listener stays: a relay already on its way still gets its (503) answer.
+      answeringRoutes.set(container, (answeringRoutes.get(container) ?? 1) - 1);
+      // The message listener stays: a relay already on its way still gets its (503) answer,
+      // unless another route of this page answers it.
       container.removeEventListener('controllerchange', onControllerChange);
       announce(registration.active);
     },

@@ -6,6 +6,8 @@ import type { ModelLimits } from '../protocol/types.js';
 import { PackageError } from '../wire/errors.js';
 import type { TrainingSummary } from '../wire/wire.js';
 
+/** The manifest's file name inside a package. */
+export const MANIFEST_FILE = 'manifest.json';
 export const MANIFEST_FORMAT = 'clef-web-package';
 /** Single-graph packages are format 1; a package whose backbone is split into groups is 2. */
 export const MANIFEST_VERSION = 1;

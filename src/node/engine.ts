@@ -24,6 +24,7 @@ import { IntegrityError, PackageError } from '../wire/errors.js';
 import { backboneGroups } from '../engine/graph-spec.js';
 import {
   isSafePackagePath,
+  MANIFEST_FILE,
   parseManifest,
   requireFile,
   type FileRole,
@@ -52,7 +53,6 @@ import { readPackageCalibration } from '../engine/calibration.js';
 import { loadOrtNode, type NodeSessionOptions, type OrtNodeModule } from './ort-node.js';
 import { checkChunkTokens, RunnerSet, strictFeeds } from './runner-set.js';
 
-export const MANIFEST_FILE = 'manifest.json';
 /** Backbone tokens per run unless the caller or the manifest says otherwise (as in the browser). */
 export const NODE_DEFAULT_CHUNK_TOKENS = 256;
 export const NODE_DEFAULT_CACHE_BUDGET_BYTES = 256 * 2 ** 20;

@@ -24,11 +24,6 @@ export { measureFidelity, type FidelityOptions, type FidelityReport } from './ve
 export { bundledModelDir } from './bundled.js';
 export { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.js';
 export { main } from './cli.js';
-export {
-  trainDecisionModel,
-  type TrainOptions,
-  type TrainProgress,
-  type TrainPhase,
-  type TrainResult,
-} from './train/train.js';
+export { trainDecisionModel } from './train/train.js';
+export type { TrainOptions, TrainProgress, TrainPhase, TrainResult } from './train/pipeline.js';
 export { TrainError, isTrainError, type TrainErrorCode } from './train/errors.js';

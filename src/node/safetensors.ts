@@ -50,12 +50,12 @@ export class SafetensorsFile {
   private constructor(path: string) {
     this.path = path;
     this.fd = openSync(path, 'r');
-    const lengthBytes = Buffer.alloc(8);
+    const lengthBytes = new Uint8Array(8);
     readExactly(this.fd, lengthBytes, 0);
-    const headerLength = Number(lengthBytes.readBigUInt64LE(0));
-    const headerBytes = Buffer.alloc(headerLength);
+    const headerLength = Number(new DataView(lengthBytes.buffer).getBigUint64(0, true));
+    const headerBytes = new Uint8Array(headerLength);
     readExactly(this.fd, headerBytes, 8);
-    const header = JSON.parse(headerBytes.toString('utf8')) as Record<string, unknown>;
+    const header = JSON.parse(new TextDecoder().decode(headerBytes)) as Record<string, unknown>;
     const dataStart = 8 + headerLength;
     this.metadata = {};
     for (const [name, entry] of Object.entries(header)) {
@@ -290,11 +290,11 @@ export function writeSafetensors(
     offset += bytes;
   }
   let json = JSON.stringify(header);
-  const jsonBytes = Buffer.byteLength(json, 'utf8');
+  const jsonBytes = new TextEncoder().encode(json).length;
   json += ' '.repeat((8 - (jsonBytes % 8)) % 8);
-  const headerBytes = Buffer.from(json, 'utf8');
-  const length = Buffer.alloc(8);
-  length.writeBigUInt64LE(BigInt(headerBytes.length));
+  const headerBytes = new TextEncoder().encode(json);
+  const length = new Uint8Array(8);
+  new DataView(length.buffer).setBigUint64(0, BigInt(headerBytes.length), true);
 
   const fd = openSync(path, 'w');
   try {

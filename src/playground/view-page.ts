@@ -1,8 +1,10 @@
 /** The playground's layout: header, the two columns, the log. */
 import { html, nothing, type TemplateResult } from 'lit';
 import type { PlaygroundView } from './view-state.js';
+import type { ClefTrainedDetail } from './train-panel.js';
 import { renderLog } from './view-log.js';
 import './calibrate-panel.js';
+import './train-panel.js';
 import { renderModel } from './view-model.js';
 import { renderRequest } from './view-request.js';
 import { renderAnswersCard, renderJson, renderLatency, renderPromptCard } from './view-results.js';
@@ -42,6 +44,9 @@ export function renderPage(app: PlaygroundView): TemplateResult {
       <div class="column">
         ${renderAnswersCard(app)} ${renderLatency(app)} ${renderPromptCard(app)} ${renderJson(app)}
         <clef-calibrate-panel .clef=${app.clef} .info=${app.info}></clef-calibrate-panel>
+        <clef-train-panel
+          @clef-trained=${(e: CustomEvent<ClefTrainedDetail>) => void app.loadFromDirectory(e.detail.dir)}
+        ></clef-train-panel>
       </div>
       ${renderLog(app)}
     </main>

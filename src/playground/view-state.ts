@@ -45,6 +45,7 @@ export interface PlaygroundView {
   readonly clef: Clef | null;
   loadModel(): Promise<void>;
   pickFolder(): Promise<void>;
+  loadFromDirectory(dir: FileSystemDirectoryHandle): Promise<void>;
   decide(): Promise<void>;
   setForm(form: FormState): void;
   applyPreset(id: string): void;

@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrityError, PackageError } from '../../src/wire/errors.js';
-import { loadNodePackage, MANIFEST_FILE } from '../../src/node/engine.js';
+import { loadNodePackage } from '../../src/node/engine.js';
+import { MANIFEST_FILE } from '../../src/engine/manifest.js';
 import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
 
 let tiny: TinyPackage;

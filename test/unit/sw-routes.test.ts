@@ -2,7 +2,11 @@
 // (src/client/service-worker.ts), joined by real MessageChannels (structured clone and port
 // transfer, as between a service worker and a page), the page deciding with the tiny package.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerRelay, type RouteClef } from '../../src/client/service-worker.js';
+import {
+  answerRelay,
+  registerSystemOneRoute,
+  type RouteClef,
+} from '../../src/client/service-worker.js';
 import {
   createSystemOneRoute,
   matchesSystemOneRoute,
@@ -317,5 +321,46 @@ describe('relaying to a page', () => {
     expect(sw.onMessage({ data: { type: 'precache' }, source: { id: 'a' } })).toBe(false);
     expect(sw.onMessage({ data: { type: RELAY.ready }, source: null })).toBe(false);
     expect(sw.onMessage({ data: { type: RELAY.gone }, source: { id: 'a' } })).toBe(true);
+  });
+});
+
+describe('a page that swaps its model (stops one route, registers another)', () => {
+  /** navigator.serviceWorker as far as registerSystemOneRoute uses it. */
+  function container(): ServiceWorkerContainer {
+    const target = new EventTarget();
+    const worker = { postMessage: () => {} };
+    const registration = { active: worker } as unknown as ServiceWorkerRegistration;
+    return Object.assign(target, {
+      controller: worker,
+      ready: Promise.resolve(registration),
+      register: async () => registration,
+      startMessages: () => {},
+    }) as unknown as ServiceWorkerContainer;
+  }
+
+  /** The replies one relayed ping gets on its port, in order. */
+  async function ping(c: ServiceWorkerContainer): Promise<unknown[]> {
+    const channel = new MessageChannel();
+    ports.push(channel.port1, channel.port2);
+    const replies: unknown[] = [];
+    channel.port1.onmessage = (e: MessageEvent) => replies.push(e.data);
+    c.dispatchEvent(
+      new MessageEvent('message', { data: { type: RELAY.ping }, ports: [channel.port2] }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return replies;
+  }
+
+  it('answers with the live route only; a stopped one answers only when none is live', async () => {
+    const c = container();
+    const first = await registerSystemOneRoute(pageClef(), { container: c });
+    expect(await ping(c)).toEqual([{ ok: true, ready: true }]);
+    first.stop();
+    const second = await registerSystemOneRoute(pageClef(), { container: c });
+    // Before the fix the stopped route answered first ("not ready"), and the page's route gave
+    // 503 for every request after a model switch.
+    expect(await ping(c)).toEqual([{ ok: true, ready: true }]);
+    second.stop();
+    expect((await ping(c))[0]).toEqual({ ok: true, ready: false });
   });
 });

@@ -8,8 +8,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CALIBRATION_FILE } from '../../engine/calibration.js';
-import type { ManifestFile, PackageManifest } from '../../engine/manifest.js';
-import { MANIFEST_FILE } from '../engine.js';
+import { MANIFEST_FILE, type ManifestFile, type PackageManifest } from '../../engine/manifest.js';
 
 /** The manifest with `calibration.json` listed (any earlier calibration entry replaced). */
 export function withCalibration(manifest: PackageManifest, text: string): PackageManifest {

@@ -4,7 +4,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 /** SHA-256 of a file, read in 8 MiB pieces. */
 export function sha256File(path: string): string {
   const hash = createHash('sha256');
-  const buffer = Buffer.allocUnsafe(8 * 1024 * 1024);
+  const buffer = new Uint8Array(8 * 1024 * 1024);
   const fd = openSync(path, 'r');
   try {
     for (;;) {

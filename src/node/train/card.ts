@@ -102,6 +102,10 @@ export interface CardFacts {
   maxPackageDeltaP: number;
   /** Held-out examples run through the package. */
   verified: number;
+  /** The engine they ran on (the host's). */
+  verifiedOn: string;
+  /** Random requests the converter's fidelity pass compared with the float64 reference. */
+  fidelityRequests: number;
   releaseDir: string;
   /** Markdown appended to the card. */
   notes: string | null;
@@ -186,8 +190,10 @@ export function modelCard(facts: CardFacts): string {
     '## How it was made and checked',
     '',
     `- Fit: ${facts.settings.epochs} epochs at most, batch ${facts.settings.batch}, Adam lr ${facts.settings.lr}, token dropout ${facts.settings.dropout}, seed ${facts.settings.seed}; the epoch kept (${facts.best.epoch}) had the best held-out accuracy (${pct(facts.best.heldOutAccuracy)}).`,
-    `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`,
-    `- ${facts.verified} of the ${facts.examples.heldOut} held-out examples (all, up to 500) were then run through the package (onnxruntime-node): its probabilities differ from the fitted function's by at most ${facts.maxPackageDeltaP.toExponential(2)}. The held-out figures and the calibration use the package's logits where it ran and the fitted function's elsewhere.`,
+    facts.fidelityRequests > 0
+      ? `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`
+      : `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`'s code, without its fidelity pass (no float64 reference runs where this was trained); the check below is the one that stands.`,
+    `- ${facts.verified} of the ${facts.examples.heldOut} held-out examples (all, up to 500) were then run through the package (${facts.verifiedOn}): its probabilities differ from the fitted function's by at most ${facts.maxPackageDeltaP.toExponential(2)}. The held-out figures and the calibration use the package's logits where it ran and the fitted function's elsewhere.`,
     '',
     '## What it does not know',
     '',

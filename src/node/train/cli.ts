@@ -5,7 +5,8 @@ import { ClefError } from '../../wire/errors.js';
 import { parseBands } from '../calibrate/cli.js';
 import { isCalibrationError } from '../../calibrate/errors.js';
 import { isTrainError, TrainError } from './errors.js';
-import { trainDecisionModel, type TrainOptions, type TrainProgress } from './train.js';
+import { trainDecisionModel } from './train.js';
+import type { TrainOptions, TrainProgress } from './pipeline.js';
 
 export const TRAIN_USAGE = `usage: clef-web train --examples labelled.jsonl --out <dir> [options]
   Trains a small decision model on your labelled System One examples (the JSONL that

@@ -1,0 +1,64 @@
+/// <reference lib="webworker" />
+// The playground's train worker: the pipeline `clef-web train` runs (src/node/train/pipeline.ts)
+// on an in-memory file system (the bundle resolves node:fs, node:path, node:os and node:crypto
+// to src/train-web), with the package verified by the page's own engine through `host`.
+// Nothing is fetched and nothing leaves the page.
+import * as Comlink from 'comlink';
+import { runTraining } from '../src/node/train/pipeline.js';
+import { clearFiles, filesUnder } from '../src/train-web/node-fs.js';
+import type { TrainWorkerApi } from '../src/train-web/train-wire.js';
+
+const OUT = '/train/package';
+
+const api: TrainWorkerApi = {
+  async train(request, onProgress, host) {
+    clearFiles();
+    try {
+      const result = await runTraining(
+        {
+          examples: request.examples,
+          out: OUT,
+          name: request.name,
+          seed: request.seed,
+          holdout: request.holdout,
+          fit: request.epochs === undefined ? undefined : { epochs: request.epochs },
+          fidelityRequests: 0,
+          onProgress: (p) => void onProgress(p),
+        },
+        {
+          openPackage: async (dir) => {
+            await host.open(Object.fromEntries(filesUnder(dir)));
+            return {
+              decide: async (r) => ({ logits: await host.decide(r) }),
+              dispose: () => host.close(),
+            };
+          },
+          cwd: '/train',
+          runTag: 'page',
+          wasmGraphs: false,
+          engineName: "the training page's engine, onnxruntime-web",
+        },
+      );
+      return {
+        ok: true,
+        result,
+        files: Object.fromEntries(filesUnder(OUT)),
+        release: Object.fromEntries(filesUnder(`${OUT}-release`)),
+      };
+    } catch (e) {
+      const error = e as Error & { code?: unknown; details?: unknown };
+      return {
+        ok: false,
+        failure: {
+          code: typeof error.code === 'string' ? error.code : 'train_failed',
+          message: error.message,
+          ...(error.details === undefined ? {} : { details: error.details }),
+        },
+      };
+    } finally {
+      clearFiles();
+    }
+  },
+};
+
+Comlink.expose(api);
