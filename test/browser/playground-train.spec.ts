@@ -168,3 +168,34 @@ test('trains in the page, verifies through the page engine, downloads and uses t
   expect(foreign).toEqual([]);
   await context.close();
 });
+
+test('refuses a file it cannot learn from, saying why, before any work', async ({
+  browser,
+}, testInfo) => {
+  const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
+  await context.addInitScript(() =>
+    localStorage.setItem(
+      'clef-playground.settings',
+      JSON.stringify({ source: 'url', url: '/models/tiny/', device: 'wasm' }),
+    ),
+  );
+  const page = await context.newPage();
+  await page.goto('/');
+  // Three examples of one option: five are needed.
+  const lines = plantedJsonl(40, 3).split('\n').filter(Boolean);
+  const few = lines
+    .filter((l) => !l.includes('"route":"abuse"'))
+    .concat(lines.filter((l) => l.includes('"route":"abuse"')).slice(0, 3));
+  await page.getByLabel('Training data (labelled JSONL)').setInputFiles({
+    name: 'few.jsonl',
+    mimeType: 'application/json',
+    buffer: Buffer.from(few.join('\n')),
+  });
+  await page.getByRole('button', { name: 'Train', exact: true }).click();
+  const alert = page.locator('.train [role=alert]');
+  await expect(alert).toHaveAttribute('data-code', 'examples_unlearnable', { timeout: 60_000 });
+  await expect(alert).toContainText('abuse');
+  await expect(alert).toContainText('5');
+  await expect(page.locator('.train .train-result')).toHaveCount(0);
+  await context.close();
+});

@@ -209,10 +209,11 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
     vocab: data.files.vocabSize,
   };
   const bagTokens = new Set<number>();
-  const optionTokens: number[] = [];
+  // A set, not a list: CLINC150's 151-option questions repeat the same option tokens ~30M times.
+  const optionTokens = new Set<number>();
   for (const e of train) {
     for (const t of e.bag) bagTokens.add(t);
-    for (const q of e.questions) for (const o of q.options) optionTokens.push(...o);
+    for (const q of e.questions) for (const o of q.options) for (const t of o) optionTokens.add(t);
   }
   const settings: FitSettings = { ...DEFAULT_FIT, seed, ...options.fit };
   const initial = initParams(shape, optionTokens, bagTokens, data.markers, seed, RMS_EPS);
