@@ -247,7 +247,11 @@ describe('HTTP details', () => {
       expect(r.status, type).toBe(415);
       expect(JSON.parse(r.text)).toMatchObject({ detail: { error_type: 'api_usage_error' } });
     }
-    for (const type of ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON']) {
+    for (const type of [
+      'application/json',
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON',
+    ]) {
       const r = await post(decision('hi'), '/v1/systemone', { 'content-type': type });
       expect(r.status, type).toBe(200);
     }
