@@ -242,16 +242,26 @@ describe('HTTP details', () => {
   });
 
   it('a body declared as something other than JSON is refused 415', async () => {
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']) {
+    const refused = [
+      'application/x-www-form-urlencoded', // what `curl -d` declares
+      'multipart/form-data',
+      'application/octet-stream',
+      'text/html',
+    ];
+    for (const type of refused) {
       const r = await post(decision('hi'), '/v1/systemone', { 'content-type': type });
       expect(r.status, type).toBe(415);
       expect(JSON.parse(r.text)).toMatchObject({ detail: { error_type: 'api_usage_error' } });
     }
-    for (const type of [
+    // text/plain: what fetch() declares for a string body sent without headers.
+    const accepted = [
       'application/json',
       'application/json; charset=utf-8',
       'APPLICATION/JSON',
-    ]) {
+      'application/vnd.api+json',
+      'text/plain;charset=UTF-8',
+    ];
+    for (const type of accepted) {
       const r = await post(decision('hi'), '/v1/systemone', { 'content-type': type });
       expect(r.status, type).toBe(200);
     }

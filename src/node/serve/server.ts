@@ -24,6 +24,14 @@ import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
 import { escapeLoneSurrogates, notJsonBytes, refusalBody, type Refusal } from './refusals.js';
+import {
+  answerAndClose,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  limitConnectionsPerClient,
+} from './connections.js';
+import { allowedMethods, notJsonContentType, targetOf } from './request-target.js';
 
 /** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
 export interface ServeEngine {
@@ -60,8 +68,17 @@ export interface ServeOptions {
   maxBodyBytes?: number;
   /** Requests waiting for or in the engine (default 128); one more gets 503 overloaded. */
   maxQueue?: number;
-  /** Time a client has to send its headers and its body (default 30 s); then 408. */
+  /**
+   * Time a client has to send a request's headers (from opening the connection, or from the
+   * previous answer), and then its body (default 30 s); then 408 and the connection closed.
+   */
   clientTimeoutMs?: number;
+  /** Idle time between two requests on a keep-alive connection before it is closed (5 s). */
+  keepAliveTimeoutMs?: number;
+  /** Connections one client address may hold (default 64); more are closed on arrival. */
+  maxConnectionsPerClient?: number;
+  /** Connections in all (default 1024); more are closed on arrival. */
+  maxConnections?: number;
   /** Extra `Host` names to accept (a DNS name pointing at a non-loopback bind). */
   allowedHosts?: string[];
   /** Called once per answered request (access log, tests). */
@@ -195,7 +212,10 @@ export async function startServer(
     const started = performance.now();
     const ticket = { job: 0 };
     const rawPath = req.url ?? '/';
-    const path = rawPath.split('?')[0] ?? '/';
+    // Absolute-form targets (`http://host/path`) are read as their path once their host
+    // is checked below; anything else is origin-form.
+    const target = targetOf(rawPath);
+    const path = target.path;
     res.on('finish', () => {
       const requestId = String(res.getHeader('x-typesafe-request-id') ?? '');
       const ms = Math.round(performance.now() - started);
@@ -239,16 +259,30 @@ export async function startServer(
       }
     }
 
+    // A target that names a host (`//evil.example/...`, `http://evil.example/...`) other than
+    // one this server answers to: refused, not routed as if it were ours.
+    if (target.host !== undefined && !allowedHosts.has(target.host)) {
+      const message = `The request target ${rawPath} names a host this server does not serve`;
+      return refuse(res, path, { status: 400, message }, true);
+    }
     let url: URL;
     try {
-      url = new URL(rawPath, `http://${boundUrlHost}`);
+      url = new URL(target.originForm, `http://${boundUrlHost}`);
     } catch {
       return refuse(res, path, { status: 400, message: `Bad request target ${rawPath}` }, true);
     }
 
     let body: Buffer | undefined;
-    const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD') {
+    // HEAD is answered as GET is, without the body (node:http drops it for HEAD).
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    if (method !== 'GET') {
+      const declaredType = notJsonContentType(req.headers['content-type']);
+      if (declaredType !== undefined) {
+        const message =
+          `The body is declared as ${declaredType}; send it as application/json ` +
+          `(curl: -H 'content-type: application/json')`;
+        return refuse(res, path, { status: 415, message, code: 'unsupported_media_type' }, true);
+      }
       const declared = Number(req.headers['content-length'] ?? 0);
       const tooLarge: Refusal = {
         status: 413,
@@ -331,6 +365,7 @@ export async function startServer(
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => (headers[name] = value));
     if (response.status === 503) headers['retry-after'] = String(RETRY_AFTER_S);
+    if (response.status === 405) headers['allow'] = allowedMethods(path);
     if (closing) headers['connection'] = 'close';
     send(res, response.status, headers, bytes);
   }
@@ -339,6 +374,7 @@ export async function startServer(
     {
       requestTimeout: clientTimeoutMs + 1000,
       headersTimeout: clientTimeoutMs,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, clientTimeoutMs / 4)),
     },
     (req, res) => {
@@ -350,8 +386,12 @@ export async function startServer(
       });
     },
   );
-  // Slow clients each hold a socket: past this many, new connections are dropped.
-  server.maxConnections = Math.max(64, maxQueue * 2);
+  // Slow clients each hold a socket: past these many, new connections are dropped.
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  limitConnectionsPerClient(
+    server,
+    options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  );
   // `Expect: 100-continue`: refuse an oversized body before the client sends it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const authorized =
@@ -371,7 +411,8 @@ export async function startServer(
       status,
       message: timeout ? `The request took over ${clientTimeoutMs} ms` : 'Malformed HTTP request',
     });
-    socket.end(
+    answerAndClose(
+      socket,
       `HTTP/1.1 ${status} ${timeout ? 'Request Timeout' : 'Bad Request'}\r\n` +
         `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n` +
         `x-typesafe-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${text}`,
