@@ -6,7 +6,7 @@
  * CORS headers and refuses requests that carry another origin's `Origin`, so a web page can
  * neither read its answers nor spend its CPU; it refuses a `Host` other than the address it
  * serves (DNS rebinding); it caps body size, queued requests and the time a client may take to
- * send its request. Decisions run one at a time in arrival order (the engine is serial).
+ * send its request. Decisions start in arrival order, as many at once as the engine has lanes (workers).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -16,7 +16,7 @@ import { allowedHostHeaders, checkAccessOptions } from './access.js';
 import { authenticationError } from '../../http/openai-errors.js';
 import { handleRoute, routeDialect } from '../../http/routes.js';
 import { AbortedError } from '../../wire/errors.js';
-import { SerialQueue } from '../../engine/queue.js';
+import { LaneQueue } from './lanes.js';
 import { overloadedError } from '../../protocol/errors.js';
 import type { ModelCard } from '../../protocol/types.js';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
@@ -35,6 +35,8 @@ import { allowedMethods, notJsonContentType, targetOf } from './request-target.j
 
 /** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
 export interface ServeEngine {
+  /** Decisions it can run at once (default 1): an engine pool's worker count. */
+  readonly lanes?: number;
   decide(body: unknown): Promise<{ json: string }>;
   modelCards(): ModelCard[];
   /** Optional: serves `/v1/clef/calibrated` (the body plus the calibrated extension). */
@@ -179,7 +181,7 @@ export async function startServer(
   const clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
   const apiKey = options.apiKey;
   checkAccessOptions(host, options);
-  const queue = new SerialQueue();
+  const queue = new LaneQueue(engine.lanes ?? 1);
   let allowedHosts = new Set<string>();
   let closing = false;
   let received = 0;
