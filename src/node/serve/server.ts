@@ -77,7 +77,7 @@ export interface ServeOptions {
   clientTimeoutMs?: number;
   /** Idle time between two requests on a keep-alive connection before it is closed (5 s). */
   keepAliveTimeoutMs?: number;
-  /** Connections one client address may hold (default 64); more are closed on arrival. */
+  /** Connections one client address may hold (default 256); more are closed on arrival. */
   maxConnectionsPerClient?: number;
   /** Connections in all (default 1024); more are closed on arrival. */
   maxConnections?: number;
