@@ -8,7 +8,10 @@
  * count to the first.
  *
  *   npx tsx tools/bench/serve-load.ts [--package models/clef-nano] [--workers 1,2]
- *     [--concurrency 1,4,16,64] [--requests 400] [--cache-mb 256] [--json out.json]
+ *     [--concurrency 1,4,16,64] [--requests 400] [--cache-mb 256] [--threads N] [--json out.json]
+ *
+ * `--threads` is onnxruntime's intra-op threads per worker (serve's --threads), to compare
+ * `--workers 1 --threads 2` with `--workers 2`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +26,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1,4,16,64' },
     requests: { type: 'string', default: '400' },
     'cache-mb': { type: 'string' },
+    threads: { type: 'string' },
     json: { type: 'string' },
   },
 });
@@ -59,6 +63,7 @@ async function startServe(
   const args = ['bin/clef-web.mjs', 'serve', values.package!, '--port', '0', '--quiet'];
   args.push('--workers', String(workers), '--max-queue', '1024');
   if (values['cache-mb'] !== undefined) args.push('--cache-mb', values['cache-mb']);
+  if (values.threads !== undefined) args.push('--threads', values.threads);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
