@@ -9,7 +9,7 @@
  * the steady one.
  *
  *   nice -n 5 npx tsx tools/soak/serve-soak.ts [--decisions 10000] [--warmup 1000] [--package DIR]
- *     [--cache-mib 16] [--samples 10] [--seed 9]
+ *     [--cache-mib 16] [--samples 10] [--seed 9] [--distinct-words 0]
  *
  * Tensor count: onnxruntime-node gives no count of its own, and a Node tensor has no dispose to
  * count (its data is a JS typed array the GC frees). So the child wraps
@@ -104,9 +104,21 @@ function ask<T>(c: ChildProcess, type: string): Promise<T> {
 
 const WORDS = ['order', 'late', 'refund', 'card', 'charged', 'twice', 'parcel', 'damaged', 'help'];
 
-/** Decision i: 0-120 words of state, 1-4 questions of every type, 2-8 options. */
-function decisionBody(rng: Rng, i: number, model: string): { text: string; ids: string[] } {
-  const state = Array.from({ length: rng.int(0, 120) }, () => rng.pick(WORDS)).join(' ');
+/**
+ * Decision i: 0-120 words of state, 1-4 questions of every type, 2-8 options; plus `distinct`
+ * made-up words of 4-12 letters, each new to the tokenizer (they churn its piece cache).
+ */
+function decisionBody(
+  rng: Rng,
+  i: number,
+  model: string,
+  distinct = 0,
+): { text: string; ids: string[] } {
+  const made = Array.from({ length: distinct }, () =>
+    Array.from({ length: rng.int(4, 12) }, () => String.fromCharCode(97 + rng.int(0, 25))).join(''),
+  );
+  const words = Array.from({ length: rng.int(0, 120) }, () => rng.pick(WORDS));
+  const state = [...made, ...words].join(' ');
   const questions: Record<string, unknown> = {};
   for (let q = rng.int(1, 4); q > 0; q--) {
     const n = rng.int(2, 8);
@@ -143,6 +155,7 @@ async function parent(): Promise<void> {
       package: { type: 'string' },
       seed: { type: 'string', default: '9' },
       'cache-mib': { type: 'string', default: '16' },
+      'distinct-words': { type: 'string', default: '0' },
     },
   });
   const total = Number(values.decisions);
@@ -189,7 +202,12 @@ async function parent(): Promise<void> {
       const lane = async () => {
         while (next < to) {
           const i = next++;
-          const { text, ids } = decisionBody(caseRng(Number(values.seed), i), i, models[0]!);
+          const { text, ids } = decisionBody(
+            caseRng(Number(values.seed), i),
+            i,
+            models[0]!,
+            Number(values['distinct-words']),
+          );
           const r = await post(target, agent, text);
           const ok =
             r.status === 200 && Object.keys(JSON.parse(r.body).answers).join() === ids.join();
