@@ -14,37 +14,39 @@ import type { ModelCard } from '../../protocol/types.js';
 import { EngineError } from '../../wire/errors.js';
 import { fromWireError, type WireError } from '../../wire/wire.js';
 import type { NodeEngineOptions } from '../engine.js';
+import type { RouteReply, RouteRequest } from './route-job.js';
 import type { ServeEngine } from './server.js';
 
 /** What the pool sends a worker. */
-export interface PoolRequest {
-  type: 'decide';
-  id: number;
-  body: unknown;
-  ask?: CalibrationAsk;
-}
+export type PoolRequest =
+  | { type: 'decide'; id: number; body: unknown; ask?: CalibrationAsk }
+  | ({ type: 'route'; id: number } & RouteRequest);
 
 /** What a worker sends back. */
 export type PoolReply =
   | { type: 'ready'; manifest: PackageManifest; cards: ModelCard[] }
   | { type: 'load-failed'; error: WireError }
   | { type: 'answer'; id: number; json: string; calibrated?: CalibratedDecision }
+  | ({ type: 'routed'; id: number } & RouteReply)
   | { type: 'failed'; id: number; error: WireError };
 
 export interface EnginePool extends ServeEngine {
   /** Decisions that can run at once: the number of workers. */
   readonly lanes: number;
   readonly manifest: PackageManifest;
+  /**
+   * Routes a whole request in a worker: reading the body's JSON, validating, tokenizing and
+   * deciding all happen off the HTTP thread, which only moves bytes.
+   */
+  route(request: RouteRequest): Promise<RouteReply>;
   dispose(): Promise<void>;
 }
 
-interface Job {
-  id: number;
-  body: unknown;
-  ask?: CalibrationAsk;
-  resolve: (out: { json: string; calibrated?: CalibratedDecision }) => void;
-  reject: (error: unknown) => void;
-}
+/** A job as queued, without its promise's callbacks. */
+type JobSpec = { id: number } & (
+  { kind: 'decide'; body: unknown; ask?: CalibrationAsk } | { kind: 'route'; request: RouteRequest }
+);
+type Job = JobSpec & { resolve: (out: never) => void; reject: (error: unknown) => void };
 
 interface Lane {
   worker: Worker;
@@ -121,9 +123,14 @@ export async function startEnginePool(
       if (lane.job !== null || waiting.length === 0) continue;
       const job = waiting.shift()!;
       lane.job = job;
-      const message: PoolRequest = { type: 'decide', id: job.id, body: job.body };
-      if (job.ask !== undefined) message.ask = job.ask;
-      lane.worker.postMessage(message);
+      if (job.kind === 'route') {
+        const message: PoolRequest = { type: 'route', id: job.id, ...job.request };
+        lane.worker.postMessage(message, job.request.body ? [job.request.body] : []);
+      } else {
+        const message: PoolRequest = { type: 'decide', id: job.id, body: job.body };
+        if (job.ask !== undefined) message.ask = job.ask;
+        lane.worker.postMessage(message);
+      }
     }
   };
 
@@ -132,11 +139,14 @@ export async function startEnginePool(
     lanes.push(lane);
     worker.on('message', (m: PoolReply) => {
       const job = lane.job;
-      if (job === null || (m.type !== 'answer' && m.type !== 'failed') || m.id !== job.id) return;
+      if (job === null || !('id' in m) || m.id !== job.id) return;
       lane.job = null;
+      const resolve = job.resolve as (out: unknown) => void;
       if (m.type === 'answer') {
-        job.resolve(m.calibrated !== undefined ? { json: m.json, calibrated: m.calibrated } : m);
-      } else job.reject(fromWireError(m.error));
+        resolve(m.calibrated !== undefined ? { json: m.json, calibrated: m.calibrated } : m);
+      } else if (m.type === 'routed') {
+        resolve({ status: m.status, headers: m.headers, body: m.body });
+      } else if (m.type === 'failed') job.reject(fromWireError(m.error));
       dispatch();
     });
     worker.once('exit', (code) => {
@@ -160,17 +170,19 @@ export async function startEnginePool(
     adopt((s as PromiseFulfilledResult<Awaited<ReturnType<typeof startWorker>>>).value.worker);
   }
 
-  const submit = (body: unknown, ask?: CalibrationAsk) =>
-    new Promise<{ json: string; calibrated?: CalibratedDecision }>((resolve, reject) => {
+  const enqueue = <T>(make: (id: number) => JobSpec) =>
+    new Promise<T>((resolve, reject) => {
       if (disposed) {
         reject(new EngineError('The engine pool was disposed'));
         return;
       }
-      const job: Job = { id: nextId++, body, resolve, reject };
-      if (ask !== undefined) job.ask = ask;
-      waiting.push(job);
+      waiting.push({ ...make(nextId++), resolve, reject } as unknown as Job);
       dispatch();
     });
+  const submit = (body: unknown, ask?: CalibrationAsk) =>
+    enqueue<{ json: string; calibrated?: CalibratedDecision }>((id) =>
+      ask !== undefined ? { id, kind: 'decide', body, ask } : { id, kind: 'decide', body },
+    );
 
   return {
     lanes: workers,
@@ -178,6 +190,7 @@ export async function startEnginePool(
     modelCards: () => first.cards,
     decide: (body) => submit(body),
     decideCalibrated: (body, ask) => submit(body, ask),
+    route: (request) => enqueue<RouteReply>((id) => ({ id, kind: 'route', request })),
     async dispose() {
       disposed = true;
       for (const job of waiting.splice(0))

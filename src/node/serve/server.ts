@@ -17,6 +17,7 @@ import { authenticationError } from '../../http/openai-errors.js';
 import { handleRoute, routeDialect } from '../../http/routes.js';
 import { AbortedError } from '../../wire/errors.js';
 import { LaneQueue } from './lanes.js';
+import type { RouteReply, RouteRequest } from './route-job.js';
 import { overloadedError } from '../../protocol/errors.js';
 import type { ModelCard } from '../../protocol/types.js';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
@@ -44,6 +45,11 @@ export interface ServeEngine {
     body: unknown,
     ask: CalibrationAsk,
   ): Promise<{ json: string; calibrated?: CalibratedDecision }>;
+  /**
+   * Optional: routes a whole POST itself (an engine pool does it in a worker, so the body's JSON
+   * is parsed off the HTTP thread). Without it, the server runs handleRoute and calls `decide`.
+   */
+  route?(request: RouteRequest): Promise<RouteReply>;
 }
 
 /** A loaded package as the server's engine; its model cards list the name, then the aliases. */
@@ -339,6 +345,35 @@ export async function startServer(
     res.once('close', () => {
       if (!res.writableFinished) gone.abort();
     });
+    const routeInEngine = engine.route?.bind(engine);
+    if (routeInEngine && method === 'POST' && queue.size < maxQueue) {
+      // In arrival order like any decision; a full queue falls through to handleRoute below,
+      // whose decide answers 503 overloaded in the path's dialect.
+      const id = nextJob++;
+      ticket.job = id;
+      const onAbort = () => queue.cancel(id);
+      gone.signal.addEventListener('abort', onAbort, { once: true });
+      let reply: RouteReply;
+      try {
+        // A copy: a small Buffer may share node's allocation pool, which must not be transferred.
+        const bytes = body?.buffer.slice(body.byteOffset, body.byteOffset + body.length);
+        const contentType = String(req.headers['content-type'] ?? 'application/json');
+        const job: RouteRequest = { method, url: url.href, contentType };
+        if (bytes !== undefined) job.body = bytes as ArrayBuffer;
+        reply = await queue.push(id, () => routeInEngine(job));
+      } catch (e) {
+        if (e instanceof AbortedError) return; // nobody is listening any more
+        const message = `Internal error: ${(e as Error).message}`;
+        return refuse(res, path, { status: 500, message });
+      } finally {
+        gone.signal.removeEventListener('abort', onAbort);
+      }
+      const headers = Object.fromEntries(reply.headers);
+      if (reply.status === 503) headers['retry-after'] = String(RETRY_AFTER_S);
+      if (reply.status === 405) headers['allow'] = allowedMethods(path);
+      if (closing) headers['connection'] = 'close';
+      return send(res, reply.status, headers, Buffer.from(reply.body));
+    }
     const request = new Request(url, {
       method,
       headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
