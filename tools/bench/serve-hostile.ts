@@ -12,12 +12,11 @@
  *   npx tsx tools/bench/serve-hostile.ts [--package models/clef-nano] [--words 100]
  *     [--word-kib 1000] [--seconds 10] [--idle 300] [--client-timeout-ms 3000]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { rssMiB, startServeCli, stopServeCli } from './serve-cli.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,25 +28,6 @@ const { values } = parseArgs({
     'client-timeout-ms': { type: 'string', default: '3000' },
   },
 });
-
-const rssMiB = (pid: number) =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-
-async function startServe(): Promise<{ child: ChildProcess; port: number; model: string }> {
-  const args = ['bin/clef-web.mjs', 'serve', values.package!, '--port', '0', '--quiet'];
-  args.push('--client-timeout-ms', values['client-timeout-ms']!);
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${out}`)));
-  });
-  return { child, port, model: /serve: (\S+) \(/.exec(out)?.[1] ?? 'clef-nano' };
-}
 
 function send(
   port: number,
@@ -100,7 +80,10 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')}`,
 );
-const { child, port, model } = await startServe();
+const { child, port, model } = await startServeCli(values.package!, [
+  '--client-timeout-ms',
+  values['client-timeout-ms']!,
+]);
 const decision = (state: string) =>
   JSON.stringify({ model, state, questions: { q: { type: 'noul' } } });
 try {
@@ -190,6 +173,5 @@ try {
   );
   for (const s of idle) s.destroy();
 } finally {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await stopServeCli(child);
 }

@@ -13,11 +13,11 @@
  * `--threads` is onnxruntime's intra-op threads per worker (serve's --threads), to compare
  * `--workers 1 --threads 2` with `--workers 2`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { rssMiB, startServeCli, stopServeCli } from './serve-cli.js';
 
 const { values } = parseArgs({
   options: {
@@ -50,32 +50,6 @@ function requestBody(model: string, i: number): string {
     state: `#${i} ${words.join(' ')}`,
     questions: { intent: { type: 'choice', criteria } },
   });
-}
-
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-}
-
-async function startServe(
-  workers: number,
-): Promise<{ child: ChildProcess; port: number; model: string }> {
-  const args = ['bin/clef-web.mjs', 'serve', values.package!, '--port', '0', '--quiet'];
-  args.push('--workers', String(workers), '--max-queue', '1024');
-  if (values['cache-mb'] !== undefined) args.push('--cache-mb', values['cache-mb']);
-  if (values.threads !== undefined) args.push('--threads', values.threads);
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${out}`)));
-  });
-  const model = /serve: (\S+) \(/.exec(out)?.[1] ?? 'clef-nano';
-  return { child, port, model };
 }
 
 function post(agent: Agent, port: number, body: string): Promise<number> {
@@ -161,7 +135,10 @@ const load = {
 };
 console.log(`machine: ${cpus().length} cores, load average ${load.start} (1/5/15 min)`);
 for (const workers of list(values.workers!)) {
-  const { child, port, model } = await startServe(workers);
+  const extra = ['--workers', String(workers), '--max-queue', '1024'];
+  if (values['cache-mb'] !== undefined) extra.push('--cache-mb', values['cache-mb']);
+  if (values.threads !== undefined) extra.push('--threads', values.threads);
+  const { child, port, model } = await startServeCli(values.package!, extra);
   try {
     // Warm-up: every worker runs a few decisions (first runs allocate).
     await level(port, model, workers * 2, workers * 20);
@@ -177,8 +154,7 @@ for (const workers of list(values.workers!)) {
       );
     }
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await stopServeCli(child);
   }
 }
 load.end = loadavg()
