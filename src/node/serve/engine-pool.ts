@@ -5,7 +5,7 @@
  * arrival order (lanes.ts); the pool gives each to an idle worker. Every worker holds the whole
  * package and its own prefix cache: memory grows with N (docs/reliability.md, "Cores").
  *
- * A worker that dies fails the decision it was running (500, engine_failed) and is replaced.
+ * A worker that dies fails the decision it was running (500) and is replaced (no test kills one).
  */
 import { Worker } from 'node:worker_threads';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
