@@ -19,6 +19,10 @@ import type {
 /** Turns text into token ids without inserting any special token (BOS, EOS, ...). */
 export interface TextTokenizer {
   encode(text: string): number[];
+  /** A lower bound on `encode(text).length` in constant time (ClefTokenizer has one). */
+  minTokens?(text: string): number;
+  /** `encode`, or a lower bound over `limit` found without tokenizing (ClefTokenizer's). */
+  encodeWithin?(text: string, limit: number): { ids: number[] } | { atLeast: number };
 }
 
 export const SYSTEM_PROMPT =
@@ -186,6 +190,32 @@ function shift([start, end]: [number, number], offset: number): [number, number]
 }
 
 /**
+ * Refuses, before any tokenizing, a request whose text is so long that it cannot fit: the
+ * tokenizer's constant-time lower bound over the state, the instructions and the options'
+ * semantics. Tokenizing is linear-ish in the text, and a 1 MiB body would otherwise take
+ * seconds of CPU just to learn it is too long.
+ */
+function refuseOverLong(
+  tokenizer: TextTokenizer,
+  request: ValidRequest,
+  stateText: string,
+  maxTokens: number,
+): void {
+  const minTokens = tokenizer.minTokens?.bind(tokenizer);
+  if (!minTokens) return;
+  let bound = minTokens(stateText);
+  for (const question of request.questions) {
+    bound += minTokens(renderValue(effectiveInstructions(question)));
+    // Each description is tokenized inside its option's rendered semantics, which holds it.
+    for (const [, description] of question.criteria) {
+      if (description !== null) bound += minTokens(renderValue(description));
+    }
+    if (bound > maxTokens) break;
+  }
+  if (bound > maxTokens) throw maxTokensExceededError(bound, maxTokens, true);
+}
+
+/**
  * Encodes a validated request as the model's input. Refuses (max_tokens_exceeded) when the
  * input is longer than `maxTokens`; with `truncateState` it instead keeps the state's first
  * tokens, as the reference does, and refuses only when even an empty state does not fit.
@@ -198,8 +228,18 @@ export function encodeRequest(
   const { maxTokens, truncateState = false } = options;
   const prefix = fixedPiece(tokenizer, PROMPT_PREFIX);
   const suffix = fixedPiece(tokenizer, PROMPT_SUFFIX);
+  const stateText = renderValue(request.state);
+  if (!truncateState) refuseOverLong(tokenizer, request, stateText, maxTokens);
   const schema = encodeSchema(tokenizer, request);
-  let state = tokenizer.encode(renderValue(request.state));
+  let state: number[];
+  const within = truncateState ? undefined : tokenizer.encodeWithin?.bind(tokenizer);
+  if (within) {
+    const fixed = prefix.length + schema.ids.length + suffix.length;
+    const encoded = within(stateText, maxTokens - fixed);
+    if ('atLeast' in encoded)
+      throw maxTokensExceededError(fixed + encoded.atLeast, maxTokens, true);
+    state = encoded.ids;
+  } else state = tokenizer.encode(stateText);
 
   const fixedLength = prefix.length + schema.ids.length + suffix.length;
   const fullLength = fixedLength + state.length;

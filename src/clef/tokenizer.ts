@@ -34,6 +34,20 @@ const CLASS_SPLIT_REGEX: Record<string, string> = {
 export interface ClefTokenizer {
   /** Token ids of `text`; no special tokens are inserted. */
   encode(text: string): number[];
+  /**
+   * `encode(text)` unless the text's length alone proves it is more than `limit` tokens: then
+   * `{ atLeast }`, a lower bound over `limit`, found without running BPE (see `minTokens`).
+   */
+  encodeWithin(text: string, limit: number): { ids: number[] } | { atLeast: number };
+  /**
+   * A lower bound on `encode(text).length` from the text's length alone, in constant time: no
+   * token spells more than `longestTokenChars` UTF-16 units of normalized text, and NFC
+   * shortens a text at most 4 times (a character's canonical decomposition has at most 4 code
+   * points).
+   */
+  minTokens(text: string): number;
+  /** The most UTF-16 units one token stands for (the longest vocabulary or added token). */
+  readonly longestTokenChars: number;
   /** Text of the ids (added tokens as written; invalid UTF-8 becomes U+FFFD). */
   decode(ids: number[]): string;
   /** Id of a vocabulary entry (byte-level spelling, e.g. `Ġthe`) or an added token. */
@@ -49,6 +63,33 @@ export interface LoadTokenizerOptions {
    * 'tokenizer.json': always tokenizer.json's own regex (as the `tokenizers` library loads it).
    */
   splitRegexFrom?: 'transformers' | 'tokenizer.json';
+  /**
+   * Bytes the cache of tokenized pieces may hold (estimated: keys, ids and entry overhead;
+   * default DEFAULT_TOKENIZER_CACHE_BYTES). When full it is emptied.
+   */
+  cacheBytes?: number;
+}
+
+/** 4 MiB: ~17,000 word pieces (measured ~240 B each), so a steady vocabulary of requests hits. */
+export const DEFAULT_TOKENIZER_CACHE_BYTES = 4 * 2 ** 20;
+/**
+ * Longer pieces are tokenized every time, not cached: a long run without spaces (a hash, a
+ * base64 blob) rarely repeats, and one would take a large share of the cache.
+ */
+const LONGEST_CACHED_PIECE = 256;
+/**
+ * Bytes of one cache entry besides its key and ids: Map slot, string and array headers, the
+ * hash table's slack. Measured: ~240 B per entry of a short word on Node 20.
+ */
+const CACHE_ENTRY_OVERHEAD = 176;
+
+/**
+ * A copy of `s` that does not share storage with a longer string: V8 keeps a substring of 13 or
+ * more characters as a view of the string it was cut from, so a cached piece would keep a whole
+ * request's text alive. JSON round-trips every string (lone surrogates too) into a fresh one.
+ */
+function ownCopy(s: string): string {
+  return JSON.parse(JSON.stringify(s)) as string;
 }
 
 /** GPT-2's byte -> printable character table; entry b is the character for byte b. */
@@ -195,6 +236,8 @@ class ByteLevelBpe implements ClefTokenizer {
   private readonly addedSplitter: RegExp | null;
   private readonly addedIds = new Map<string, number>();
   private readonly cache = new Map<string, number[]>();
+  private cacheBytes = 0;
+  readonly longestTokenChars: number;
   private readonly utf8 = new TextEncoder();
   private readonly utf8Decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   /** Byte-level character code -> byte, -1 for characters outside the alphabet. */
@@ -209,8 +252,14 @@ class ByteLevelBpe implements ClefTokenizer {
     private readonly isAdded: Uint8Array,
     private readonly split: RegExp,
     private readonly byteIds: number[],
+    private readonly cacheBudget: number,
   ) {
     this.vocabSize = idToToken.length;
+    // A byte-level token's characters are its bytes, each at least one UTF-16 unit of text.
+    let longest = 1;
+    for (const token of vocab.keys()) longest = Math.max(longest, token.length);
+    for (const t of added) longest = Math.max(longest, t.content.length);
+    this.longestTokenChars = longest;
     byteLevelAlphabet().forEach((ch, b) => (this.charToByte[ch.charCodeAt(0)] = b));
     for (const t of added) this.addedIds.set(t.content, t.id);
     const longestFirst = added.map((t) => t.content).sort((x, y) => y.length - x.length);
@@ -223,17 +272,28 @@ class ByteLevelBpe implements ClefTokenizer {
   }
 
   encode(text: string): number[] {
+    return (this.encodeWithin(text, Infinity) as { ids: number[] }).ids;
+  }
+
+  minTokens(text: string): number {
+    return Math.ceil(text.length / (4 * this.longestTokenChars));
+  }
+
+  encodeWithin(text: string, limit: number): { ids: number[] } | { atLeast: number } {
+    const bound = this.minTokens(text);
+    if (bound > limit) return { atLeast: bound };
     const ids: number[] = [];
     let start = 0;
     if (this.addedSplitter) {
       for (const match of text.matchAll(this.addedSplitter)) {
-        this.encodeSegment(text.slice(start, match.index), ids);
+        const over = this.encodeSegment(text.slice(start, match.index), ids, limit);
+        if (over !== undefined) return { atLeast: over };
         ids.push(this.addedIds.get(match[0])!);
         start = match.index + match[0].length;
       }
     }
-    this.encodeSegment(text.slice(start), ids);
-    return ids;
+    const over = this.encodeSegment(text.slice(start), ids, limit);
+    return over !== undefined ? { atLeast: over } : { ids };
   }
 
   decode(ids: number[]): string {
@@ -262,9 +322,15 @@ class ByteLevelBpe implements ClefTokenizer {
     return true;
   }
 
-  private encodeSegment(segment: string, ids: number[]): void {
-    if (segment.length === 0) return;
+  /**
+   * Appends the segment's ids; or, when its normalized length proves the total would pass
+   * `limit`, appends nothing and returns that lower bound (before any BPE work).
+   */
+  private encodeSegment(segment: string, ids: number[], limit: number): number | undefined {
+    if (segment.length === 0) return undefined;
     const normalized = segment.normalize('NFC');
+    const bound = ids.length + Math.ceil(normalized.length / this.longestTokenChars);
+    if (bound > limit) return bound;
     let end = 0;
     for (const match of normalized.matchAll(this.split)) {
       // Text no alternative matched is a piece too (Isolated split); Qwen's regex leaves none.
@@ -273,6 +339,7 @@ class ByteLevelBpe implements ClefTokenizer {
       end = match.index + match[0].length;
     }
     if (end < normalized.length) this.encodePiece(normalized.slice(end), ids);
+    return undefined;
   }
 
   private encodePiece(piece: string, ids: number[]): void {
@@ -280,8 +347,17 @@ class ByteLevelBpe implements ClefTokenizer {
     if (pieceIds === undefined) {
       const byteTokens = Array.from(this.utf8.encode(piece), (b) => this.byteIds[b]!);
       pieceIds = applyMerges(byteTokens, this.merges);
-      if (this.cache.size >= 50_000) this.cache.clear();
-      this.cache.set(piece, pieceIds);
+      if (piece.length <= LONGEST_CACHED_PIECE) {
+        const bytes = 2 * piece.length + 8 * pieceIds.length + CACHE_ENTRY_OVERHEAD;
+        if (this.cacheBytes + bytes > this.cacheBudget) {
+          this.cache.clear();
+          this.cacheBytes = 0;
+        }
+        if (bytes <= this.cacheBudget) {
+          this.cache.set(ownCopy(piece), pieceIds);
+          this.cacheBytes += bytes;
+        }
+      }
     }
     for (const id of pieceIds) ids.push(id);
   }
@@ -367,5 +443,6 @@ export function loadTokenizerSync(
     merges.set(a, b, rank, merged);
   });
   const split = compileSplitRegex(splitRegex);
-  return new ByteLevelBpe(vocab, added, merges, idToToken, isAdded, split, byteIds);
+  const cacheBudget = options.cacheBytes ?? DEFAULT_TOKENIZER_CACHE_BYTES;
+  return new ByteLevelBpe(vocab, added, merges, idToToken, isAdded, split, byteIds, cacheBudget);
 }

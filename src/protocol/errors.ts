@@ -154,11 +154,18 @@ export function notJsonBodyError(message: string): SystemOneError {
   return usage('api_usage_error', message);
 }
 
-/** 400 max_tokens_exceeded: `input is N tokens; the model reads at most M`. */
-export function maxTokensExceededError(inputTokens: number, maxTokens: number): SystemOneError {
+/**
+ * 400 max_tokens_exceeded: `input is N tokens; the model reads at most M`, or `input is at
+ * least N tokens; ...` when the input was refused from its length before it was tokenized.
+ */
+export function maxTokensExceededError(
+  inputTokens: number,
+  maxTokens: number,
+  atLeast = false,
+): SystemOneError {
   return usage(
     'max_tokens_exceeded',
-    `input is ${inputTokens} tokens; the model reads at most ${maxTokens}`,
+    `input is ${atLeast ? 'at least ' : ''}${inputTokens} tokens; the model reads at most ${maxTokens}`,
   );
 }
 

@@ -125,7 +125,8 @@ export function checkResponse(
       : [`${status} (want 413): ${text.slice(0, 200)}`];
   }
   if (e.status === 200 && status === 400 && !e.small && errorOk('max_tokens_exceeded')) {
-    const m = /^input is (\d+) tokens; the model reads at most (\d+)$/.exec(
+    // `at least N`: refused from its length alone, before tokenizing (system-one.md).
+    const m = /^input is (?:at least )?(\d+) tokens; the model reads at most (\d+)$/.exec(
       error!.message as string,
     );
     const ok = m !== null && Number(m[1]) > Number(m[2]) && Number(m[2]) === o.contextTokens;

@@ -3,7 +3,7 @@
  *
  *   npm run models:tiny && node tools/sw/build-routes.mjs
  *   nice -n 5 npx tsx tools/soak/browser-soak.ts [--device wasm|webgpu|both] [--count 1000]
- *       [--warmup 600] [--json out.json] [--batch 100] [--requests varied|invalid]
+ *       [--warmup 600] [--json out.json] [--batch 100] [--requests varied|invalid|distinct]
  *
  * Starts the Vite dev server and Debian's Chromium, loads the tiny package with createClef on
  * each device, warms up, then runs `count` decisions of varied size (states of a few to a few
@@ -32,7 +32,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '600' },
     json: { type: 'string' },
     // 'invalid': only requests refused before the model (422), to tell the messaging layer's
-    // memory from the runtime's.
+    // memory from the runtime's. 'distinct': every state has made-up words new to the tokenizer.
     requests: { type: 'string', default: 'varied' },
     // Decisions between two samples.
     batch: { type: 'string', default: '100' },
@@ -134,7 +134,8 @@ async function runBatch(
   page: Page,
   batch: { seed: number; start: number; n: number; sizes: number[]; sweep: boolean },
 ): Promise<void> {
-  const kind = values.requests === 'invalid' ? 'invalid' : 'varied';
+  const kind =
+    values.requests === 'invalid' || values.requests === 'distinct' ? values.requests : 'varied';
   const failures = await page.evaluate(
     async ({ seed, start, n, sizes, sweep, kind }) => {
       const path = '/tools/soak/soak-requests.ts';

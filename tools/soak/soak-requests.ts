@@ -24,7 +24,7 @@ export function request(
   i: number,
   sizes: number[],
   sweep = false,
-  mode: 'varied' | 'invalid' = 'varied',
+  mode: 'varied' | 'invalid' | 'distinct' = 'varied',
 ): object {
   if (mode === 'invalid') {
     return { model: 'clef-tiny', state: i, questions: { q: { type: 'noul' } } };
@@ -38,6 +38,15 @@ export function request(
   const sr = pooled ? rng(seed + Math.floor(r() * 20)) : r;
   const size = big ? sizes[i % sizes.length]! : sizes[Math.floor(sr() * sizes.length)]!;
   const stateWords = Array.from({ length: size }, () => WORDS[Math.floor(sr() * WORDS.length)]);
+  // 'distinct': every state also starts with 3 made-up words the tokenizer has never seen, so
+  // its piece cache keeps meeting new entries (issue 27: it is bounded by bytes).
+  if (mode === 'distinct' && !big) {
+    const made = () =>
+      Array.from({ length: 4 + Math.floor(r() * 9) }, () =>
+        String.fromCharCode(97 + Math.floor(r() * 26)),
+      ).join('');
+    stateWords.unshift(made(), made(), made());
+  }
   // The sweep's requests are the largest of their size: the object form, 4 choices of 5 options.
   const kind = big ? 1 : Math.floor(sr() * 3);
   const state =
@@ -77,7 +86,7 @@ export function requests(
   start: number,
   n: number,
   sizes: number[],
-  mode: 'varied' | 'invalid',
+  mode: 'varied' | 'invalid' | 'distinct',
   sweep = false,
 ): object[] {
   return Array.from({ length: n }, (_, k) => request(seed, start + k, sizes, sweep, mode));

@@ -5,7 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { bundledModelDir } from '../bundled.js';
-import { loadNodePackage } from '../engine.js';
+import { NODE_DEFAULT_CACHE_BUDGET_BYTES, type NodeEngineOptions } from '../engine.js';
+import { startEnginePool } from './engine-pool.js';
 import { checkAccessOptions } from './access.js';
 import { isLoopbackHost } from './refusals.js';
 import {
@@ -14,7 +15,6 @@ import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_QUEUE,
   DEFAULT_PORT,
-  nodeEngineBackend,
   startServer,
   type ServeOptions,
 } from './server.js';
@@ -27,7 +27,9 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
   [--shutdown-grace-ms N]         time to finish in-flight requests on SIGINT/SIGTERM, default 30000
   [--api-key KEY]                 require Authorization: Bearer KEY on every request (or set CLEF_WEB_API_KEY)
   [--insecure-no-auth]            allow a non-loopback --host without a key
-  [--threads N] [--quiet]`;
+  [--workers N]                   engines in worker threads, each deciding on its own core, default 1
+  [--cache-mb N]                  prefix cache per worker in MiB, default ${NODE_DEFAULT_CACHE_BUDGET_BYTES / 2 ** 20} (0: off)
+  [--threads N] [--quiet]         onnxruntime threads per worker (default: 1 with --workers > 1)`;
 
 /** The environment variable `serve` reads its API key from when --api-key is not given. */
 export const API_KEY_ENV = 'CLEF_WEB_API_KEY';
@@ -52,6 +54,8 @@ export async function serveMain(argv: string[]): Promise<number> {
   let options: ServeOptions & { host: string };
   let graceMs: number;
   let threads: number | null;
+  let workers: number;
+  let cacheMb: number | null;
   try {
     ({ values, positionals } = parseArgs({
       args: argv,
@@ -65,6 +69,8 @@ export async function serveMain(argv: string[]): Promise<number> {
         'client-timeout-ms': { type: 'string' },
         'shutdown-grace-ms': { type: 'string' },
         threads: { type: 'string' },
+        workers: { type: 'string' },
+        'cache-mb': { type: 'string' },
         quiet: { type: 'boolean' },
         'api-key': { type: 'string' },
         'insecure-no-auth': { type: 'boolean' },
@@ -89,6 +95,9 @@ export async function serveMain(argv: string[]): Promise<number> {
     checkAccessOptions(options.host, options);
     graceMs = positiveInt('shutdown-grace-ms', values['shutdown-grace-ms'], 30_000, 0);
     threads = values.threads !== undefined ? positiveInt('threads', values.threads, 1) : null;
+    workers = positiveInt('workers', values.workers, 1);
+    cacheMb =
+      values['cache-mb'] !== undefined ? positiveInt('cache-mb', values['cache-mb'], 0, 0) : null;
   } catch (e) {
     console.error(`${(e as Error).message}\n${SERVE_USAGE}`);
     return 2;
@@ -96,14 +105,18 @@ export async function serveMain(argv: string[]): Promise<number> {
 
   let engine;
   try {
+    const engineOptions: NodeEngineOptions = {};
+    if (threads !== null) engineOptions.threads = threads;
+    if (cacheMb !== null) engineOptions.cacheBudgetBytes = cacheMb * 2 ** 20;
     // No package named: the bundled clef-nano, so `npx clef-web serve` answers at once.
-    engine = await loadNodePackage(positionals[0] ?? bundledModelDir(), threads ? { threads } : {});
+    const dir = positionals[0] ?? bundledModelDir();
+    engine = await startEnginePool(dir, workers, engineOptions);
   } catch (e) {
     console.error(`clef-web serve: ${(e as Error).message}`);
     return 1;
   }
   const quiet = values.quiet === true;
-  const server = await startServer(nodeEngineBackend(engine), {
+  const server = await startServer(engine, {
     ...options,
     onResponse: quiet
       ? undefined
@@ -116,7 +129,7 @@ export async function serveMain(argv: string[]): Promise<number> {
   const auth = options.apiKey !== undefined ? 'API key required' : 'no API key';
   const reach = server.url === server.boundUrl ? '' : ` (from this machine: ${server.url})`;
   console.log(
-    `clef-web serve: ${model.name} (${variant.dtype}) listening on ${server.boundUrl}${reach}, ${auth}`,
+    `clef-web serve: ${model.name} (${variant.dtype}) listening on ${server.boundUrl}${reach}, ${auth}, ${workers} worker${workers === 1 ? '' : 's'}`,
   );
   console.log(
     `  POST /v1/systemone, /v1/decisions (System One or OpenAI), /v1/chat/completions,` +

@@ -6,7 +6,7 @@
  * CORS headers and refuses requests that carry another origin's `Origin`, so a web page can
  * neither read its answers nor spend its CPU; it refuses a `Host` other than the address it
  * serves (DNS rebinding); it caps body size, queued requests and the time a client may take to
- * send its request. Decisions run one at a time in arrival order (the engine is serial).
+ * send its request. Decisions start in arrival order, as many at once as the engine has lanes (workers).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -16,7 +16,8 @@ import { allowedHostHeaders, checkAccessOptions } from './access.js';
 import { authenticationError } from '../../http/openai-errors.js';
 import { handleRoute, routeDialect } from '../../http/routes.js';
 import { AbortedError } from '../../wire/errors.js';
-import { SerialQueue } from '../../engine/queue.js';
+import { LaneQueue } from './lanes.js';
+import type { RouteReply, RouteRequest } from './route-job.js';
 import { overloadedError } from '../../protocol/errors.js';
 import type { ModelCard } from '../../protocol/types.js';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
@@ -24,9 +25,19 @@ import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
 import { escapeLoneSurrogates, notJsonBytes, refusalBody, type Refusal } from './refusals.js';
+import {
+  answerAndClose,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  limitConnectionsPerClient,
+} from './connections.js';
+import { allowedMethods, notJsonContentType, targetOf } from './request-target.js';
 
 /** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
 export interface ServeEngine {
+  /** Decisions it can run at once (default 1): an engine pool's worker count. */
+  readonly lanes?: number;
   decide(body: unknown): Promise<{ json: string }>;
   modelCards(): ModelCard[];
   /** Optional: serves `/v1/clef/calibrated` (the body plus the calibrated extension). */
@@ -34,6 +45,11 @@ export interface ServeEngine {
     body: unknown,
     ask: CalibrationAsk,
   ): Promise<{ json: string; calibrated?: CalibratedDecision }>;
+  /**
+   * Optional: routes a whole POST itself (an engine pool does it in a worker, so the body's JSON
+   * is parsed off the HTTP thread). Without it, the server runs handleRoute and calls `decide`.
+   */
+  route?(request: RouteRequest): Promise<RouteReply>;
 }
 
 /** A loaded package as the server's engine; its model cards list the name, then the aliases. */
@@ -60,8 +76,17 @@ export interface ServeOptions {
   maxBodyBytes?: number;
   /** Requests waiting for or in the engine (default 128); one more gets 503 overloaded. */
   maxQueue?: number;
-  /** Time a client has to send its headers and its body (default 30 s); then 408. */
+  /**
+   * Time a client has to send a request's headers (from opening the connection, or from the
+   * previous answer), and then its body (default 30 s); then 408 and the connection closed.
+   */
   clientTimeoutMs?: number;
+  /** Idle time between two requests on a keep-alive connection before it is closed (5 s). */
+  keepAliveTimeoutMs?: number;
+  /** Connections one client address may hold (default 256); more are closed on arrival. */
+  maxConnectionsPerClient?: number;
+  /** Connections in all (default 1024); more are closed on arrival. */
+  maxConnections?: number;
   /** Extra `Host` names to accept (a DNS name pointing at a non-loopback bind). */
   allowedHosts?: string[];
   /** Called once per answered request (access log, tests). */
@@ -162,7 +187,7 @@ export async function startServer(
   const clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
   const apiKey = options.apiKey;
   checkAccessOptions(host, options);
-  const queue = new SerialQueue();
+  const queue = new LaneQueue(engine.lanes ?? 1);
   let allowedHosts = new Set<string>();
   let closing = false;
   let received = 0;
@@ -195,7 +220,10 @@ export async function startServer(
     const started = performance.now();
     const ticket = { job: 0 };
     const rawPath = req.url ?? '/';
-    const path = rawPath.split('?')[0] ?? '/';
+    // Absolute-form targets (`http://host/path`) are read as their path once their host
+    // is checked below; anything else is origin-form.
+    const target = targetOf(rawPath);
+    const path = target.path;
     res.on('finish', () => {
       const requestId = String(res.getHeader('x-typesafe-request-id') ?? '');
       const ms = Math.round(performance.now() - started);
@@ -239,16 +267,30 @@ export async function startServer(
       }
     }
 
+    // A target that names a host (`//evil.example/...`, `http://evil.example/...`) other than
+    // one this server answers to: refused, not routed as if it were ours.
+    if (target.host !== undefined && !allowedHosts.has(target.host)) {
+      const message = `The request target ${rawPath} names a host this server does not serve`;
+      return refuse(res, path, { status: 400, message }, true);
+    }
     let url: URL;
     try {
-      url = new URL(rawPath, `http://${boundUrlHost}`);
+      url = new URL(target.originForm, `http://${boundUrlHost}`);
     } catch {
       return refuse(res, path, { status: 400, message: `Bad request target ${rawPath}` }, true);
     }
 
     let body: Buffer | undefined;
-    const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD') {
+    // HEAD is answered as GET is, without the body (node:http drops it for HEAD).
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    if (method !== 'GET') {
+      const declaredType = notJsonContentType(req.headers['content-type']);
+      if (declaredType !== undefined) {
+        const message =
+          `The body is declared as ${declaredType}; send it as application/json ` +
+          `(curl: -H 'content-type: application/json')`;
+        return refuse(res, path, { status: 415, message, code: 'unsupported_media_type' }, true);
+      }
       const declared = Number(req.headers['content-length'] ?? 0);
       const tooLarge: Refusal = {
         status: 413,
@@ -303,6 +345,35 @@ export async function startServer(
     res.once('close', () => {
       if (!res.writableFinished) gone.abort();
     });
+    const routeInEngine = engine.route?.bind(engine);
+    if (routeInEngine && method === 'POST' && queue.size < maxQueue) {
+      // In arrival order like any decision; a full queue falls through to handleRoute below,
+      // whose decide answers 503 overloaded in the path's dialect.
+      const id = nextJob++;
+      ticket.job = id;
+      const onAbort = () => queue.cancel(id);
+      gone.signal.addEventListener('abort', onAbort, { once: true });
+      let reply: RouteReply;
+      try {
+        // A copy: a small Buffer may share node's allocation pool, which must not be transferred.
+        const bytes = body?.buffer.slice(body.byteOffset, body.byteOffset + body.length);
+        const contentType = String(req.headers['content-type'] ?? 'application/json');
+        const job: RouteRequest = { method, url: url.href, contentType };
+        if (bytes !== undefined) job.body = bytes as ArrayBuffer;
+        reply = await queue.push(id, () => routeInEngine(job));
+      } catch (e) {
+        if (e instanceof AbortedError) return; // nobody is listening any more
+        const message = `Internal error: ${(e as Error).message}`;
+        return refuse(res, path, { status: 500, message });
+      } finally {
+        gone.signal.removeEventListener('abort', onAbort);
+      }
+      const headers = Object.fromEntries(reply.headers);
+      if (reply.status === 503) headers['retry-after'] = String(RETRY_AFTER_S);
+      if (reply.status === 405) headers['allow'] = allowedMethods(path);
+      if (closing) headers['connection'] = 'close';
+      return send(res, reply.status, headers, Buffer.from(reply.body));
+    }
     const request = new Request(url, {
       method,
       headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
@@ -331,6 +402,7 @@ export async function startServer(
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => (headers[name] = value));
     if (response.status === 503) headers['retry-after'] = String(RETRY_AFTER_S);
+    if (response.status === 405) headers['allow'] = allowedMethods(path);
     if (closing) headers['connection'] = 'close';
     send(res, response.status, headers, bytes);
   }
@@ -339,6 +411,7 @@ export async function startServer(
     {
       requestTimeout: clientTimeoutMs + 1000,
       headersTimeout: clientTimeoutMs,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, clientTimeoutMs / 4)),
     },
     (req, res) => {
@@ -350,8 +423,12 @@ export async function startServer(
       });
     },
   );
-  // Slow clients each hold a socket: past this many, new connections are dropped.
-  server.maxConnections = Math.max(64, maxQueue * 2);
+  // Slow clients each hold a socket: past these many, new connections are dropped.
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  limitConnectionsPerClient(
+    server,
+    options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  );
   // `Expect: 100-continue`: refuse an oversized body before the client sends it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const authorized =
@@ -371,7 +448,8 @@ export async function startServer(
       status,
       message: timeout ? `The request took over ${clientTimeoutMs} ms` : 'Malformed HTTP request',
     });
-    socket.end(
+    answerAndClose(
+      socket,
       `HTTP/1.1 ${status} ${timeout ? 'Request Timeout' : 'Bad Request'}\r\n` +
         `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n` +
         `x-typesafe-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${text}`,

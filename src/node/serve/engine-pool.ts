@@ -1,0 +1,211 @@
+/**
+ * `clef-web serve`'s engines: N worker threads (engine-worker.ts), each with its own copy of the
+ * package loaded, so decisions run on N cores at once and the HTTP event loop never waits for a
+ * tokenizer or a model run. The server hands out at most `lanes` (= N) decisions at a time, in
+ * arrival order (lanes.ts); the pool gives each to an idle worker. Every worker holds the whole
+ * package and its own prefix cache: memory grows with N (docs/reliability.md, "Cores").
+ *
+ * A worker that dies fails the decision it was running (500) and is replaced (no test kills one).
+ */
+import { Worker } from 'node:worker_threads';
+import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
+import type { PackageManifest } from '../../engine/manifest.js';
+import type { ModelCard } from '../../protocol/types.js';
+import { EngineError } from '../../wire/errors.js';
+import { fromWireError, type WireError } from '../../wire/wire.js';
+import type { NodeEngineOptions } from '../engine.js';
+import type { RouteReply, RouteRequest } from './route-job.js';
+import type { ServeEngine } from './server.js';
+
+/** What the pool sends a worker. */
+export type PoolRequest =
+  | { type: 'decide'; id: number; body: unknown; ask?: CalibrationAsk }
+  | ({ type: 'route'; id: number } & RouteRequest);
+
+/** What a worker sends back. */
+export type PoolReply =
+  | { type: 'ready'; manifest: PackageManifest; cards: ModelCard[] }
+  | { type: 'load-failed'; error: WireError }
+  | { type: 'answer'; id: number; json: string; calibrated?: CalibratedDecision }
+  | ({ type: 'routed'; id: number } & RouteReply)
+  | { type: 'failed'; id: number; error: WireError };
+
+export interface EnginePool extends ServeEngine {
+  /** Decisions that can run at once: the number of workers. */
+  readonly lanes: number;
+  readonly manifest: PackageManifest;
+  /**
+   * Routes a whole request in a worker: reading the body's JSON, validating, tokenizing and
+   * deciding all happen off the HTTP thread, which only moves bytes.
+   */
+  route(request: RouteRequest): Promise<RouteReply>;
+  dispose(): Promise<void>;
+}
+
+/** A job as queued, without its promise's callbacks. */
+type JobSpec = { id: number } & (
+  { kind: 'decide'; body: unknown; ask?: CalibrationAsk } | { kind: 'route'; request: RouteRequest }
+);
+type Job = JobSpec & { resolve: (out: never) => void; reject: (error: unknown) => void };
+
+interface Lane {
+  worker: Worker;
+  job: Job | null;
+}
+
+/**
+ * A worker running engine-worker beside this module: the built .js, or (when this module runs
+ * from source under tsx, as in the unit tests) the .ts through tsx's loader, registered inside
+ * the worker (a worker does not inherit the loaders of the thread that starts it).
+ */
+function newWorker(workerData: unknown): Worker {
+  if (!import.meta.url.endsWith('.ts')) {
+    return new Worker(new URL('./engine-worker.js', import.meta.url), { workerData });
+  }
+  const source = JSON.stringify(new URL('./engine-worker.ts', import.meta.url).href);
+  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${source}); })`;
+  return new Worker(code, { eval: true, workerData });
+}
+
+function startWorker(
+  dir: string,
+  options: NodeEngineOptions,
+): Promise<{ worker: Worker; ready: Extract<PoolReply, { type: 'ready' }> }> {
+  const worker = newWorker({ dir, options });
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: PoolReply) => {
+      if (m.type === 'ready') {
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+        resolve({ worker, ready: m });
+      } else if (m.type === 'load-failed') {
+        void worker.terminate();
+        reject(fromWireError(m.error));
+      }
+    };
+    const onExit = (code: number) =>
+      reject(new EngineError(`The engine worker exited (${code}) while loading ${dir}`));
+    worker.on('message', onMessage);
+    worker.once('exit', onExit);
+    worker.once('error', reject);
+  });
+}
+
+/**
+ * Loads the package in `workers` worker threads (in parallel). Each gets `options`; with more
+ * than one worker, onnxruntime's intra-op threads default to 1 per worker (N workers already
+ * use N cores; more threads each only contend).
+ */
+export async function startEnginePool(
+  dir: string,
+  workers: number,
+  options: NodeEngineOptions = {},
+): Promise<EnginePool> {
+  const perWorker = { ...options, threads: options.threads ?? (workers > 1 ? 1 : undefined) };
+  if (perWorker.threads === undefined) delete perWorker.threads;
+  const started = await Promise.allSettled(
+    Array.from({ length: workers }, () => startWorker(dir, perWorker)),
+  );
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    for (const s of started) if (s.status === 'fulfilled') void s.value.worker.terminate();
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  const first = (started[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof startWorker>>>)
+    .value.ready;
+  const lanes: Lane[] = [];
+  const waiting: Job[] = [];
+  let nextId = 1;
+  let disposed = false;
+
+  const dispatch = () => {
+    for (const lane of lanes) {
+      if (lane.job !== null || waiting.length === 0) continue;
+      const job = waiting.shift()!;
+      lane.job = job;
+      if (job.kind === 'route') {
+        const message: PoolRequest = { type: 'route', id: job.id, ...job.request };
+        lane.worker.postMessage(message, job.request.body ? [job.request.body] : []);
+      } else {
+        const message: PoolRequest = { type: 'decide', id: job.id, body: job.body };
+        if (job.ask !== undefined) message.ask = job.ask;
+        lane.worker.postMessage(message);
+      }
+    }
+  };
+
+  const adopt = (worker: Worker) => {
+    const lane: Lane = { worker, job: null };
+    lanes.push(lane);
+    worker.on('message', (m: PoolReply) => {
+      const job = lane.job;
+      if (job === null || !('id' in m) || m.id !== job.id) return;
+      lane.job = null;
+      const resolve = job.resolve as (out: unknown) => void;
+      if (m.type === 'answer') {
+        resolve(m.calibrated !== undefined ? { json: m.json, calibrated: m.calibrated } : m);
+      } else if (m.type === 'routed') {
+        resolve({ status: m.status, headers: m.headers, body: m.body });
+      } else if (m.type === 'failed') job.reject(fromWireError(m.error));
+      dispatch();
+    });
+    worker.once('exit', (code) => {
+      lanes.splice(lanes.indexOf(lane), 1);
+      lane.job?.reject(new EngineError(`The engine worker exited (${code}) while deciding`));
+      if (disposed) return;
+      // Replace it; until it is ready the other lanes go on.
+      void startWorker(dir, perWorker).then(
+        ({ worker: fresh }) => {
+          if (disposed) void fresh.terminate();
+          else {
+            adopt(fresh);
+            dispatch();
+          }
+        },
+        () => undefined,
+      );
+    });
+  };
+  for (const s of started) {
+    adopt((s as PromiseFulfilledResult<Awaited<ReturnType<typeof startWorker>>>).value.worker);
+  }
+
+  const enqueue = <T>(make: (id: number) => JobSpec) =>
+    new Promise<T>((resolve, reject) => {
+      if (disposed) {
+        reject(new EngineError('The engine pool was disposed'));
+        return;
+      }
+      waiting.push({ ...make(nextId++), resolve, reject } as unknown as Job);
+      dispatch();
+    });
+  const submit = (body: unknown, ask?: CalibrationAsk) =>
+    enqueue<{ json: string; calibrated?: CalibratedDecision }>((id) =>
+      ask !== undefined ? { id, kind: 'decide', body, ask } : { id, kind: 'decide', body },
+    );
+
+  return {
+    lanes: workers,
+    manifest: first.manifest,
+    modelCards: () => first.cards,
+    decide: (body) => submit(body),
+    decideCalibrated: (body, ask) => submit(body, ask),
+    route: (request) => enqueue<RouteReply>((id) => ({ id, kind: 'route', request })),
+    async dispose() {
+      disposed = true;
+      for (const job of waiting.splice(0))
+        job.reject(new EngineError('The engine pool was disposed'));
+      await Promise.all(
+        lanes.map(
+          (lane) =>
+            new Promise<void>((resolve) => {
+              lane.worker.once('exit', () => resolve());
+              lane.worker.postMessage({ type: 'dispose' });
+              // A worker stuck in a run is ended after a grace period.
+              setTimeout(() => void lane.worker.terminate(), 5000).unref();
+            }),
+        ),
+      );
+    },
+  };
+}
