@@ -12,13 +12,13 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'puppeteer-core';
 import { ELEMENT_PAGE } from '../browser/consumer-fixtures.js';
-import { launchFirefox, origin, type Firefox } from './support/firefox.js';
+import { connectFirefox, origin, type Firefox } from './support/firefox.js';
 import { staticSite } from './support/static-site.js';
 
 let firefox: Firefox;
 
 beforeAll(async () => {
-  firefox = await launchFirefox();
+  firefox = await connectFirefox();
 });
 afterAll(async () => {
   await firefox?.close();

@@ -18,7 +18,7 @@ import {
   type Outcome,
 } from '../browser/engine-helpers.js';
 import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
-import { launchFirefox, openTestPage, type Firefox } from './support/firefox.js';
+import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';
 
 const PAGE = '/test/firefox/pages/firefox.html';
 /** Seeded requests of every question type; the last one's state crosses a 256-token chunk. */
@@ -28,7 +28,7 @@ let firefox: Firefox;
 let page: Page;
 
 beforeAll(async () => {
-  firefox = await launchFirefox();
+  firefox = await connectFirefox();
   page = await firefox.newPage();
   await openTestPage(page, PAGE);
 });
@@ -54,7 +54,7 @@ async function expectReferenceAnswers(decisions: DecisionWire[]) {
   const { logit, probability } = TOLERANCE.wasm.fp32;
   for (const [i, d] of decisions.entries()) {
     const ref = await reference(REQUESTS[i]);
-    expect(maxAbsDiff(d.logits, ref.logits)).toBeLessThanOrEqual(logit);
+    expect(maxAbsDiff(d.logits!, ref.logits)).toBeLessThanOrEqual(logit);
     expectResponseNear(d.response, ref, probability);
   }
 }
@@ -108,7 +108,7 @@ describe('createClef on WASM', () => {
     await expectReferenceAnswers(threaded);
     // Threads split the work, not the arithmetic: within float32 noise of one thread.
     for (const [i, d] of threaded.entries()) {
-      expect(maxAbsDiff(d.logits, single[i]!.logits)).toBeLessThanOrEqual(1e-5);
+      expect(maxAbsDiff(d.logits!, single[i]!.logits!)).toBeLessThanOrEqual(1e-5);
     }
     await page.evaluate(() => window.enginePage.dispose('threads'));
   });
@@ -209,7 +209,11 @@ describe('the service-worker routes', () => {
           questions: { team: sdk.choice('Which team?', { billing: 'Money', shipping: 'Parcels' }) },
         });
         const text = `{"model":"${model}","state":"late","questions":{"b":{"type":"noul"},"2":{"type":"noul"}}}`;
-        const init = { method: 'POST', body: text, headers: { 'content-type': 'application/json' } };
+        const init = {
+          method: 'POST',
+          body: text,
+          headers: { 'content-type': 'application/json' },
+        };
         const viaWorker = await (await fetch('/v1/systemone', init)).text();
         const viaPage = await (await clef.fetch('/v1/systemone', init)).text();
         handle.stop();

@@ -1,17 +1,15 @@
 /**
- * The Firefox suite's dev server: Vite with the clef-web/vite plugin (COOP/COEP, /ort/, the
- * bundled clef-nano), as the Chromium suite's playwright.config.ts starts it, in its own
- * process group, stopped and awaited after the suite. No Firefox is a failure saying what to
- * install, before anything starts.
+ * What the Firefox suite shares: the dev server (Vite with the clef-web/vite plugin: COOP/COEP,
+ * /ort/, the bundled clef-nano), as the Chromium suite's playwright.config.ts starts it, and the
+ * two Firefoxes of support/firefox.ts. Each in its own process group, stopped and awaited after
+ * the suite. No Firefox is a failure saying what to install, before anything starts.
  */
 import type { TestProject } from 'vitest/node';
 import { FIREFOX_INSTALL_HINT, firefoxAvailable } from '../../tools/firefox.mjs';
 import { spawnGroup, stopGroup } from '../support/processes.js';
+import { startFirefox, type RunningFirefox } from './support/firefox.js';
 
-export default async function setup(project: TestProject) {
-  if (!firefoxAvailable()) throw new Error(FIREFOX_INSTALL_HINT);
-  const port = Number(process.env.CLEF_TEST_PORT || 5180);
-  const origin = `http://localhost:${port}`;
+async function startVite(origin: string, port: number) {
   const vite = spawnGroup(
     'node_modules/.bin/vite',
     ['--port', String(port), '--strictPort', '--host', 'localhost'],
@@ -27,13 +25,37 @@ export default async function setup(project: TestProject) {
       (r) => r.ok,
       () => false,
     );
-    if (up) break;
+    if (up) return vite;
     if (Date.now() > deadline) {
       await stopGroup(vite);
       throw new Error(`vite did not answer on ${origin} within 60 s:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  project.provide('origin', origin);
-  return () => stopGroup(vite);
+}
+
+export default async function setup(project: TestProject) {
+  if (!firefoxAvailable()) throw new Error(FIREFOX_INSTALL_HINT);
+  const port = Number(process.env.CLEF_TEST_PORT || 5180);
+  const origin = `http://localhost:${port}`;
+  const started: RunningFirefox[] = [];
+  const vite = await startVite(origin, port);
+  try {
+    const launched = await Promise.allSettled([startFirefox('default'), startFirefox('tuned')]);
+    for (const l of launched) if (l.status === 'fulfilled') started.push(l.value);
+    for (const l of launched) if (l.status === 'rejected') throw l.reason;
+    const [plain, tuned] = started as [RunningFirefox, RunningFirefox];
+    console.log(`[firefox] ${plain.version} (${process.env.FIREFOX_PATH || 'firefox-esr'})`);
+    project.provide('origin', origin);
+    project.provide('firefox', { default: plain.wsEndpoint, tuned: tuned.wsEndpoint });
+  } catch (e) {
+    await Promise.allSettled(started.map((f) => f.stop()));
+    await stopGroup(vite);
+    throw e;
+  }
+  return async () => {
+    const stops = await Promise.allSettled(started.map((f) => f.stop()));
+    await stopGroup(vite);
+    for (const s of stops) if (s.status === 'rejected') throw s.reason;
+  };
 }

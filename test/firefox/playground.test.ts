@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import type { Page } from 'puppeteer-core';
 import { spawnGroup, stopGroup } from '../support/processes.js';
-import { launchFirefox, type Firefox } from './support/firefox.js';
+import { connectFirefox, type Firefox } from './support/firefox.js';
 
 let firefox: Firefox;
 let preview: ChildProcess | null = null;
@@ -47,7 +47,7 @@ beforeAll(async () => {
     if (i === 300) throw new Error(`vite preview did not answer on ${origin}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  firefox = await launchFirefox();
+  firefox = await connectFirefox();
 });
 afterAll(async () => {
   await firefox?.close();

@@ -1,19 +1,23 @@
 /**
- * Cache Storage's quota in Firefox ESR, for real: a Firefox whose storage limit is 1 MiB
- * (`dom.quotaManager.temporaryStorage.fixedLimit`, in KiB) reports that quota through
+ * Cache Storage's quota in Firefox ESR, for real: the suite's `tuned` Firefox, whose storage
+ * limit is 1 MiB (`dom.quotaManager.temporaryStorage.fixedLimit`), reports that quota through
  * `navigator.storage.estimate()`, and a package bigger than it loads uncached, decides, and
  * says why in `info().cacheProblem`; nothing is half-written into the cache.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FP32, MODEL, type Outcome } from '../browser/engine-helpers.js';
 import type { EngineInfo } from '../../src/wire/wire.js';
-import { launchFirefox, openTestPage, type Firefox } from './support/firefox.js';
+import {
+  TUNED_STORAGE_LIMIT_KIB,
+  connectFirefox,
+  openTestPage,
+  type Firefox,
+} from './support/firefox.js';
 
-const LIMIT_KIB = 1024;
 let firefox: Firefox;
 
 beforeAll(async () => {
-  firefox = await launchFirefox({ 'dom.quotaManager.temporaryStorage.fixedLimit': LIMIT_KIB });
+  firefox = await connectFirefox('tuned');
 });
 afterAll(async () => {
   await firefox?.close();
@@ -23,7 +27,7 @@ it('a package over the storage quota loads uncached and info() says why', async 
   const page = await firefox.newPage();
   await openTestPage(page, '/test/firefox/pages/firefox.html');
   const quota = await page.evaluate(async () => (await navigator.storage.estimate()).quota);
-  expect(quota).toBe(LIMIT_KIB * 1024);
+  expect(quota).toBe(TUNED_STORAGE_LIMIT_KIB * 1024);
   const out = (await page.evaluate(
     (m) => window.enginePage.load('q', { model: m, device: 'wasm', cache: true }),
     FP32,

@@ -1,6 +1,6 @@
 /**
  * WebGPU in Firefox ESR, where this machine lets Firefox have it: ESR ships it off on Linux
- * (no `navigator.gpu`), so this Firefox turns it on (tools/firefox.mjs FIREFOX_WEBGPU_PREFS); on
+ * (no `navigator.gpu`), so the suite's `tuned` Firefox turns it on (FIREFOX_WEBGPU_PREFS); on
  * a machine without a GPU its adapter is Mesa's lavapipe (software Vulkan, `apt-get install
  * mesa-vulkan-drivers`, which .ci/run installs). With no adapter the case is skipped, and the
  * reason and the install line are printed. The engine on 'webgpu' must answer like WASM and the
@@ -19,8 +19,8 @@ import {
   type Outcome,
 } from '../browser/engine-helpers.js';
 import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
-import { FIREFOX_WEBGPU_PREFS, WEBGPU_INSTALL_HINT } from '../../tools/firefox.mjs';
-import { launchFirefox, openTestPage, type Firefox } from './support/firefox.js';
+import { WEBGPU_INSTALL_HINT } from '../../tools/firefox.mjs';
+import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';
 
 const REQUESTS = randomRequests(31, 2);
 let firefox: Firefox;
@@ -28,7 +28,7 @@ let page: Page;
 let noAdapter: string | null = null;
 
 beforeAll(async () => {
-  firefox = await launchFirefox(FIREFOX_WEBGPU_PREFS);
+  firefox = await connectFirefox('tuned');
   page = await firefox.newPage();
   await openTestPage(page, '/test/firefox/pages/firefox.html');
   noAdapter = await page.evaluate(async () => {
@@ -73,8 +73,10 @@ it('the engine on WebGPU answers like WASM and the float64 reference', async (ct
   console.log(`[firefox] WebGPU adapter: ${info}`);
   for (const [i, d] of gpu.entries()) {
     const ref = await reference(REQUESTS[i]);
-    expect(maxAbsDiff(d.logits, ref.logits)).toBeLessThanOrEqual(TOLERANCE.webgpu.fp32.logit);
+    expect(maxAbsDiff(d.logits!, ref.logits)).toBeLessThanOrEqual(TOLERANCE.webgpu.fp32.logit);
     expectResponseNear(d.response, ref, TOLERANCE.webgpu.fp32.probability);
-    expect(maxAbsDiff(d.logits, cpu[i]!.logits)).toBeLessThanOrEqual(CROSS_DEVICE_LOGIT_TOLERANCE);
+    expect(maxAbsDiff(d.logits!, cpu[i]!.logits!)).toBeLessThanOrEqual(
+      CROSS_DEVICE_LOGIT_TOLERANCE,
+    );
   }
 }, 180_000);
