@@ -39,10 +39,19 @@ export default async function setup(project: TestProject) {
   const port = Number(process.env.CLEF_TEST_PORT || 5180);
   const origin = `http://localhost:${port}`;
   const started: RunningFirefox[] = [];
-  const vite = await startVite(origin, port);
+  // All three at once: each spends most of its start waiting.
+  const [server, ...launched] = await Promise.allSettled([
+    startVite(origin, port),
+    startFirefox('default'),
+    startFirefox('tuned'),
+  ]);
+  for (const l of launched) if (l.status === 'fulfilled') started.push(l.value);
+  if (server.status === 'rejected') {
+    await Promise.allSettled(started.map((f) => f.stop()));
+    throw server.reason;
+  }
+  const vite = server.value;
   try {
-    const launched = await Promise.allSettled([startFirefox('default'), startFirefox('tuned')]);
-    for (const l of launched) if (l.status === 'fulfilled') started.push(l.value);
     for (const l of launched) if (l.status === 'rejected') throw l.reason;
     const [plain, tuned] = started as [RunningFirefox, RunningFirefox];
     console.log(`[firefox] ${plain.version} (${process.env.FIREFOX_PATH || 'firefox-esr'})`);

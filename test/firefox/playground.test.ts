@@ -104,6 +104,12 @@ it('decides with the bundled clef-nano, then again offline after a reload', asyn
   const offline = await decide(page);
   expect(offline.model).toBe('clef-nano');
   expect(offline.answers.route).toEqual(online.answers.route);
+  // Opening a package folder needs showDirectoryPicker, which Firefox lacks: the page says so.
+  const picker = await page.evaluate(() => typeof (window as any).showDirectoryPicker);
+  await (await page.waitForSelector('::-p-aria(A folder on this computer)'))!.click();
+  expect(await text(page, '.folder')).toContain(
+    picker === 'function' ? 'Choose folder' : 'This browser cannot open folders.',
+  );
   await page.close();
   // The one error: the service worker's report of the fetch above, which had to fail.
   expect(firefox.errors.filter((e) => !e.includes('/never-cached-'))).toEqual([]);

@@ -10,7 +10,7 @@ export const firefoxPage = {
   /** createClef on a worker that sees 4 cores: threaded WASM when the page is isolated. */
   loadThreaded: async (name: string, options: Omit<ClefOptions, 'onProgress' | 'worker'>) => {
     try {
-      const clef = await createClef({
+      const loading = createClef({
         ...options,
         worker: () =>
           new Worker(new URL('./threads-worker.ts', import.meta.url), {
@@ -18,6 +18,16 @@ export const firefoxPage = {
             name: 'clef-web',
           }),
       });
+      // A thread worker the browser refuses leaves onnxruntime waiting for ever: say so.
+      const clef = await Promise.race([
+        loading,
+        new Promise<never>((_, reject) =>
+          setTimeout(
+            () => reject(new Error('createClef on 3 threads did not finish within 60 s')),
+            60_000,
+          ),
+        ),
+      ]);
       enginePage.clefs.set(name, clef);
       return { ok: true as const, value: await clef.info() };
     } catch (e) {
