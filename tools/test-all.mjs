@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite. The build, unit tests (Vitest, Node), then browser tests
-// (Playwright driving Debian's Chromium, the consumer-app test among them). It never skips the browser half: no Chromium is a failure that says what
-// to install. After each half, a process the suite left running is a failure that names it
+// (Playwright driving Debian's Chromium, the consumer-app test among them), then the Firefox
+// suite (Vitest and puppeteer-core driving Debian's Firefox ESR, test/firefox). It never skips
+// a browser: no Chromium or no Firefox is a failure that says what to install. After each
+// part, a process the suite left running is a failure that names it
 // (tools/leftover-processes.mjs). The last line is the total, `N passed, N failed`.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { chromiumAvailable, CHROMIUM_INSTALL_HINT } from './chromium.mjs';
+import { firefoxAvailable, FIREFOX_INSTALL_HINT } from './firefox.mjs';
 import { canScanProcesses, processesMarked, RUN_MARKER } from './leftover-processes.mjs';
 
 /** A free loopback port for the browser tests' dev server (so a running one never collides). */
@@ -92,16 +95,15 @@ if (unit) {
 if (unitStatus !== 0 && (!unit || unit.numFailedTests === 0)) failed += 1;
 await checkLeftovers('unit tests');
 
-// 2. Browser tests.
+// 2. Browser tests. Both browsers' suites load the tiny model packages the dev server serves.
+if (run('npx', ['tsx', 'tools/models/build-tiny.ts']) !== 0) failed += 1;
+if (run('node', ['tools/sw/build-routes.mjs']) !== 0) failed += 1;
+process.env.CLEF_TEST_PORT ??= String(await freePort());
 if (!chromiumAvailable()) {
   console.error(`\n${CHROMIUM_INSTALL_HINT}\n`);
   failed += 1;
 } else {
   rmSync('test-results/browser.json', { force: true });
-  // The browser suites load the tiny model packages the dev server serves.
-  if (run('npx', ['tsx', 'tools/models/build-tiny.ts']) !== 0) failed += 1;
-  if (run('node', ['tools/sw/build-routes.mjs']) !== 0) failed += 1;
-  process.env.CLEF_TEST_PORT ??= String(await freePort());
   const browserStatus = run('npx', ['playwright', 'test']);
   const browser = existsSync('test-results/browser.json')
     ? readJson('test-results/browser.json')
@@ -114,6 +116,33 @@ if (!chromiumAvailable()) {
   }
   if (browserStatus !== 0 && (!browser?.stats || browser.stats.unexpected === 0)) failed += 1;
   await checkLeftovers('browser tests');
+}
+
+// 3. The Firefox suite (vitest.firefox.config.ts).
+if (!firefoxAvailable()) {
+  console.error(`\n${FIREFOX_INSTALL_HINT}\n`);
+  failed += 1;
+} else {
+  rmSync('test-results/firefox.json', { force: true });
+  const firefoxStatus = run('npx', [
+    'vitest',
+    'run',
+    '--config',
+    'vitest.firefox.config.ts',
+    '--reporter=default',
+    '--reporter=json',
+    '--outputFile.json=test-results/firefox.json',
+  ]);
+  const firefox = readJson('test-results/firefox.json');
+  if (firefox) {
+    passed += firefox.numPassedTests;
+    failed += firefox.numFailedTests;
+    if (firefox.numTotalTests === 0) failed += 1;
+  } else {
+    failed += 1;
+  }
+  if (firefoxStatus !== 0 && (!firefox || firefox.numFailedTests === 0)) failed += 1;
+  await checkLeftovers('Firefox tests');
 }
 
 console.log(`\n${passed} passed, ${failed} failed`);

@@ -58,15 +58,27 @@ export function cachingHeaders(path: string): Record<string, string> {
   };
 }
 
-/** A middleware serving `files` (url name -> absolute path) under `mount`. */
-function serveFiles(mount: string, files: Map<string, string>): Connect.NextHandleFunction {
+/**
+ * A middleware serving `files` (url name -> absolute path) under `mount`, with `headers` (the
+ * cross-origin isolation headers): Vite's own `server.headers` never reach a response a
+ * middleware ends, and onnxruntime starts its threads as workers from `/ort/*.mjs`, which a
+ * cross-origin-isolated page may only run when they are served with COEP themselves (without
+ * it, threaded WASM hung at load in Chromium and Firefox alike).
+ */
+function serveFiles(
+  mount: string,
+  files: Map<string, string>,
+  headers: Readonly<Record<string, string>>,
+): Connect.NextHandleFunction {
   return (req, res, next) => {
     const pathname = decodeURIComponent((req.url ?? '').split('?')[0] ?? '');
     if (!pathname.startsWith(mount)) return next();
     const path = files.get(pathname.slice(mount.length));
     if (path === undefined) return next();
     const caching = cachingHeaders(path);
-    for (const [name, value] of Object.entries(caching)) res.setHeader(name, value);
+    for (const [name, value] of Object.entries({ ...headers, ...caching })) {
+      res.setHeader(name, value);
+    }
     res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
     if (req.headers['if-none-match'] === caching.ETag) {
       res.statusCode = 304;
@@ -84,7 +96,7 @@ export default function clefWeb(options: ClefWebPluginOptions = {}): Plugin {
   let assets: Map<string, Map<string, string>> | null = null;
   const mounts = () => (assets ??= clefAssets(options));
   const middlewares = (use: (fn: Connect.NextHandleFunction) => void) => {
-    for (const [mount, files] of mounts()) use(serveFiles(mount, files));
+    for (const [mount, files] of mounts()) use(serveFiles(mount, files, headers));
   };
   return {
     name: 'clef-web',

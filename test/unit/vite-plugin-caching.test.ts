@@ -60,6 +60,19 @@ describe('the plugin serves /ort/ cacheable and revalidated', () => {
   });
 });
 
+describe('the plugin serves /ort/ cross-origin isolated', () => {
+  // onnxruntime starts its threads as workers from /ort/*.mjs; in a cross-origin-isolated page
+  // a worker script without COEP is refused, and threaded WASM hung at load (issue 29).
+  it("sends COOP/COEP with onnxruntime's loader and wasm, as Vite does with the page", async () => {
+    for (const path of ['/ort/ort-wasm-simd-threaded.mjs', WASM]) {
+      const r = await fetch(base + path, { method: 'HEAD' });
+      expect(r.status, path).toBe(200);
+      expect(r.headers.get('cross-origin-embedder-policy'), path).toBe('require-corp');
+      expect(r.headers.get('cross-origin-opener-policy'), path).toBe('same-origin');
+    }
+  });
+});
+
 describe('wasmSourceOf', () => {
   const timing = (transferSize: number, encodedBodySize: number) =>
     ({ transferSize, encodedBodySize }) as PerformanceResourceTiming;

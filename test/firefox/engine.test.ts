@@ -1,0 +1,234 @@
+/**
+ * The page API in Firefox ESR on WASM: createClef single-threaded and threaded (the page is
+ * cross-origin isolated; the threaded engine's worker sees 4 cores, see pages/many-cores.ts)
+ * answering like the float64 reference forward, the System One contract's errors rebuilt on the
+ * page side, `clef.fetch`, Cache Storage across loads, and the service-worker routes with the
+ * unmodified TypeSafe SDK. The numbers' checks are the Chromium suite's (engine-helpers.ts).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'puppeteer-core';
+import {
+  FP32,
+  MODEL,
+  TOLERANCE,
+  expectResponseNear,
+  maxAbsDiff,
+  randomRequests,
+  reference,
+  type Outcome,
+} from '../browser/engine-helpers.js';
+import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
+import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';
+
+const PAGE = '/test/firefox/pages/firefox.html';
+/** Seeded requests of every question type; the last one's state crosses a 256-token chunk. */
+const REQUESTS = [...randomRequests(29, 3), ...randomRequests(30, 1, 300)];
+
+let firefox: Firefox;
+let page: Page;
+
+beforeAll(async () => {
+  firefox = await connectFirefox();
+  page = await firefox.newPage();
+  await openTestPage(page, PAGE);
+});
+afterAll(async () => {
+  await firefox?.close();
+});
+
+function must<T>(out: Outcome<T>, what: string): T {
+  if (!out.ok) throw new Error(`${what} failed: ${JSON.stringify(out.error)}`);
+  return out.value;
+}
+
+async function decideAll(name: string): Promise<DecisionWire[]> {
+  const outs = (await page.evaluate(
+    (n, r) => window.enginePage.decideAll(n, r),
+    name,
+    REQUESTS,
+  )) as Outcome<DecisionWire>[];
+  return outs.map((o) => must(o, `decide on ${name}`));
+}
+
+async function expectReferenceAnswers(decisions: DecisionWire[]) {
+  const { logit, probability } = TOLERANCE.wasm.fp32;
+  for (const [i, d] of decisions.entries()) {
+    const ref = await reference(REQUESTS[i]);
+    expect(maxAbsDiff(d.logits!, ref.logits)).toBeLessThanOrEqual(logit);
+    expectResponseNear(d.response, ref, probability);
+  }
+}
+
+describe('createClef on WASM', () => {
+  let single: DecisionWire[];
+
+  it('runs in a cross-origin-isolated page; auto picks WASM and says why', async () => {
+    const platform = await page.evaluate(() => window.firefoxPage.platform());
+    console.log(`[firefox] ${platform.userAgent}`);
+    expect(platform.userAgent).toMatch(/Firefox\/\d+/);
+    expect(platform.crossOriginIsolated).toBe(true);
+    expect(platform.sharedArrayBuffer).toBe(true);
+    const info = must(
+      (await page.evaluate(() =>
+        window.enginePage.load('auto', { model: '/models/tiny/', warmUp: false }),
+      )) as Outcome<EngineInfo>,
+      'createClef (auto)',
+    );
+    expect(info.device).toBe('wasm');
+    // No navigator.gpu (Firefox ESR's default), or a software adapter: either way it is named.
+    expect(info.deviceReason).toMatch(/^auto: WASM, because .+/);
+    await page.evaluate(() => window.enginePage.dispose('auto'));
+  });
+
+  it('single-threaded: answers equal the float64 reference forward', async () => {
+    const info = must(
+      (await page.evaluate(
+        (m) => window.enginePage.load('one', { model: m, device: 'wasm' }),
+        FP32,
+      )) as Outcome<EngineInfo>,
+      'createClef',
+    );
+    // This page is isolated, but a 2-core machine leaves the engine one thread (cores - 1).
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    expect(info.threads).toBe(Math.max(1, Math.min(4, cores - 1)));
+    single = await decideAll('one');
+    await expectReferenceAnswers(single);
+  });
+
+  it('threaded (3 threads): the same answers', async () => {
+    const info = must(
+      (await page.evaluate(
+        (m) => window.firefoxPage.loadThreaded('threads', { model: m, device: 'wasm' }),
+        FP32,
+      )) as Outcome<EngineInfo>,
+      'createClef on 3 threads',
+    );
+    expect(info.threads).toBe(3);
+    const threaded = await decideAll('threads');
+    await expectReferenceAnswers(threaded);
+    // Threads split the work, not the arithmetic: within float32 noise of one thread.
+    for (const [i, d] of threaded.entries()) {
+      expect(maxAbsDiff(d.logits!, single[i]!.logits!)).toBeLessThanOrEqual(1e-5);
+    }
+    await page.evaluate(() => window.enginePage.dispose('threads'));
+  });
+});
+
+describe('the page API', () => {
+  it('systemone answers; a bad request is a SystemOneError 422 built on the page side', async () => {
+    const out = await page.evaluate(async (model) => {
+      const clef = window.enginePage.get('one');
+      const answered = await clef.systemone({
+        model,
+        state: 'My card was charged twice.',
+        questions: { urgent: { type: 'noul' } },
+      });
+      const bad = await clef
+        .systemone({ model, state: 'x', questions: { q: { type: 'choice', criteria: {} } } })
+        .then(() => null, window.enginePage.errorData);
+      const text = JSON.stringify({ model, state: 'late', questions: { u: { type: 'noul' } } });
+      const init = { method: 'POST', body: text, headers: { 'content-type': 'application/json' } };
+      const routed = await clef.fetch('/v1/systemone', init);
+      return {
+        answered,
+        bad,
+        routed: { status: routed.status, body: await routed.json() },
+      };
+    }, MODEL);
+    expect(out.answered.model).toBe(MODEL);
+    expect(out.answered.answers.urgent!.type).toBe('noul');
+    expect(out.bad).toMatchObject({ isSystemOneError: true, status: 422 });
+    expect((out.bad!.body as any).detail[0].loc).toEqual(['body', 'questions', 'q', 'criteria']);
+    expect(out.routed.status).toBe(200);
+    expect(Object.keys(out.routed.body.answers)).toEqual(['u']);
+    expect(firefox.errors).toEqual([]);
+  });
+});
+
+describe('Cache Storage', () => {
+  it('a second load reads every package file from the cache, none from the network', async () => {
+    const files = async (name: string) => {
+      must(
+        (await page.evaluate(
+          (n, m) => window.enginePage.load(n, { model: m, device: 'wasm', warmUp: false }),
+          name,
+          FP32,
+        )) as Outcome<EngineInfo>,
+        `createClef ${name}`,
+      );
+      const reports = await page.evaluate(
+        (n) => window.enginePage.progress.get(n)!.filter((p) => p.phase === 'download'),
+        name,
+      );
+      await page.evaluate((n) => window.enginePage.dispose(n), name);
+      const fromCache = new Map<string, boolean>();
+      for (const p of reports) fromCache.set(p.file!, fromCache.get(p.file!) || !!p.fromCache);
+      return fromCache;
+    };
+    // The engines above cached the package already: start from an empty cache.
+    await page.evaluate(() => caches.delete('clef-web-packages-v1'));
+    const first = await files('cold');
+    expect(first.size).toBeGreaterThan(3);
+    expect([...first.values()].every((cached) => !cached)).toBe(true);
+    const second = await files('warm');
+    expect([...second.keys()].sort()).toEqual([...first.keys()].sort());
+    expect([...second.values()].every((cached) => cached)).toBe(true);
+    const storage = await page.evaluate(async () => ({
+      entries: (await (await caches.open('clef-web-packages-v1')).keys()).length,
+      ...(await navigator.storage.estimate()),
+    }));
+    expect(storage.entries).toBe(first.size);
+    expect(storage.usage).toBeGreaterThan(0);
+    expect(storage.quota).toBeGreaterThan(storage.usage!);
+  });
+});
+
+describe('the service-worker routes', () => {
+  it('the SDK and fetch reach the page engine through a module service worker', async () => {
+    const sw = await firefox.newPage();
+    try {
+      await openTestPage(sw, '/test/browser/pages/sw.html');
+      const out = await sw.evaluate(async (model) => {
+        const { sdk, createClef, registerSystemOneRoute } = (window as any).swTest;
+        const clef = await createClef({ model: '/models/tiny/', device: 'wasm', cache: false });
+        const handle = await registerSystemOneRoute(clef, {
+          scriptUrl: '/test/browser/pages/systemone-sw.ts',
+          type: 'module',
+        });
+        await handle.controlled;
+        const client = new sdk.TypeSafeClient({
+          apiKey: 'not-checked',
+          baseURL: location.origin,
+          dangerouslyAllowBrowser: true,
+          retry: { maxRetries: 0 },
+          logLevel: 'off',
+        });
+        const typed = await client.systemOne({
+          model,
+          state: 'Charged twice for one order.',
+          questions: { team: sdk.choice('Which team?', { billing: 'Money', shipping: 'Parcels' }) },
+        });
+        const text = `{"model":"${model}","state":"late","questions":{"b":{"type":"noul"},"2":{"type":"noul"}}}`;
+        const init = {
+          method: 'POST',
+          body: text,
+          headers: { 'content-type': 'application/json' },
+        };
+        const viaWorker = await (await fetch('/v1/systemone', init)).text();
+        const viaPage = await (await clef.fetch('/v1/systemone', init)).text();
+        handle.stop();
+        const stopped = await fetch('/v1/systemone', init);
+        await clef.dispose();
+        await handle.registration.unregister();
+        return { typed, viaWorker, viaPage, stopped: stopped.status };
+      }, MODEL);
+      expect(out.typed.model).toBe(MODEL);
+      expect(['billing', 'shipping']).toContain(out.typed.answers.team.choice);
+      expect(out.viaWorker).toBe(out.viaPage);
+      expect(out.viaWorker).toMatch(/"answers":\{"b":.*,"2":/);
+      expect(out.stopped).toBe(503);
+    } finally {
+      await sw.close();
+    }
+  });
+});

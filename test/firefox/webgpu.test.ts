@@ -1,0 +1,91 @@
+/**
+ * WebGPU in Firefox ESR, where this machine lets Firefox have it: ESR ships it off on Linux
+ * (no `navigator.gpu`), so the suite's `tuned` Firefox turns it on (FIREFOX_WEBGPU_PREFS); on
+ * a machine without a GPU its adapter is Mesa's lavapipe (software Vulkan, `apt-get install
+ * mesa-vulkan-drivers`, which .ci/run installs). With no adapter the case is skipped, and the
+ * reason and the install line are printed. The engine on 'webgpu' must answer like WASM and the
+ * float64 reference, within the tolerances the Chromium suite sets for WebGPU.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'puppeteer-core';
+import {
+  CROSS_DEVICE_LOGIT_TOLERANCE,
+  FP32,
+  TOLERANCE,
+  expectResponseNear,
+  maxAbsDiff,
+  randomRequests,
+  reference,
+  type Outcome,
+} from '../browser/engine-helpers.js';
+import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
+import { WEBGPU_INSTALL_HINT } from '../../tools/firefox.mjs';
+import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';
+
+const REQUESTS = randomRequests(31, 2);
+let firefox: Firefox;
+let page: Page;
+let noAdapter: string | null = null;
+
+beforeAll(async () => {
+  firefox = await connectFirefox('tuned');
+  page = await firefox.newPage();
+  await openTestPage(page, '/test/firefox/pages/firefox.html');
+  noAdapter = await page.evaluate(async () => {
+    const gpu = (navigator as any).gpu;
+    if (!gpu) return 'navigator.gpu is missing even with dom.webgpu.enabled';
+    return (await gpu.requestAdapter()) ? null : 'navigator.gpu.requestAdapter() returned null';
+  });
+});
+afterAll(async () => {
+  await firefox?.close();
+});
+
+async function decisions(name: string, device: 'wasm' | 'webgpu') {
+  const loaded = (await page.evaluate(
+    (n, m, d) => window.enginePage.load(n, { model: m, device: d, warmUp: false }),
+    name,
+    FP32,
+    device,
+  )) as Outcome<EngineInfo>;
+  if (!loaded.ok) throw new Error(`createClef on ${device}: ${JSON.stringify(loaded.error)}`);
+  expect(loaded.value.device).toBe(device);
+  const outs = (await page.evaluate(
+    (n, r) => window.enginePage.decideAll(n, r),
+    name,
+    REQUESTS,
+  )) as Outcome<DecisionWire>[];
+  return outs.map((o) => {
+    if (!o.ok) throw new Error(`decide on ${device}: ${JSON.stringify(o.error)}`);
+    return o.value;
+  });
+}
+
+it('the engine on WebGPU answers like WASM and the float64 reference', async (ctx) => {
+  if (noAdapter) {
+    const why = `WebGPU in Firefox skipped: ${noAdapter}. ${WEBGPU_INSTALL_HINT}`;
+    console.warn(`[firefox] ${why}`);
+    ctx.skip(why);
+  }
+  // `auto` passes over a software adapter (lavapipe says it is one) for WASM, and says so.
+  const auto = (await page.evaluate(
+    (m) => window.enginePage.load('auto', { model: m, warmUp: false }),
+    FP32,
+  )) as Outcome<EngineInfo>;
+  if (!auto.ok) throw new Error(`createClef (auto): ${JSON.stringify(auto.error)}`);
+  expect(auto.value.device).toBe('wasm');
+  expect(auto.value.deviceReason).toMatch(/is a software fallback/);
+  await page.evaluate(() => window.enginePage.dispose('auto'));
+  const gpu = await decisions('gpu', 'webgpu');
+  const cpu = await decisions('cpu', 'wasm');
+  const info = await page.evaluate(async () => (await window.enginePage.get('gpu').info()).adapter);
+  console.log(`[firefox] WebGPU adapter: ${info}`);
+  for (const [i, d] of gpu.entries()) {
+    const ref = await reference(REQUESTS[i]);
+    expect(maxAbsDiff(d.logits!, ref.logits)).toBeLessThanOrEqual(TOLERANCE.webgpu.fp32.logit);
+    expectResponseNear(d.response, ref, TOLERANCE.webgpu.fp32.probability);
+    expect(maxAbsDiff(d.logits!, cpu[i]!.logits!)).toBeLessThanOrEqual(
+      CROSS_DEVICE_LOGIT_TOLERANCE,
+    );
+  }
+}, 180_000);
