@@ -1,0 +1,83 @@
+/**
+ * The playground's Train panel in Firefox ESR (the dev server): the planted task trained in the
+ * page's worker, verified through Firefox's engine, kept in its origin-private file system,
+ * loaded through the service worker's local-package route and answering fresh draws on the
+ * page's System One route. Chromium runs the full check (test/browser/playground-train.spec.ts:
+ * bytes against the disk run, the .zip, the network audit); this one proves the Firefox parts.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { ElementHandle } from 'puppeteer-core';
+import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
+import { testSeed } from '../support/seed.js';
+import { connectFirefox, origin, type Firefox } from './support/firefox.js';
+
+let firefox: Firefox;
+const work = mkdtempSync(join(tmpdir(), 'clef-firefox-train-'));
+
+beforeAll(async () => {
+  firefox = await connectFirefox();
+});
+afterAll(async () => {
+  await firefox?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+it('trains the planted task in the page, then uses the model', async () => {
+  const file = join(work, 'planted.jsonl');
+  writeFileSync(file, plantedJsonl(240, 11));
+  const page = await firefox.newPage();
+  await page.goto(`${origin()}/`);
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid=device]')?.textContent?.includes('wasm'),
+    { timeout: 120_000 },
+  );
+  const input = (await page.waitForSelector(
+    'input[aria-label="Training data (labelled JSONL)"]',
+  )) as ElementHandle<HTMLInputElement>;
+  await input.uploadFile(file);
+  await page.waitForSelector('.train table.label-counts');
+  await (await page.waitForSelector('.train button.primary'))!.click();
+  await page.waitForSelector('.train .train-result, .train [role=alert]', { timeout: 240_000 });
+  const alert = await page.$eval('.train', (e) => e.querySelector('[role=alert]')?.textContent);
+  expect(alert).toBeUndefined();
+  const accuracy = parseFloat(await page.$eval('[data-accuracy]', (e) => e.textContent ?? ''));
+  expect(accuracy).toBeGreaterThanOrEqual(99);
+  const delta = Number(await page.$eval('[data-delta]', (e) => e.textContent ?? ''));
+  expect(delta).toBeLessThanOrEqual(1e-3);
+
+  await (await page.waitForSelector('::-p-aria(Use this model here[role="button"])'))!.click();
+  await page.waitForFunction(
+    () =>
+      [...document.querySelectorAll('dl.facts dd')].some((d) =>
+        d.textContent?.includes('support-router'),
+      ),
+    { timeout: 60_000 },
+  );
+  const seed = testSeed('firefox train: fresh planted draws');
+  const fresh = plantedExamples(8, seed);
+  const answers = await page.evaluate(
+    async (requests) => {
+      const out: string[] = [];
+      for (const body of requests) {
+        // The page registers its route just after the model shows: retry a 503 for a while.
+        for (let i = 0; ; i++) {
+          const r = await fetch('/v1/systemone', { method: 'POST', body: JSON.stringify(body) });
+          const json = (await r.json()) as { answers?: { route: { choice: string } } };
+          if (r.status === 200 || i === 100) {
+            out.push(json.answers?.route.choice ?? `${r.status} ${JSON.stringify(json)}`);
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      return out;
+    },
+    fresh.map((e) => plantedRequest(e.state)),
+  );
+  expect(answers, `seed ${seed}`).toEqual(fresh.map((e) => e.label));
+  await page.close();
+  expect(firefox.errors).toEqual([]);
+});
