@@ -144,7 +144,7 @@ export interface SkippedDevice {
 }
 
 /** Why `device` cannot run this package here, or null when it can. */
-export function deviceProblem(
+function deviceProblem(
   device: DeviceName,
   manifest: PackageManifest,
   caps: Capabilities,

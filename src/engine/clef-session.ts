@@ -42,7 +42,7 @@ const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
 });
 
 /** Where the worker finds onnxruntime-web's wasm: same origin, ORT_PUBLIC_PATH (/ort/). */
-export function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
+function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
   return { wasmBase: new URL(ORT_PUBLIC_PATH, self.location.origin).href, threads, wasmBuild };
 }
 
@@ -52,7 +52,7 @@ export async function startOrtRuntime(device: DeviceName, threads: number, build
 }
 
 /** Chunk of backbone tokens per run: bounds the attention scores' memory. */
-export const DEFAULT_CHUNK_TOKENS = 256;
+const DEFAULT_CHUNK_TOKENS = 256;
 
 export async function createOrtDecisionSession(
   pkg: PackageSource,
@@ -193,7 +193,7 @@ export async function createOrtDecisionSession(
  * Storage bodies on disk) instead of being held in the worker: Clef-flash's is ~1 GB, of which a
  * request reads a few rows. Smaller ones (clef-nano's is 1 MB) stay in memory.
  */
-export const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
+const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
 
 /** The lexicon from memory, or from Cache Storage when it is big and cached (loan released). */
 async function openLexicon(

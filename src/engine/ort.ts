@@ -14,7 +14,6 @@ import { instantiationMs, timeWasmInstantiation } from './wasm-timing.js';
 import type { RuntimePhases } from '../wire/wire.js';
 
 export type OrtModule = typeof OrtTypes;
-export type OrtTensor = OrtTypes.Tensor;
 export type OrtSession = OrtTypes.InferenceSession;
 
 /** The onnxruntime-web builds, and their wasm files under /ort/. */

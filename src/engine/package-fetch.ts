@@ -111,7 +111,7 @@ async function openCache(): Promise<{ cache: Cache | null; problem: string | nul
 }
 
 /** Packages at least this big ask for persistent storage (1 GiB). */
-export const PERSIST_ABOVE_BYTES = 2 ** 30;
+const PERSIST_ABOVE_BYTES = 2 ** 30;
 
 function cacheKeyOf(baseUrl: string, file: ManifestFile): string {
   // The cache key carries the hash: a changed package never reads a stale file.

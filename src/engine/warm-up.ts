@@ -17,7 +17,7 @@ import { AbortedError } from '../wire/errors.js';
 import type { JobContext, SerialQueue } from './queue.js';
 
 export const WARM_UP_TRIES = 3;
-export const WARM_UP_IDLE_MS = 250;
+const WARM_UP_IDLE_MS = 250;
 
 export interface WarmUpHost {
   modelName: string;

@@ -13,7 +13,7 @@
  * `v8.wasm.cachedModule` in any trace), so every visit compiled the runtime again. The old
  * cache is deleted on start, once, in the background.
  */
-export const LEGACY_RUNTIME_CACHE = 'clef-web-runtime-v1';
+const LEGACY_RUNTIME_CACHE = 'clef-web-runtime-v1';
 
 let dropped = false;
 

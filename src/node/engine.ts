@@ -54,8 +54,8 @@ import { checkChunkTokens, RunnerSet, strictFeeds } from './runner-set.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 /** Backbone tokens per run unless the caller or the manifest says otherwise (as in the browser). */
-export const NODE_DEFAULT_CHUNK_TOKENS = 256;
-export const NODE_DEFAULT_CACHE_BUDGET_BYTES = 256 * 2 ** 20;
+const NODE_DEFAULT_CHUNK_TOKENS = 256;
+const NODE_DEFAULT_CACHE_BUDGET_BYTES = 256 * 2 ** 20;
 /** Files the engine reads itself: up to this size they are read once and held. */
 const IN_MEMORY_MAX_BYTES = 256 * 2 ** 20;
 const HELD_ROLES: ReadonlySet<FileRole> = new Set([

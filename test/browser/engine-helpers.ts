@@ -4,7 +4,7 @@
  * reference forward (src/node/reference) that the browser's answers are checked against, in Node.
  */
 import { expect, type Page } from '@playwright/test';
-import type { ClefOptions } from '../../src/client/clef.js';
+import type { ClefOptions, InstrumentOptions } from '../../src/client/clef.js';
 import { encodeRequest } from '../../src/clef/prompt.js';
 import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
 import type { SystemOneResponse } from '../../src/protocol/types.js';
@@ -62,7 +62,7 @@ export async function openPage(page: Page, path = '/test/browser/pages/engine.ht
   await expect(page.locator('#status')).toHaveText('ready');
 }
 
-type LoadOptions = Omit<ClefOptions, 'onProgress' | 'worker'>;
+type LoadOptions = Omit<ClefOptions & InstrumentOptions, 'onProgress' | 'worker'>;
 
 export function loadClef(page: Page, name: string, options: LoadOptions) {
   return page.evaluate(([n, o]) => window.enginePage.load(n, o), [name, options] as [

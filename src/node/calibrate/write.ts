@@ -5,14 +5,14 @@
  * temporary file and a rename: an interrupted write leaves the old, still valid, package.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CALIBRATION_FILE } from '../../engine/calibration.js';
 import type { ManifestFile, PackageManifest } from '../../engine/manifest.js';
 import { MANIFEST_FILE } from '../engine.js';
 
 /** The manifest with `calibration.json` listed (any earlier calibration entry replaced). */
-export function withCalibration(manifest: PackageManifest, text: string): PackageManifest {
+function withCalibration(manifest: PackageManifest, text: string): PackageManifest {
   const bytes = new TextEncoder().encode(text);
   const entry: ManifestFile = {
     path: CALIBRATION_FILE,
@@ -47,9 +47,4 @@ export function writeCalibratedPackage(
   writeFileSync(temporary, `${JSON.stringify(next, null, 2)}\n`);
   renameSync(temporary, join(outDir, MANIFEST_FILE));
   return join(outDir, CALIBRATION_FILE);
-}
-
-/** The manifest text as it is on disk (for the CLI's "unchanged" check). */
-export function manifestText(dir: string): string {
-  return readFileSync(join(dir, MANIFEST_FILE), 'utf8');
 }

@@ -153,7 +153,7 @@ export function planBackboneGroups(
 }
 
 /** The file a group's graph goes to: `backbone.onnx` when whole, else `backbone-g<k>.onnx`. */
-export function groupFileName(groups: number, k: number): string {
+function groupFileName(groups: number, k: number): string {
   return groups === 1 ? 'backbone.onnx' : `backbone-g${k}.onnx`;
 }
 

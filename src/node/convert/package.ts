@@ -78,17 +78,17 @@ export interface ConvertOptions {
   log?: (line: string) => void;
 }
 
-export const CLEF_CONTEXT_TOKENS = 65_536;
+const CLEF_CONTEXT_TOKENS = 65_536;
 
 /** Quantized variants keep embedding tables up to this size (as fp32) unquantized. */
-export const SMALL_EMBEDDING_BYTES = 256 * 1024 * 1024;
+const SMALL_EMBEDDING_BYTES = 256 * 1024 * 1024;
 
 /**
  * fp32/fp16 keep their precision. Quantized variants keep a small table in fp32 (it costs
  * little) and gather a large one (Clef-flash: 248,320 × 4,096) from an 8-bit table
  * (`GatherBlockQuantized`), or any table with `requested` 'q8'. Both back ends run either.
  */
-export function embeddingEncoding(
+function embeddingEncoding(
   text: Qwen35TextConfig,
   dtype: PackageDtype,
   requested: 'auto' | 'q8' = 'auto',
@@ -145,7 +145,7 @@ const GPU_ROLES: ReadonlySet<FileRole> = new Set([
 ]);
 
 /** The biggest initializer over several graphs (what one device buffer must hold). */
-export function largestOf(models: WrittenModel[]): TensorSize | null {
+function largestOf(models: WrittenModel[]): TensorSize | null {
   let best: TensorSize | null = null;
   for (const m of models) {
     if (m.largestTensor && (best === null || m.largestTensor.bytes > best.bytes)) {

@@ -30,7 +30,7 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
   [--threads N] [--quiet]`;
 
 /** The environment variable `serve` reads its API key from when --api-key is not given. */
-export const API_KEY_ENV = 'CLEF_WEB_API_KEY';
+const API_KEY_ENV = 'CLEF_WEB_API_KEY';
 
 function positiveInt(name: string, text: string | undefined, fallback: number, min = 1): number {
   if (text === undefined) return fallback;
