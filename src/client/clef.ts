@@ -21,6 +21,7 @@ import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation
 import { handleRoute } from '../http/routes.js';
 import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
+import { DEFAULT_CACHE_BUDGET_BYTES } from '../core/defaults.js';
 
 export interface ClefOptions {
   /**
@@ -121,8 +122,6 @@ interface Pending {
   aborted: boolean;
 }
 
-const DEFAULT_CACHE_BUDGET = 256 * 1024 * 1024;
-
 /** Structured clone refused the body (a function, a symbol): answer as the contract says. */
 function cloneFailure(body: unknown, error: unknown): Error {
   validateRequest(body); // throws the 422 for what is not JSON
@@ -184,7 +183,7 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
     model: new URL(String(options.model ?? BUNDLED_MODEL_URL), globalThis.location?.href).href,
     device: options.device ?? 'auto',
     dtype: options.dtype,
-    cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET,
+    cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET_BYTES,
     cache: options.cache ?? true,
     warmUp: options.warmUp ?? true,
     ...(instrument.wasmBuild ? { wasmBuild: instrument.wasmBuild } : {}),

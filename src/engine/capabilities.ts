@@ -2,7 +2,7 @@
  * What this browser can do, probed once and frozen. Devices are an explicit ordered list: each
  * probe returns null when the device is unavailable here, with the reason kept for `info()`.
  */
-import type { DeviceName, PackageManifest } from './manifest.js';
+import type { DeviceName, PackageManifest } from '../core/manifest.js';
 
 export interface Capabilities {
   readonly webgpu: boolean;

@@ -11,35 +11,23 @@ import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { ClefError, EngineError } from '../wire/errors.js';
 import { graphFor } from './graph-choice.js';
-import { backboneGroups, type BackboneGroupSpec } from './graph-spec.js';
-import { filesWithRole, requireFile, type DeviceName, type ManifestFile } from './manifest.js';
+import { backboneGroups, type BackboneGroupSpec } from '../core/graph-spec.js';
 import {
-  buildFor,
-  createSession,
-  drainGpuQueue,
-  startRuntime,
-  type OrtModule,
-  type RuntimeBuild,
-} from './ort.js';
+  filesWithRole,
+  requireFile,
+  type DeviceName,
+  type ManifestFile,
+} from '../core/manifest.js';
+import { buildFor, createSession, drainGpuQueue, startRuntime, type RuntimeBuild } from './ort.js';
 import { ORT_PUBLIC_PATH } from '../wire/assets.js';
 import { missingRuntimeFile } from './runtime-files.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
-import {
-  checkInputs,
-  ClefRunner,
-  REQUIRED_INPUTS,
-  type BackboneStage,
-  type RuntimeAdapter,
-  type SessionLike,
-} from './runner.js';
+import { ClefRunner, type BackboneStage, type SessionLike } from '../core/runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
 import type { GroupLoad } from '../wire/wire.js';
-
-const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
-  float32: (data, dims) => new ort.Tensor('float32', data, dims),
-  float16: (data, dims) => new ort.Tensor('float16', data, dims),
-  int64: (data, dims) => new ort.Tensor('int64', data, dims),
-});
+import { packageChunkTokens } from '../core/defaults.js';
+import { runtimeAdapter } from '../core/runtime-types.js';
+import { checkInputs, REQUIRED_INPUTS } from '../core/input-guard.js';
 
 /** Where the worker finds onnxruntime-web's wasm: same origin, ORT_PUBLIC_PATH (/ort/). */
 function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
@@ -50,9 +38,6 @@ function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
 export async function startOrtRuntime(device: DeviceName, threads: number, build?: RuntimeBuild) {
   return (await startRuntime(device, runtimeOptions(threads, build))).start;
 }
-
-/** Chunk of backbone tokens per run: bounds the attention scores' memory. */
-const DEFAULT_CHUNK_TOKENS = 256;
 
 export async function createOrtDecisionSession(
   pkg: PackageSource,
@@ -137,10 +122,9 @@ export async function createOrtDecisionSession(
       const { fetchMs, createMs, bytes } = out;
       groupLoads.push({ group: g.index, layers: g.layers, bytes, fetchMs, createMs });
     }
-    const chunkTokens =
-      Number((m.graphs as { chunkTokens?: number }).chunkTokens) || DEFAULT_CHUNK_TOKENS;
+    const chunkTokens = packageChunkTokens(m);
     const runner = new ClefRunner(
-      adapterFor(ort),
+      runtimeAdapter(ort.Tensor),
       { backbone, headMemory, headDecide },
       lexicon,
       { chunkTokens, cacheBudgetBytes: options.cacheBudgetBytes },

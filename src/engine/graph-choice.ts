@@ -4,7 +4,7 @@
  * WASM-prepared twin (role `wasm-graph`) is created from the twin, without optimising it again.
  * Pure: the host asks it once the manifest is known, the session when it creates each graph.
  */
-import { backboneGroups } from './graph-spec.js';
+import { backboneGroups } from '../core/graph-spec.js';
 import {
   PREPARABLE_ROLES,
   requireFile,
@@ -13,7 +13,7 @@ import {
   type KvDtype,
   type ManifestFile,
   type PackageManifest,
-} from './manifest.js';
+} from '../core/manifest.js';
 
 /** onnxruntime's graph optimisation level for a session. */
 export type OptimizationLevel = 'all' | 'disabled';

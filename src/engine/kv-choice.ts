@@ -5,7 +5,12 @@
  */
 import { DeviceError, PackageError } from '../wire/errors.js';
 import type { Capabilities } from './capabilities.js';
-import { hasFloat16Kv, type DeviceName, type KvDtype, type PackageManifest } from './manifest.js';
+import {
+  hasFloat16Kv,
+  type DeviceName,
+  type KvDtype,
+  type PackageManifest,
+} from '../core/manifest.js';
 
 export type KvRequest = 'auto' | KvDtype;
 

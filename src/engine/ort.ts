@@ -7,7 +7,7 @@
  * src/vite/index.ts.
  */
 import type * as OrtTypes from 'onnxruntime-web';
-import type { DeviceName } from './manifest.js';
+import type { DeviceName } from '../core/manifest.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
 import { dropLegacyRuntimeCache, wasmSourceOf } from './wasm-cache.js';
 import { instantiationMs, timeWasmInstantiation } from './wasm-timing.js';

@@ -6,7 +6,7 @@
 import { DownloadError, IntegrityError, PackageError } from '../wire/errors.js';
 import { downloadFile } from './download.js';
 import { deleteFile, hasFile, matchBlob, matchFile, putFile } from './cache-parts.js';
-import { parseManifest, type ManifestFile, type PackageManifest } from './manifest.js';
+import { parseManifest, type ManifestFile, type PackageManifest } from '../core/manifest.js';
 import type { LoadProgress } from '../wire/wire.js';
 import { missingPackageHint } from '../wire/assets.js';
 

@@ -14,7 +14,7 @@
  * counted and never reads or fills the prefix cache.
  */
 import { AbortedError } from '../wire/errors.js';
-import type { JobContext, SerialQueue } from './queue.js';
+import type { JobContext, SerialQueue } from '../core/queue.js';
 
 export const WARM_UP_TRIES = 3;
 const WARM_UP_IDLE_MS = 250;

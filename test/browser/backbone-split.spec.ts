@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import type { ManifestFile, PackageManifest } from '../../src/engine/manifest.js';
+import type { ManifestFile, PackageManifest } from '../../src/core/manifest.js';
 import {
   DEVICES,
   FP32,

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { loadNodePackage } from '../../src/node/engine.js';
 import {
   CROSS_DEVICE_LOGIT_TOLERANCE,

@@ -10,7 +10,7 @@ import {
   type GpuAdapterLike,
 } from '../../src/engine/capabilities.js';
 import { noDeviceError } from '../../src/engine/host-util.js';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { DeviceError, ModelTooLargeError } from '../../src/wire/errors.js';
 
 const manifest = (peakBytes: number) =>

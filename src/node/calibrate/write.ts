@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { CALIBRATION_FILE } from '../../engine/calibration.js';
-import type { ManifestFile, PackageManifest } from '../../engine/manifest.js';
+import { CALIBRATION_FILE } from '../../core/calibration.js';
+import type { ManifestFile, PackageManifest } from '../../core/manifest.js';
 import { MANIFEST_FILE } from '../engine.js';
 
 /** The manifest with `calibration.json` listed (any earlier calibration entry replaced). */

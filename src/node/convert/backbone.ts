@@ -43,7 +43,7 @@ import { GraphBuilder, attr, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import { BackboneOps, QUANT_BLOCK_SIZE, type LinearEncoding } from './backbone-ops.js';
 import { quantizeBlocks, toFloat16Array } from './quantize.js';
-import { isKvName, presentName } from '../../engine/graph-spec.js';
+import { isKvName, presentName } from '../../core/graph-spec.js';
 import { withFloat16Kv } from './kv-float16.js';
 import {
   fullAttentionLayer,

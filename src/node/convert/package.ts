@@ -18,7 +18,7 @@ import {
   type ManifestFile,
   type PackageDtype,
   type PackageManifest,
-} from '../../engine/manifest.js';
+} from '../../core/manifest.js';
 import { WASM_MEMORY_LIMIT } from '../../engine/capabilities.js';
 import type { TensorSize, WrittenModel } from '../onnx/graph.js';
 import { openRelease, type Qwen35TextConfig } from '../safetensors.js';

@@ -16,7 +16,7 @@ import { allowedHostHeaders, checkAccessOptions } from './access.js';
 import { authenticationError } from '../../http/openai-errors.js';
 import { handleRoute, routeDialect } from '../../http/routes.js';
 import { AbortedError } from '../../wire/errors.js';
-import { SerialQueue } from '../../engine/queue.js';
+import { SerialQueue } from '../../core/queue.js';
 import { overloadedError } from '../../protocol/errors.js';
 import type { ModelCard } from '../../protocol/types.js';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
