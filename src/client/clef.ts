@@ -22,6 +22,7 @@ import { handleRoute } from '../http/routes.js';
 import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../core/defaults.js';
+import type { DeviceRequest } from '../core/devices.js';
 
 export interface ClefOptions {
   /**
@@ -30,7 +31,7 @@ export interface ClefOptions {
    */
   model?: string | URL;
   /** 'auto' (default): WebGPU when it can run the package, else WASM. */
-  device?: 'auto' | 'webgpu' | 'wasm';
+  device?: DeviceRequest;
   /** Refuse a package whose dtype differs (fp32, fp16, q8, q4, mixed). */
   dtype?: string;
   onProgress?: (progress: LoadProgress) => void;

@@ -12,12 +12,8 @@ import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { ClefError, EngineError } from '../wire/errors.js';
 import { graphFor } from './graph-choice.js';
 import { backboneGroups, type BackboneGroupSpec } from '../core/graph-spec.js';
-import {
-  filesWithRole,
-  requireFile,
-  type DeviceName,
-  type ManifestFile,
-} from '../core/manifest.js';
+import { filesWithRole, requireFile, type ManifestFile } from '../core/manifest.js';
+import { deviceOf, type DeviceName } from '../core/devices.js';
 import { buildFor, createSession, drainGpuQueue, startRuntime, type RuntimeBuild } from './ort.js';
 import { ORT_PUBLIC_PATH } from '../wire/assets.js';
 import { missingRuntimeFile } from './runtime-files.js';
@@ -49,6 +45,7 @@ export async function createOrtDecisionSession(
   const groupLoads: GroupLoad[] = [];
   const fetchMsBefore = pkg.stats.downloadMs + pkg.stats.verifyMs;
   const groups = backboneGroups(m, options.kvDtype ?? 'float32');
+  const gpu = deviceOf(device).gpu;
   const sessions: SessionLike[] = [];
   const loans: Array<{ release(): void }> = [];
   let prepared = 0;
@@ -78,14 +75,14 @@ export async function createOrtDecisionSession(
         loan.read(graph.file),
         data.map((f) => ({ path: f.path, data: loan.read(f) })),
         device,
-        device === 'webgpu' ? keepOnGpu : [],
+        gpu ? keepOnGpu : [],
         graph.optimization,
       );
       if (graph.prepared) prepared++;
       sessions.push(session);
       // The runtime has its own copy now (wasm heap, or GPU buffers once the queue drains).
       if (!shared) loan.release();
-      if (device === 'webgpu') await drainGpuQueue(ort);
+      if (gpu) await drainGpuQueue(ort);
       const t2 = performance.now();
       sessionMs[name] = t2 - t1;
       return { session, fetchMs: t1 - t0, createMs: t2 - t1, bytes: loan.bytes };
@@ -132,7 +129,7 @@ export async function createOrtDecisionSession(
     );
     let lost = false;
     let gpuDevice: { lost?: Promise<unknown>; destroy?(): void } | undefined;
-    if (device === 'webgpu') {
+    if (gpu) {
       gpuDevice = (await ort.env.webgpu.device) as typeof gpuDevice;
       void gpuDevice?.lost?.then(() => {
         lost = true;

@@ -9,11 +9,11 @@ import {
   PREPARABLE_ROLES,
   requireFile,
   wasmTwin,
-  type DeviceName,
   type KvDtype,
   type ManifestFile,
   type PackageManifest,
 } from '../core/manifest.js';
+import { deviceOf, type DeviceName } from '../core/devices.js';
 
 /** onnxruntime's graph optimisation level for a session. */
 export type OptimizationLevel = 'all' | 'disabled';
@@ -32,7 +32,7 @@ export function graphFor(
   device: DeviceName,
   usePrepared: boolean,
 ): GraphToCreate {
-  const twin = device === 'wasm' && usePrepared ? wasmTwin(m, graph) : undefined;
+  const twin = deviceOf(device).preparedGraphs && usePrepared ? wasmTwin(m, graph) : undefined;
   return twin
     ? { file: twin, optimization: 'disabled', prepared: true }
     : { file: graph, optimization: 'all', prepared: false };

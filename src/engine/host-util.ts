@@ -5,7 +5,8 @@
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';
 import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
-import type { Capabilities, DevicePlan } from './capabilities.js';
+import type { Capabilities } from '../core/devices.js';
+import type { DevicePlan } from './capabilities.js';
 import { toWireError, type FaultSimulation, type WireResult } from '../wire/wire.js';
 import { readPackageCalibration } from '../core/calibration.js';
 import { requireFile, type PackageManifest } from '../core/manifest.js';

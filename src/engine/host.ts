@@ -29,7 +29,7 @@ import {
   simulatedCapabilities,
   waitForCancel,
 } from './host-util.js';
-import type { DeviceName } from '../core/manifest.js';
+import { cpuDevice, deviceOf, type DeviceName } from '../core/devices.js';
 import { SerialQueue, type JobContext } from '../core/queue.js';
 import { resourceCounts } from './resource-counters.js';
 import type { RunOptions } from '../core/runner.js';
@@ -138,7 +138,7 @@ export class EngineHost implements WorkerApi {
       let kv: KvChoice | null = null;
       for (const device of order) {
         try {
-          if (device === 'webgpu' && options.simulate?.failWebgpuLoad) {
+          if (deviceOf(device).gpu && options.simulate?.failWebgpuLoad) {
             throw new EngineError('WebGPU session creation failed (simulate.failWebgpuLoad)');
           }
           kv = chooseKv(options.kvDtype ?? 'auto', device, pkg.manifest, caps);
@@ -180,7 +180,7 @@ export class EngineHost implements WorkerApi {
         manifestSha256: pkg.manifestSha256,
         dtype: m.variant.dtype,
         device: this.session.device,
-        adapter: this.session.device === 'webgpu' ? caps.adapter : null,
+        adapter: deviceOf(this.session.device).gpu ? caps.adapter : null,
         fallbackReason,
         deviceReason,
         kvDtype: kv!.dtype,
@@ -213,7 +213,7 @@ export class EngineHost implements WorkerApi {
           counters: this.counters,
           disposed: () => this.disposed,
           hold: options.simulate?.holdWarmUp === true,
-          tries: this.session.device === 'wasm' ? WARM_UP_TRIES : 1,
+          tries: deviceOf(this.session.device).warmUpRetries ? WARM_UP_TRIES : 1,
           finished: (ms) => {
             this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: ms };
           },
@@ -314,9 +314,11 @@ export class EngineHost implements WorkerApi {
         stage = next;
         const between = next !== 'backbone' || ++backboneEntries === 2;
         if (!between) return;
-        if (next === 'backbone' && this.deviceLossPending && this.session?.device === 'webgpu') {
+        const session = this.session;
+        const gpu = session !== null && deviceOf(session.device).gpu;
+        if (next === 'backbone' && this.deviceLossPending && gpu) {
           this.deviceLossPending = false;
-          this.session.simulateDeviceLoss?.();
+          session.simulateDeviceLoss?.();
         }
         if (this.stalls[0] === next) {
           this.stalls.shift();
@@ -397,17 +399,18 @@ export class EngineHost implements WorkerApi {
     try {
       return await session.run(encoded, ctx, runOptions);
     } catch (e) {
-      if (session.device !== 'webgpu' || ctx.cancelled() || !session.lost()) throw e;
+      if (!deviceOf(session.device).gpu || ctx.cancelled() || !session.lost()) throw e;
       const reason = `WebGPU device lost while running (${(e as Error).message}); moved to WASM`;
       await session.dispose().catch(() => undefined);
       // From Cache Storage when the load cached the files (same origin either way).
       const pkg = await openPackage(this.options!.model, { cache: this.options!.cache });
       const caps = await probeCapabilities();
-      const kv = chooseKv(this.options!.kvDtype ?? 'auto', 'wasm', pkg.manifest, caps);
-      this.session = await this.openSession(pkg, 'wasm', caps.threads, kv);
+      const fallback = cpuDevice().name;
+      const kv = chooseKv(this.options!.kvDtype ?? 'auto', fallback, pkg.manifest, caps);
+      this.session = await this.openSession(pkg, fallback, caps.threads, kv);
       this.infoBase = {
         ...this.infoBase!,
-        device: 'wasm',
+        device: fallback,
         adapter: null,
         fallbackReason: reason,
         deviceReason: reason,

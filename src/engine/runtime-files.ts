@@ -5,7 +5,7 @@
  */
 import { DownloadError } from '../wire/errors.js';
 import { SERVE_FILES_HINT } from '../wire/assets.js';
-import type { DeviceName } from '../core/manifest.js';
+import type { DeviceName } from '../core/devices.js';
 import { RUNTIME_BUILDS, type RuntimeBuild } from './ort.js';
 
 /** The build's loader and wasm, the two files a device's runtime fetches from `wasmBase`. */

@@ -3,7 +3,8 @@
  * logits. The ORT-backed implementation lives in clef-session.ts.
  */
 import type { EncodedRequest } from '../clef/prompt.js';
-import type { DeviceName, KvDtype } from '../core/manifest.js';
+import type { KvDtype } from '../core/manifest.js';
+import type { DeviceName } from '../core/devices.js';
 import type { PackageSource } from './package-fetch.js';
 import type { JobContext } from '../core/queue.js';
 import type { RunOptions, SessionRun } from '../core/runner.js';

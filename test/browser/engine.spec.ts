@@ -14,6 +14,7 @@ import { loadNodePackage } from '../../src/node/engine.js';
 import {
   CROSS_DEVICE_LOGIT_TOLERANCE,
   DEVICES,
+  deviceTag,
   FP32,
   FP32_1K,
   MODEL,
@@ -57,7 +58,7 @@ const PACKAGE = {
 } as const;
 
 for (const device of DEVICES) {
-  test.describe(`engine on ${device}`, () => {
+  test.describe(`engine on ${device}`, { tag: deviceTag(device) }, () => {
     let page: Page;
     const pkg = PACKAGE[device];
 

@@ -18,7 +18,7 @@ function part(file: string): string {
 const FORBIDDEN: Record<string, RegExp> = {
   'src/protocol': /^(?!src\/protocol$)/, // protocol imports nothing else of the project
   'src/clef': /^src\/(engine|client|element|playground|node|http|wire|core)$/,
-  'src/wire': /^src\/(engine|client|element|playground|node|http|core)$/,
+  'src/wire': /^src\/(engine|client|element|playground|node|http)$/,
   'src/http': /^src\/(engine|client|element|playground|node)$/,
   'src/engine': /^src\/(client|element|playground|node|http)$/,
   'src/client': /^src\/(engine|element|playground|node)$/,

@@ -13,13 +13,12 @@ import {
   MANIFEST_VERSION,
   MANIFEST_VERSION_GROUPED,
   type BackboneGroupEntry,
-  type DeviceName,
   type FileRole,
   type ManifestFile,
   type PackageDtype,
   type PackageManifest,
 } from '../../core/manifest.js';
-import { WASM_MEMORY_LIMIT } from '../../engine/capabilities.js';
+import { DEVICE_NAMES, WASM_MEMORY_LIMIT, type DeviceName } from '../../core/devices.js';
 import type { TensorSize, WrittenModel } from '../onnx/graph.js';
 import { openRelease, type Qwen35TextConfig } from '../safetensors.js';
 import { backboneIo, linearConvDim } from './backbone.js';
@@ -235,7 +234,7 @@ export async function convertRelease(
     // Every variant runs on both (the engine's WASM build, onnxruntime-web/wasm, has the 8-bit
     // embedding's GatherBlockQuantized kernel); one too big for WASM's 4 GiB is refused there by
     // its peakBytes, before any download.
-    const devices: DeviceName[] = ['webgpu', 'wasm'];
+    const devices: DeviceName[] = [...DEVICE_NAMES];
     const contextTokens =
       options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
     // A kv16 or WASM-prepared graph replaces another when used: counted once, as that one.
