@@ -5,12 +5,10 @@
  */
 import { DownloadError, IntegrityError, PackageError } from '../wire/errors.js';
 import { downloadFile } from './download.js';
-import { deleteFile, hasFile, matchBlob, matchFile, putFile } from './cache-parts.js';
+import { deleteFile, hasFile, matchBlob, matchFile, putFile } from '../core/cache-parts.js';
 import { parseManifest, type ManifestFile, type PackageManifest } from '../core/manifest.js';
 import type { LoadProgress } from '../wire/wire.js';
-import { missingPackageHint } from '../wire/assets.js';
-
-export const CACHE_NAME = 'clef-web-packages-v1';
+import { missingPackageHint, PACKAGE_CACHE, packageFileKey } from '../wire/assets.js';
 
 export interface FetchOptions {
   onProgress?: (p: LoadProgress) => void;
@@ -104,7 +102,7 @@ async function openCache(): Promise<{ cache: Cache | null; problem: string | nul
   if (typeof caches === 'undefined')
     return { cache: null, problem: 'Cache Storage is unavailable' };
   try {
-    return { cache: await caches.open(CACHE_NAME), problem: null };
+    return { cache: await caches.open(PACKAGE_CACHE), problem: null };
   } catch (e) {
     return { cache: null, problem: `Cache Storage could not be opened: ${(e as Error).message}` };
   }
@@ -114,8 +112,7 @@ async function openCache(): Promise<{ cache: Cache | null; problem: string | nul
 const PERSIST_ABOVE_BYTES = 2 ** 30;
 
 function cacheKeyOf(baseUrl: string, file: ManifestFile): string {
-  // The cache key carries the hash: a changed package never reads a stale file.
-  return `${packageUrl(baseUrl, file.path)}?sha256=${file.sha256}`;
+  return packageFileKey(packageUrl(baseUrl, file.path), file.sha256);
 }
 
 /** Whether the files not cached yet fit in the origin's storage quota. */
