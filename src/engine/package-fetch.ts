@@ -50,7 +50,7 @@ export interface FileLoan {
 /**
  * An opened package: its manifest, and its files fetched on demand, a few at a time, so the
  * engine can hand each group of graphs to the runtime and let its bytes go before it fetches
- * the next (issue 16) instead of holding the whole package until every session exists.
+ * the next instead of holding the whole package until every session exists.
  */
 export interface PackageSource {
   manifest: PackageManifest;

@@ -33,7 +33,7 @@ export function packageFileKey(fileUrl: string, sha256: string): string {
 export const BUNDLED_MODEL_PATH = '/clef-web/models/clef-nano/';
 
 /**
- * What to do when a file clef-web serves is missing (issue 25): said by the errors for a 404 on
+ * What to do when a file clef-web serves is missing: said by the errors for a 404 on
  * the bundled model, on onnxruntime's runtime files and on the engine's worker.
  */
 export const SERVE_FILES_HINT =

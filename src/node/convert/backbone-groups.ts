@@ -1,6 +1,6 @@
 /**
- * A backbone too big to hand onnxruntime in one piece, written as several graphs run in order
- * (issue 16): the engine fetches one group, creates its session and lets its bytes go before it
+ * A backbone too big to hand onnxruntime in one piece, written as several graphs run in order:
+ * the engine fetches one group, creates its session and lets its bytes go before it
  * fetches the next, so a page never holds much more than one group's bytes beside the runtime's
  * own copy. Group 0 is the embedding alone; then groups of consecutive layers, the residual
  * stream (float32 [1, T, hidden]) passing from `residual_out` to the next group's `residual_in`;
