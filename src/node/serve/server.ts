@@ -23,7 +23,8 @@ import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.j
 import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
-import { escapeLoneSurrogates, notJsonBytes, refusalBody, type Refusal } from './refusals.js';
+import { escapeLoneSurrogates } from '../../http/json-text.js';
+import { notJsonBytes, refusalBody, type Refusal } from './refusals.js';
 
 /** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
 export interface ServeEngine {
