@@ -1,5 +1,9 @@
 import { defineConfig } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './tools/chromium.mjs';
+import { DEVICE_NAMES } from './src/core/devices.js';
+
+/** A per-device test carries its device's tag (test/browser/engine-helpers.ts deviceTag). */
+const tagged = (devices: readonly string[]) => new RegExp(`@(${devices.join('|')})\\b`);
 
 const PORT = Number(process.env.CLEF_TEST_PORT || 5179);
 
@@ -13,6 +17,12 @@ export default defineConfig({
     baseURL: `http://localhost:${PORT}`,
     launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
   },
+  // One project per device (the engine's ordered list), running the tests tagged with it; the
+  // rest, which choose their device themselves or need none, run once.
+  projects: [
+    { name: 'page', grepInvert: tagged(DEVICE_NAMES) },
+    ...DEVICE_NAMES.map((device) => ({ name: device, grep: tagged([device]) })),
+  ],
   webServer: {
     command: `node_modules/.bin/vite --port ${PORT} --strictPort --host localhost`,
     url: `http://localhost:${PORT}/`,

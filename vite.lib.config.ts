@@ -2,7 +2,7 @@ import { defaultClientConditions, defineConfig, type Plugin } from 'vite';
 
 /**
  * The library build (`dist/lib`, ESM) for people who bundle clef-web into their app: the page
- * API (`clef-web`), `<clef-decide>` (`clef-web/element`) and the service-worker route
+ * API (`clef-web`), the protocol (`clef-web/protocol`), `<clef-decide>` (`clef-web/element`) and the service-worker route
  * (`clef-web/sw`). Runtime dependencies stay imports for the consumer's bundler. The engine's
  * worker is built on its own (vite.worker.config.ts) as dist/lib/clef.worker.js; this build
  * points at it with the pattern bundlers resolve: see src/client/default-worker.ts.
@@ -45,7 +45,12 @@ export default defineConfig({
     // Maps for debugging the checkout; the package leaves them out, so no file names them.
     sourcemap: 'hidden',
     lib: {
-      entry: { index: 'src/index.ts', element: 'src/element/index.ts', sw: 'src/sw/index.ts' },
+      entry: {
+        index: 'src/index.ts',
+        protocol: 'src/protocol-entry.ts',
+        element: 'src/element/index.ts',
+        sw: 'src/sw/index.ts',
+      },
       formats: ['es'],
     },
     rollupOptions: {

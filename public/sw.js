@@ -6,10 +6,11 @@
  * - Navigations: network first, the cached page when offline (responses keep their headers,
  *   COOP/COEP included, so the page stays cross-origin isolated offline).
  * - /ort/ (the runtime's wasm): cache first.
- * - /models/ and /clef-web/models/ (the bundled clef-nano): manifest.json network first (a rebuilt package is seen at once and its stale
- *   files are dropped); other files cache first. Package files usually live in the engine's
- *   own Cache Storage (clef-web-packages-v1, keyed `url?sha256=`, see
- *   src/engine/package-fetch.ts): they are served from there and never stored twice.
+ * - /models/ and /clef-web/models/ (the bundled clef-nano): manifest.json network first (a
+ *   rebuilt package is seen at once and its stale files are dropped); other files cache first.
+ *   Package files usually live in the engine's own Cache Storage: they are served from there
+ *   (read by src/sw/engine-cache.ts, bundled into sw-engine-cache.js, with the engine's cache
+ *   name, keys and parts) and never stored twice.
  * - /local-packages/<id>/...: files of a folder the user picked, read through the directory
  *   handle the page stored in IndexedDB (see src/playground/local-package.ts).
  * - Anything else same-origin (the app's code, Vite's modules in dev): network first, cached.
@@ -30,12 +31,12 @@ const isPackagePath = (pathname) =>
 // shape) on this origin, answered by a controlled page's engine: see src/sw/route.ts,
 // bundled into sw-routes.js by tools/sw/build-routes.mjs. Pages opt in with
 // registerSystemOneRoute(clef).
-importScripts('/sw-routes.js');
+importScripts('/sw-routes.js', '/sw-engine-cache.js');
 const systemOne = /** @type {any} */ (sw).clefSystemOne.createSystemOneRoute(sw);
+/** @type {(url: string, sha256: string) => Promise<Response | undefined>} */
+const enginePackageFile = /** @type {any} */ (sw).clefEngineCache.enginePackageFile;
 
 const CACHE = 'clef-playground-v1';
-/** The engine's package cache (src/engine/package-fetch.ts CACHE_NAME). */
-const ENGINE_CACHE = 'clef-web-packages-v1';
 const LOCAL_DB = 'clef-local-packages';
 const LOCAL_PREFIX = '/local-packages/';
 /**
@@ -200,9 +201,7 @@ async function engineCopy(url) {
       /** @type {{files?: Array<{path: string, sha256: string}>}} */
       const manifest = await manifestResponse.json().catch(() => ({}));
       const file = manifest.files?.find((f) => base + f.path === url);
-      if (!file || !(await caches.has(ENGINE_CACHE))) return undefined;
-      const engine = await caches.open(ENGINE_CACHE);
-      return engine.match(`${url}?sha256=${file.sha256}`, MATCH);
+      return file ? enginePackageFile(url, file.sha256) : undefined;
     }
     base = base.slice(0, base.lastIndexOf('/', base.length - 2) + 1);
   }

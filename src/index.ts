@@ -1,15 +1,10 @@
 /**
- * clef-web's package root. Importable in Node without a DOM: nothing here touches `window`,
- * `document` or the ML runtime at import time.
+ * clef-web's package root: what a page needs to decide (createClef and its types), the errors
+ * it may catch, and the System One routes for a service worker or a fetch handler. The
+ * protocol's helpers are `clef-web/protocol`. Importable in Node without a DOM: nothing here
+ * touches `window`, `document` or the ML runtime at import time. Every name is listed here on
+ * purpose; test/unit/api-report.test.ts pins the list.
  */
-export * from './protocol/index.js';
-export {
-  encodeRequest,
-  type EncodedRequest,
-  type EncodedQuestion,
-  type EncodeOptions,
-  type TextTokenizer,
-} from './clef/prompt.js';
 export {
   BUNDLED_MODEL_URL,
   createClef,
@@ -17,29 +12,24 @@ export {
   type ClefOptions,
   type DecideOptions,
 } from './client/clef.js';
-export { handleRoute, type RouteBackend } from './http/routes.js';
+export type { EscalatedResponse, RemoteOptions } from './client/escalation.js';
 export { registerSystemOneRoute } from './client/service-worker.js';
-export type {
-  AnsweredBy,
-  EscalatedResponse,
-  RemoteErrorNote,
-  RemoteOptions,
-} from './client/escalation.js';
-export * from './wire/errors.js';
-export type {
-  EngineInfo,
-  EngineCounters,
-  TrainingSummary,
-  LoadProgress,
-  DecisionTimings,
-  DecisionWire,
-} from './wire/wire.js';
+export { handleRoute, type RouteBackend } from './http/routes.js';
+export type { DecisionWire, EngineInfo, LoadProgress } from './wire/wire.js';
+export type { SystemOneRequest, SystemOneResponse } from './protocol/types.js';
+export type { CalibrationAsk } from './calibrate/index.js';
 export {
-  CalibrationError,
-  isCalibrationError,
-  type CalibrationErrorCode,
-  type CalibrationAsk,
-  type CalibratedDecision,
-  type CalibratedQuestion,
-  type UncalibratedQuestion,
-} from './calibrate/index.js';
+  ClefError,
+  PackageError,
+  IntegrityError,
+  DownloadError,
+  DeviceError,
+  ModelTooLargeError,
+  AbortedError,
+  DisposedError,
+  EngineError,
+  WorkerLostError,
+  type ClefErrorCode,
+} from './wire/errors.js';
+export { SystemOneError } from './protocol/errors.js';
+export { CalibrationError } from './calibrate/index.js';

@@ -32,7 +32,7 @@ export interface CalibratedAnswer {
 }
 
 /** The band of the type's entry that holds `options` options, if any. */
-export function bandFor(entry: TypeCalibration, options: number): BandCalibration | undefined {
+function bandFor(entry: TypeCalibration, options: number): BandCalibration | undefined {
   return entry.bands?.find((b) => options >= b.minOptions && options <= b.maxOptions);
 }
 

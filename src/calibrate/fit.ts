@@ -48,9 +48,9 @@ export interface FitOptions {
   bands?: readonly OptionBand[];
 }
 
-export const DEFAULT_HELD_OUT_FRACTION = 0.25;
-export const DEFAULT_MIN_PER_TYPE = 20;
-export const DEFAULT_MIN_HELD_OUT_PER_TYPE = 10;
+const DEFAULT_HELD_OUT_FRACTION = 0.25;
+const DEFAULT_MIN_PER_TYPE = 20;
+const DEFAULT_MIN_HELD_OUT_PER_TYPE = 10;
 
 export interface Requirement {
   /** Labelled answers a type needs in all. */

@@ -10,7 +10,7 @@ import type { LabelledLogits } from './temperature.js';
 import type { Evaluation, ReliabilityBin } from './types.js';
 
 /** Bins of the ECE the CLI prints and the file records. */
-export const ECE_BINS = 15;
+const ECE_BINS = 15;
 
 /**
  * Bin of a confidence: bin k holds (k/bins, (k+1)/bins]; 0 goes in the first bin. A confidence
@@ -50,7 +50,7 @@ export function reliabilityBins(
 }
 
 /** ECE = Σ_bins (count / N) · |accuracy − mean confidence|, from a reliability diagram. */
-export function eceFromBins(bins: readonly ReliabilityBin[]): number {
+function eceFromBins(bins: readonly ReliabilityBin[]): number {
   const total = bins.reduce((sum, b) => sum + b.count, 0);
   if (total === 0) return 0;
   return bins.reduce(

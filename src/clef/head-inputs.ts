@@ -76,7 +76,7 @@ export interface SpanMeanSource {
   spanMean(ids: ArrayLike<number>): Float32Array | Promise<Float32Array>;
 }
 
-export function headRequestLayout(encoded: EncodedRequest): HeadRequestLayout {
+function headRequestLayout(encoded: EncodedRequest): HeadRequestLayout {
   const tailStart = encoded.stateEnd;
   const tailLength = encoded.inputIds.length - tailStart;
   if (tailStart < 1 || tailLength < 1) throw new Error('head: empty prefix or tail');
@@ -133,7 +133,7 @@ export function headSpanInputs(
 }
 
 /** The lexical vectors [options, hidden]: mean lm_head row over each option span's ids. */
-export async function headLexicalVectors(
+async function headLexicalVectors(
   encoded: EncodedRequest,
   lexicon: SpanMeanSource,
 ): Promise<HeadTensorData> {

@@ -26,8 +26,8 @@
  * engine reads with the decoders.
  */
 
-export const LEXICON_MAGIC = 'CLEFROWS';
-export const LEXICON_VERSION = 1;
+const LEXICON_MAGIC = 'CLEFROWS';
+const LEXICON_VERSION = 1;
 export const LEXICON_HEADER_BYTES = 64;
 
 /** int8 rows with a scale (shipping default), fp16, or fp32 (exact: the fp32 test variant). */
@@ -108,7 +108,7 @@ export function parseLexiconHeader(data: ArrayBuffer | ArrayBufferView): Lexicon
 }
 
 /** Byte range [start, end) of token `id`'s record. */
-export function lexiconRowRange(header: LexiconHeader, id: number): [number, number] {
+function lexiconRowRange(header: LexiconHeader, id: number): [number, number] {
   if (!Number.isInteger(id) || id < 0 || id >= header.vocab) {
     throw new RangeError(`token id ${id} outside the lm_head rows (vocab ${header.vocab})`);
   }

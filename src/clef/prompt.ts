@@ -25,18 +25,18 @@ export interface TextTokenizer {
   encodeWithin?(text: string, limit: number): { ids: number[] } | { atLeast: number };
 }
 
-export const SYSTEM_PROMPT =
+const SYSTEM_PROMPT =
   'Read the complete state and schema. Decide every field jointly. Each answer ' +
   "must be exactly one of that field's allowed options.";
 export const PROMPT_PREFIX = `<|im_start|>system\n${SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\nSTATE:\n`;
 export const SCHEMA_HEADER = '\n\nSCHEMA FIELDS:\n';
 export const ALLOWED_OPTIONS_HEADER = '\nALLOWED OPTIONS:\n';
-export const OPTION_END = '\n';
+const OPTION_END = '\n';
 export const FIELD_END = 'END FIELD\n';
 export const PROMPT_SUFFIX =
   '\n<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nJOINT SCHEMA DECISIONS:';
-export const NOUL_DEFAULT_TRUE = 'The proposition is true or the answer is yes.';
-export const NOUL_DEFAULT_FALSE = 'The proposition is false or the answer is no.';
+const NOUL_DEFAULT_TRUE = 'The proposition is true or the answer is yes.';
+const NOUL_DEFAULT_FALSE = 'The proposition is false or the answer is no.';
 
 /** `\nFIELD {i}\nID: {id}\nTYPE: {type}\nINSTRUCTION: ` with i 1-based. */
 export function fieldHeader(index1: number, id: string, type: QuestionType): string {
@@ -49,8 +49,8 @@ export function optionLabel(index1: number): string {
 }
 
 /** The head's type embedding index. */
-export const QUESTION_TYPE_IDS = { noul: 0, choice: 1, score: 2 } as const;
-export type QuestionTypeId = (typeof QUESTION_TYPE_IDS)[QuestionType];
+const QUESTION_TYPE_IDS = { noul: 0, choice: 1, score: 2 } as const;
+type QuestionTypeId = (typeof QUESTION_TYPE_IDS)[QuestionType];
 
 export interface EncodedQuestion {
   id: string;

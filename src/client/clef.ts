@@ -21,6 +21,8 @@ import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation
 import { handleRoute } from '../http/routes.js';
 import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
+import { DEFAULT_CACHE_BUDGET_BYTES } from '../core/defaults.js';
+import type { DeviceRequest } from '../core/devices.js';
 
 export interface ClefOptions {
   /**
@@ -29,7 +31,7 @@ export interface ClefOptions {
    */
   model?: string | URL;
   /** 'auto' (default): WebGPU when it can run the package, else WASM. */
-  device?: 'auto' | 'webgpu' | 'wasm';
+  device?: DeviceRequest;
   /** Refuse a package whose dtype differs (fp32, fp16, q8, q4, mixed). */
   dtype?: string;
   onProgress?: (progress: LoadProgress) => void;
@@ -47,12 +49,6 @@ export interface ClefOptions {
    * cost. false skips it.
    */
   warmUp?: boolean;
-  /**
-   * The onnxruntime-web build the WASM device runs: 'plain' (default: 14 MB of wasm, the faster
-   * one in docs/benchmarks.md) or 'asyncify' (the WebGPU build's CPU back end, 27 MB). For
-   * measurements; WebGPU always loads the asyncify build.
-   */
-  wasmBuild?: 'plain' | 'asyncify';
   /**
    * The KV cache's precision: the state a long input holds between backbone runs and in the
    * prefix cache. 'auto' (default): float16 on a WebGPU adapter with shader-f16 when the package
@@ -80,8 +76,6 @@ export interface ClefOptions {
    * `answered_by: 'local' | 'remote'`. See escalation.ts for the failure policy.
    */
   remote?: RemoteOptions;
-  /** Test hooks for the fallback and fault paths. */
-  simulate?: FaultSimulation;
   /**
    * Opt-in calibrated answers for every decide() (default off): `DecisionWire.calibrated`
    * beside the unchanged body, from the package's calibration file (`clef-web calibrate`).
@@ -129,8 +123,6 @@ interface Pending {
   aborted: boolean;
 }
 
-export const DEFAULT_CACHE_BUDGET = 256 * 1024 * 1024;
-
 /** Structured clone refused the body (a function, a symbol): answer as the contract says. */
 function cloneFailure(body: unknown, error: unknown): Error {
   validateRequest(body); // throws the 422 for what is not JSON
@@ -140,7 +132,34 @@ function cloneFailure(body: unknown, error: unknown): Error {
 /** The bundled clef-nano's URL in a page served with the `clef-web/vite` plugin. */
 export const BUNDLED_MODEL_URL = BUNDLED_MODEL_PATH;
 
-export async function createClef(options: ClefOptions = {}): Promise<Clef> {
+/**
+ * Switches for tests and benchmarks, never in ClefOptions: the page API's own tests and the
+ * benchmarks reach them through createInstrumentedClef, which the package root does not export.
+ */
+export interface InstrumentOptions {
+  /** Fault and fallback hooks the engine honours (wire.ts FaultSimulation). */
+  simulate?: FaultSimulation;
+  /**
+   * The onnxruntime-web build the WASM device runs: 'plain' (the default: 14 MB of wasm, the
+   * faster one in docs/benchmarks.md) or 'asyncify' (the WebGPU build's CPU back end, 27 MB).
+   * WebGPU always loads the asyncify build.
+   */
+  wasmBuild?: 'plain' | 'asyncify';
+}
+
+export function createClef(options: ClefOptions = {}): Promise<Clef> {
+  return openClef(options, {});
+}
+
+/** createClef with the test and benchmark switches (not exported by the package). */
+export function createInstrumentedClef(
+  options: ClefOptions & InstrumentOptions = {},
+): Promise<Clef> {
+  const { simulate, wasmBuild, ...rest } = options;
+  return openClef(rest, { simulate, wasmBuild });
+}
+
+async function openClef(options: ClefOptions, instrument: InstrumentOptions): Promise<Clef> {
   if (options.remote) checkRemoteOptions(options.remote);
   const kv = options.kvDtype;
   if (kv !== undefined && kv !== 'auto' && kv !== 'float32' && kv !== 'float16') {
@@ -165,13 +184,13 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
     model: new URL(String(options.model ?? BUNDLED_MODEL_URL), globalThis.location?.href).href,
     device: options.device ?? 'auto',
     dtype: options.dtype,
-    cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET,
+    cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET_BYTES,
     cache: options.cache ?? true,
     warmUp: options.warmUp ?? true,
-    ...(options.wasmBuild ? { wasmBuild: options.wasmBuild } : {}),
+    ...(instrument.wasmBuild ? { wasmBuild: instrument.wasmBuild } : {}),
     ...(options.kvDtype ? { kvDtype: options.kvDtype } : {}),
     ...(options.preparedGraphs !== undefined ? { preparedGraphs: options.preparedGraphs } : {}),
-    simulate: options.simulate,
+    simulate: instrument.simulate,
   };
   let disposed = false;
   let nextId = 1;

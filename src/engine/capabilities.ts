@@ -2,28 +2,16 @@
  * What this browser can do, probed once and frozen. Devices are an explicit ordered list: each
  * probe returns null when the device is unavailable here, with the reason kept for `info()`.
  */
-import type { DeviceName, PackageManifest } from './manifest.js';
-
-export interface Capabilities {
-  readonly webgpu: boolean;
-  readonly shaderF16: boolean;
-  readonly adapter: string | null;
-  /**
-   * The adapter is a software fallback (SwiftShader, WARP...): `adapter.info.isFallbackAdapter`,
-   * or, where a browser lacks that flag, a SwiftShader adapter by name. False without WebGPU.
-   */
-  readonly fallbackAdapter: boolean;
-  /** Why WebGPU is unavailable, when it is. */
-  readonly webgpuReason: string | null;
-  readonly crossOriginIsolated: boolean;
-  readonly threads: number;
-  readonly maxStorageBufferBindingSize: number | null;
-  /** The adapter's maxBufferSize (onnxruntime requests the adapter's maximum for its device). */
-  readonly maxBufferSize: number | null;
-}
-
-/** The WASM back end is 32-bit: weights, activations and state share 4 GiB. */
-export const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
+import type { PackageManifest } from '../core/manifest.js';
+import {
+  DEVICES,
+  cpuDevice,
+  deviceOf,
+  type Capabilities,
+  type DeviceName,
+  type DeviceProblem,
+  type DeviceRequest,
+} from '../core/devices.js';
 
 export interface GpuAdapterLike {
   features: { has(name: string): boolean };
@@ -108,33 +96,6 @@ export async function probeWith(
   });
 }
 
-/** 1.50 GiB, 512 MiB or 4,096 bytes: a size as a person reads it. */
-function sizeText(n: number): string {
-  if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(2)} GiB`;
-  if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(0)} MiB`;
-  return `${n.toLocaleString('en-US')} bytes`;
-}
-
-/**
- * Why the adapter's buffers cannot hold the package's biggest tensor, or null. onnxruntime asks
- * for the adapter's maximum limits when it creates its device, so the adapter's limits are what
- * the session gets; a tensor above them fails only after the whole download, or loads wrongly.
- */
-export function tensorLimitProblem(manifest: PackageManifest, caps: Capabilities): string | null {
-  const t = manifest.variant.largestTensor;
-  if (!t) return null;
-  const limits = [
-    ['maxStorageBufferBindingSize', caps.maxStorageBufferBindingSize],
-    ['maxBufferSize', caps.maxBufferSize],
-  ] as const;
-  for (const [name, value] of limits) {
-    if (value !== null && t.bytes > value) {
-      return `its largest tensor (${t.name}, ${sizeText(t.bytes)}) exceeds this adapter's ${name} of ${sizeText(value)}; it needs a WebGPU adapter whose ${name} reaches ${sizeText(t.bytes)}, or a package converted with smaller tensors (a q4 or q8 variant)`;
-    }
-  }
-  return null;
-}
-
 /** Why a device is passed over; `tooLarge`: the package exceeds its memory or buffer limits. */
 export interface SkippedDevice {
   device: DeviceName;
@@ -144,35 +105,18 @@ export interface SkippedDevice {
 }
 
 /** Why `device` cannot run this package here, or null when it can. */
-export function deviceProblem(
+function deviceProblem(
   device: DeviceName,
   manifest: PackageManifest,
   caps: Capabilities,
-): Omit<SkippedDevice, 'device'> | null {
-  const other = (reason: string) => ({ reason, tooLarge: false });
+): DeviceProblem | null {
   if (!manifest.variant.devices.includes(device)) {
-    return other(
-      `the ${manifest.variant.dtype} variant of ${manifest.model.name} is built for ${manifest.variant.devices.join(', ')}, not ${device}`,
-    );
-  }
-  if (device === 'webgpu') {
-    if (!caps.webgpu) return other(caps.webgpuReason ?? 'WebGPU is unavailable');
-    if (manifest.variant.needsShaderF16 && !caps.shaderF16) {
-      return other(
-        `the ${manifest.variant.dtype} variant needs the WebGPU feature shader-f16, which this adapter lacks; load a q4, q8 or fp32 variant`,
-      );
-    }
-    const limit = tensorLimitProblem(manifest, caps);
-    return limit === null ? null : { reason: limit, tooLarge: true };
-  }
-  if (manifest.variant.peakBytes > WASM_MEMORY_LIMIT) {
-    const gib = (manifest.variant.peakBytes / 1024 ** 3).toFixed(1);
     return {
-      reason: `${manifest.model.name} (${manifest.variant.dtype}) needs about ${gib} GiB; the WASM back end addresses at most 4 GiB, so this model needs WebGPU`,
-      tooLarge: true,
+      reason: `the ${manifest.variant.dtype} variant of ${manifest.model.name} is built for ${manifest.variant.devices.join(', ')}, not ${device}`,
+      tooLarge: false,
     };
   }
-  return null;
+  return deviceOf(device).problem(manifest, caps);
 }
 
 /**
@@ -183,12 +127,11 @@ export function deviceProblem(
  * that rules the device out only leaves that start unused.
  */
 export function deviceBeforeManifest(
-  requested: 'auto' | DeviceName,
+  requested: DeviceRequest,
   caps: Capabilities,
 ): DeviceName | null {
-  if (requested === 'wasm') return 'wasm';
-  if (requested === 'webgpu') return caps.webgpu ? 'webgpu' : null;
-  return caps.webgpu && !caps.fallbackAdapter ? null : 'wasm';
+  if (requested !== 'auto') return deviceOf(requested).gpu && !caps.webgpu ? null : requested;
+  return caps.webgpu && !caps.fallbackAdapter ? null : cpuDevice().name;
 }
 
 export interface DevicePlan {
@@ -206,7 +149,7 @@ export interface DevicePlan {
  * 'webgpu' uses whatever adapter there is.
  */
 export function deviceOrder(
-  requested: 'auto' | DeviceName,
+  requested: DeviceRequest,
   manifest: PackageManifest,
   caps: Capabilities,
 ): DevicePlan {
@@ -219,32 +162,41 @@ export function deviceOrder(
   const software = `the WebGPU adapter (${caps.adapter ?? 'unknown'}) is a software fallback`;
   if (requested !== 'auto') {
     if (!usable(requested)) return { order: [], skipped, reason: '' };
-    const on = requested === 'webgpu' ? ` on ${caps.adapter ?? 'an unknown adapter'}` : '';
-    const soft = requested === 'webgpu' && caps.fallbackAdapter ? ` (${software})` : '';
+    const gpu = deviceOf(requested).gpu;
+    const on = gpu ? ` on ${caps.adapter ?? 'an unknown adapter'}` : '';
+    const soft = gpu && caps.fallbackAdapter ? ` (${software})` : '';
     return { order: [requested], skipped, reason: `device '${requested}' requested${on}${soft}` };
   }
-  const gpu = usable('webgpu');
-  const wasm = usable('wasm');
-  if (gpu && caps.fallbackAdapter && wasm) {
+  // Every device is checked (so each one's reason is kept), best first.
+  const ok = DEVICES.filter((d) => usable(d.name));
+  const gpu = ok.find((d) => d.gpu);
+  const cpu = ok.find((d) => !d.gpu);
+  if (gpu && caps.fallbackAdapter && cpu) {
     skipped.push({
-      device: 'webgpu',
-      reason: `${software}, slower than WASM on the same CPU`,
+      device: gpu.name,
+      reason: `${software}, slower than ${cpu.label} on the same CPU`,
       tooLarge: false,
     });
     return {
-      order: ['wasm', 'webgpu'],
+      order: [cpu.name, gpu.name],
       skipped,
-      reason: `auto: WASM, because ${software} (emulated on the CPU, slower than WASM); device 'webgpu' would still use it`,
+      reason: `auto: ${cpu.label}, because ${software} (emulated on the CPU, slower than ${cpu.label}); device '${gpu.name}' would still use it`,
     };
   }
   if (gpu) {
-    const soft = caps.fallbackAdapter ? ` (${software}, but WASM cannot run this package)` : '';
+    const soft = caps.fallbackAdapter
+      ? ` (${software}, but ${cpuDevice().label} cannot run this package)`
+      : '';
     return {
-      order: wasm ? ['webgpu', 'wasm'] : ['webgpu'],
+      order: ok.map((d) => d.name),
       skipped,
-      reason: `auto: WebGPU on ${caps.adapter ?? 'an unknown adapter'}${soft}`,
+      reason: `auto: ${gpu.label} on ${caps.adapter ?? 'an unknown adapter'}${soft}`,
     };
   }
-  const why = skipped.find((s) => s.device === 'webgpu')?.reason ?? 'WebGPU is unavailable';
-  return { order: wasm ? ['wasm'] : [], skipped, reason: `auto: WASM, because ${why}` };
+  const why = skipped.find((s) => deviceOf(s.device).gpu)?.reason ?? 'WebGPU is unavailable';
+  return {
+    order: ok.map((d) => d.name),
+    skipped,
+    reason: `auto: ${cpuDevice().label}, because ${why}`,
+  };
 }

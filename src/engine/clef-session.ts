@@ -11,38 +11,22 @@ import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { ClefError, EngineError } from '../wire/errors.js';
 import { graphFor } from './graph-choice.js';
-import { backboneGroups, type BackboneGroupSpec } from './graph-spec.js';
-import { filesWithRole, requireFile, type DeviceName, type ManifestFile } from './manifest.js';
-import {
-  buildFor,
-  createSession,
-  drainGpuQueue,
-  startRuntime,
-  type OrtModule,
-  type RuntimeBuild,
-} from './ort.js';
+import { backboneGroups, type BackboneGroupSpec } from '../core/graph-spec.js';
+import { filesWithRole, requireFile, type ManifestFile } from '../core/manifest.js';
+import { deviceOf, type DeviceName } from '../core/devices.js';
+import { buildFor, createSession, drainGpuQueue, startRuntime, type RuntimeBuild } from './ort.js';
 import { ORT_PUBLIC_PATH } from '../wire/assets.js';
 import { missingRuntimeFile } from './runtime-files.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
-import {
-  checkInputs,
-  ClefRunner,
-  REQUIRED_INPUTS,
-  type BackboneStage,
-  type RuntimeAdapter,
-  type SessionLike,
-} from './runner.js';
+import { ClefRunner, type BackboneStage, type SessionLike } from '../core/runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
 import type { GroupLoad } from '../wire/wire.js';
-
-const adapterFor = (ort: OrtModule): RuntimeAdapter => ({
-  float32: (data, dims) => new ort.Tensor('float32', data, dims),
-  float16: (data, dims) => new ort.Tensor('float16', data, dims),
-  int64: (data, dims) => new ort.Tensor('int64', data, dims),
-});
+import { packageChunkTokens } from '../core/defaults.js';
+import { runtimeAdapter } from '../core/runtime-types.js';
+import { checkInputs, REQUIRED_INPUTS } from '../core/input-guard.js';
 
 /** Where the worker finds onnxruntime-web's wasm: same origin, ORT_PUBLIC_PATH (/ort/). */
-export function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
+function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
   return { wasmBase: new URL(ORT_PUBLIC_PATH, self.location.origin).href, threads, wasmBuild };
 }
 
@@ -50,9 +34,6 @@ export function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
 export async function startOrtRuntime(device: DeviceName, threads: number, build?: RuntimeBuild) {
   return (await startRuntime(device, runtimeOptions(threads, build))).start;
 }
-
-/** Chunk of backbone tokens per run: bounds the attention scores' memory. */
-export const DEFAULT_CHUNK_TOKENS = 256;
 
 export async function createOrtDecisionSession(
   pkg: PackageSource,
@@ -64,6 +45,7 @@ export async function createOrtDecisionSession(
   const groupLoads: GroupLoad[] = [];
   const fetchMsBefore = pkg.stats.downloadMs + pkg.stats.verifyMs;
   const groups = backboneGroups(m, options.kvDtype ?? 'float32');
+  const gpu = deviceOf(device).gpu;
   const sessions: SessionLike[] = [];
   const loans: Array<{ release(): void }> = [];
   let prepared = 0;
@@ -93,14 +75,14 @@ export async function createOrtDecisionSession(
         loan.read(graph.file),
         data.map((f) => ({ path: f.path, data: loan.read(f) })),
         device,
-        device === 'webgpu' ? keepOnGpu : [],
+        gpu ? keepOnGpu : [],
         graph.optimization,
       );
       if (graph.prepared) prepared++;
       sessions.push(session);
       // The runtime has its own copy now (wasm heap, or GPU buffers once the queue drains).
       if (!shared) loan.release();
-      if (device === 'webgpu') await drainGpuQueue(ort);
+      if (gpu) await drainGpuQueue(ort);
       const t2 = performance.now();
       sessionMs[name] = t2 - t1;
       return { session, fetchMs: t1 - t0, createMs: t2 - t1, bytes: loan.bytes };
@@ -137,10 +119,9 @@ export async function createOrtDecisionSession(
       const { fetchMs, createMs, bytes } = out;
       groupLoads.push({ group: g.index, layers: g.layers, bytes, fetchMs, createMs });
     }
-    const chunkTokens =
-      Number((m.graphs as { chunkTokens?: number }).chunkTokens) || DEFAULT_CHUNK_TOKENS;
+    const chunkTokens = packageChunkTokens(m);
     const runner = new ClefRunner(
-      adapterFor(ort),
+      runtimeAdapter(ort.Tensor),
       { backbone, headMemory, headDecide },
       lexicon,
       { chunkTokens, cacheBudgetBytes: options.cacheBudgetBytes },
@@ -148,7 +129,7 @@ export async function createOrtDecisionSession(
     );
     let lost = false;
     let gpuDevice: { lost?: Promise<unknown>; destroy?(): void } | undefined;
-    if (device === 'webgpu') {
+    if (gpu) {
       gpuDevice = (await ort.env.webgpu.device) as typeof gpuDevice;
       void gpuDevice?.lost?.then(() => {
         lost = true;
@@ -193,7 +174,7 @@ export async function createOrtDecisionSession(
  * Storage bodies on disk) instead of being held in the worker: Clef-flash's is ~1 GB, of which a
  * request reads a few rows. Smaller ones (clef-nano's is 1 MB) stay in memory.
  */
-export const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
+const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
 
 /** The lexicon from memory, or from Cache Storage when it is big and cached (loan released). */
 async function openLexicon(

@@ -4,16 +4,16 @@
  * WASM-prepared twin (role `wasm-graph`) is created from the twin, without optimising it again.
  * Pure: the host asks it once the manifest is known, the session when it creates each graph.
  */
-import { backboneGroups } from './graph-spec.js';
+import { backboneGroups } from '../core/graph-spec.js';
 import {
   PREPARABLE_ROLES,
   requireFile,
   wasmTwin,
-  type DeviceName,
   type KvDtype,
   type ManifestFile,
   type PackageManifest,
-} from './manifest.js';
+} from '../core/manifest.js';
+import { deviceOf, type DeviceName } from '../core/devices.js';
 
 /** onnxruntime's graph optimisation level for a session. */
 export type OptimizationLevel = 'all' | 'disabled';
@@ -32,7 +32,7 @@ export function graphFor(
   device: DeviceName,
   usePrepared: boolean,
 ): GraphToCreate {
-  const twin = device === 'wasm' && usePrepared ? wasmTwin(m, graph) : undefined;
+  const twin = deviceOf(device).preparedGraphs && usePrepared ? wasmTwin(m, graph) : undefined;
   return twin
     ? { file: twin, optimization: 'disabled', prepared: true }
     : { file: graph, optimization: 'all', prepared: false };

@@ -5,10 +5,11 @@
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';
 import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
-import type { Capabilities, DevicePlan } from './capabilities.js';
+import type { Capabilities } from '../core/devices.js';
+import type { DevicePlan } from './capabilities.js';
 import { toWireError, type FaultSimulation, type WireResult } from '../wire/wire.js';
-import { readPackageCalibration } from './calibration.js';
-import { requireFile, type PackageManifest } from './manifest.js';
+import { readPackageCalibration } from '../core/calibration.js';
+import { requireFile, type PackageManifest } from '../core/manifest.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
 
 export async function result<T>(work: () => Promise<T> | T): Promise<WireResult<T>> {

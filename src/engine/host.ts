@@ -3,16 +3,8 @@
  * WebGPU is missing or fails), and serves decisions one at a time from a queue. Every method
  * returns a WireResult, so failures reach the page as typed errors, never strings or hangs.
  */
-import { encodeRequest } from '../clef/prompt.js';
-import type { ClefTokenizer } from '../clef/tokenizer.js';
-import { buildResponse, serializeResponse } from '../protocol/answers.js';
-import { validateRequest } from '../protocol/validate.js';
-import {
-  calibratedDecision,
-  calibrationAsk,
-  type CalibrationAsk,
-  type CalibrationFile,
-} from '../calibrate/index.js';
+import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
+import { checkCalibrationAsk, decide, decisionModel, type DecisionModel } from '../core/decide.js';
 import {
   deviceBeforeManifest,
   deviceOrder,
@@ -29,7 +21,7 @@ import {
 } from '../wire/errors.js';
 import { unusedGraphs } from './graph-choice.js';
 import { chooseKv, type KvChoice } from './kv-choice.js';
-import { openPackage } from './package-fetch.js';
+import { openPackage, type PackageSource } from './package-fetch.js';
 import {
   noDeviceError,
   readOwnFiles,
@@ -37,10 +29,11 @@ import {
   simulatedCapabilities,
   waitForCancel,
 } from './host-util.js';
-import type { DeviceName, PackageManifest } from './manifest.js';
-import { SerialQueue, type JobContext } from './queue.js';
+import { cpuDevice, deviceOf, type DeviceName } from '../core/devices.js';
+import { SerialQueue, type JobContext } from '../core/queue.js';
 import { resourceCounts } from './resource-counters.js';
-import type { DecisionSession, RunOptions, RuntimeStarter, SessionFactory } from './session.js';
+import type { RunOptions } from '../core/runner.js';
+import type { DecisionSession, RuntimeStarter, SessionFactory } from './session.js';
 import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
 import {
   type DecisionStage,
@@ -63,9 +56,7 @@ interface DecideOptions {
 
 export class EngineHost implements WorkerApi {
   /** The loaded package's manifest: its file bytes are let go once the sessions hold them. */
-  private manifest: PackageManifest | null = null;
-  private tokenizer: ClefTokenizer | null = null;
-  private calibration: CalibrationFile | null = null;
+  private model: DecisionModel | null = null;
   private session: DecisionSession | null = null;
   private options: LoadOptionsWire | null = null;
   private infoBase: Omit<EngineInfo, 'counters'> | null = null;
@@ -134,8 +125,7 @@ export class EngineHost implements WorkerApi {
       const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
       if (order.length === 0) throw noDeviceError(pkg.manifest, skipped);
       const own = await readOwnFiles(pkg);
-      this.calibration = own.calibration;
-      this.tokenizer = own.tokenizer;
+      const model = decisionModel(pkg.manifest, own.tokenizer, own.calibration);
       const tokenizerMs = own.tokenizerMs;
       report({ phase: 'compile', loadedBytes: 0, totalBytes: 0 });
       const compileStart = performance.now();
@@ -148,18 +138,11 @@ export class EngineHost implements WorkerApi {
       let kv: KvChoice | null = null;
       for (const device of order) {
         try {
-          if (device === 'webgpu' && options.simulate?.failWebgpuLoad) {
+          if (deviceOf(device).gpu && options.simulate?.failWebgpuLoad) {
             throw new EngineError('WebGPU session creation failed (simulate.failWebgpuLoad)');
           }
           kv = chooseKv(options.kvDtype ?? 'auto', device, pkg.manifest, caps);
-          this.session = await this.createSession(pkg, device, {
-            threads: caps.threads,
-            cacheBudgetBytes: options.cacheBudgetBytes,
-            wasmBuild: options.wasmBuild,
-            kvDtype: kv.dtype,
-            lexiconFromStorage: options.simulate?.lexiconFromStorage === true,
-            preparedGraphs: options.preparedGraphs ?? true,
-          });
+          this.session = await this.openSession(pkg, device, caps.threads, kv);
           break;
         } catch (e) {
           // A file that failed to arrive or verify fails the load on every device; a device that
@@ -184,7 +167,7 @@ export class EngineHost implements WorkerApi {
       // The runtime copied graphs and weights into its own memory (wasm heap or GPU buffers), and
       // the lexicon keeps its rows: the session factory let each group's fetched bytes go as soon
       // as its session existed (docs/benchmarks.md). A later WASM fallback fetches them again.
-      this.manifest = pkg.manifest;
+      this.model = model;
       const now = performance.now();
       const m = pkg.manifest;
       const stats = pkg.stats;
@@ -197,7 +180,7 @@ export class EngineHost implements WorkerApi {
         manifestSha256: pkg.manifestSha256,
         dtype: m.variant.dtype,
         device: this.session.device,
-        adapter: this.session.device === 'webgpu' ? caps.adapter : null,
+        adapter: deviceOf(this.session.device).gpu ? caps.adapter : null,
         fallbackReason,
         deviceReason,
         kvDtype: kv!.dtype,
@@ -230,7 +213,7 @@ export class EngineHost implements WorkerApi {
           counters: this.counters,
           disposed: () => this.disposed,
           hold: options.simulate?.holdWarmUp === true,
-          tries: this.session.device === 'wasm' ? WARM_UP_TRIES : 1,
+          tries: deviceOf(this.session.device).warmUpRetries ? WARM_UP_TRIES : 1,
           finished: (ms) => {
             this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: ms };
           },
@@ -253,7 +236,7 @@ export class EngineHost implements WorkerApi {
     return result(() => {
       if (this.disposed || !this.session) throw new DisposedError('No model is loaded');
       const ask = calibration === undefined ? null : calibrationAsk(calibration);
-      if (ask !== null) calibratedDecision(this.calibration, [], [], ask); // refuse before queueing
+      checkCalibrationAsk(this.model!, ask); // refuse before queueing
       return this.queue.push(id, (ctx) => this.decide(body, ctx, { ask }));
     });
   }
@@ -331,9 +314,11 @@ export class EngineHost implements WorkerApi {
         stage = next;
         const between = next !== 'backbone' || ++backboneEntries === 2;
         if (!between) return;
-        if (next === 'backbone' && this.deviceLossPending && this.session?.device === 'webgpu') {
+        const session = this.session;
+        const gpu = session !== null && deviceOf(session.device).gpu;
+        if (next === 'backbone' && this.deviceLossPending && gpu) {
           this.deviceLossPending = false;
-          this.session.simulateDeviceLoss?.();
+          session.simulateDeviceLoss?.();
         }
         if (this.stalls[0] === next) {
           this.stalls.shift();
@@ -354,27 +339,27 @@ export class EngineHost implements WorkerApi {
     { ask = null, hooks = true, prefixCache = true }: DecideOptions = {},
   ): Promise<DecisionWire> {
     const ctx = hooks ? this.staged(job) : job;
-    const m = this.manifest!;
     const t0 = performance.now();
-    const request = validateRequest(body, {
-      limits: m.limits,
-      models: [m.model.name, ...m.model.aliases],
-    });
-    const encoded = encodeRequest(this.tokenizer!, request, { maxTokens: m.contextTokens });
-    const t1 = performance.now();
-    await ctx.enter!('encoding');
-    ctx.throwIfCancelled();
-    const run = await this.runWithRecovery(encoded, ctx, { prefixCache });
-    const response = buildResponse(request, encoded, run.logits, request.model);
+    const decided = await decide(
+      this.model!,
+      body,
+      async (encoded) => {
+        await ctx.enter!('encoding');
+        ctx.throwIfCancelled();
+        return this.runWithRecovery(encoded, ctx, { prefixCache });
+      },
+      ask,
+    );
+    const { run } = decided;
     this.counters.decisions++;
     this.counters.backboneTokens += run.backboneTokens;
     if (run.prefixHit) this.counters.prefixHits++;
     else this.counters.prefixMisses++;
     return {
-      response,
-      json: serializeResponse(request, response),
+      response: decided.response,
+      json: decided.json,
       timings: {
-        encodeMs: t1 - t0,
+        encodeMs: decided.encodeMs,
         backboneMs: run.backboneMs,
         headMs: run.headMs,
         totalMs: performance.now() - t0,
@@ -382,10 +367,26 @@ export class EngineHost implements WorkerApi {
         backboneTokens: run.backboneTokens,
       },
       logits: run.logits.map((l) => Array.from(l)),
-      ...(ask === null
-        ? {}
-        : { calibrated: calibratedDecision(this.calibration, encoded.questions, run.logits, ask) }),
+      ...(decided.calibrated ? { calibrated: decided.calibrated } : {}),
     };
+  }
+
+  /** The sessions on one device, with the load's options (at load, and on a move to WASM). */
+  private openSession(
+    pkg: PackageSource,
+    device: DeviceName,
+    threads: number,
+    kv: KvChoice,
+  ): Promise<DecisionSession> {
+    const options = this.options!;
+    return this.createSession(pkg, device, {
+      threads,
+      cacheBudgetBytes: options.cacheBudgetBytes,
+      wasmBuild: options.wasmBuild,
+      kvDtype: kv.dtype,
+      lexiconFromStorage: options.simulate?.lexiconFromStorage === true,
+      preparedGraphs: options.preparedGraphs ?? true,
+    });
   }
 
   /** A WebGPU failure while running (a lost device) moves the engine to WASM and retries once. */
@@ -398,24 +399,18 @@ export class EngineHost implements WorkerApi {
     try {
       return await session.run(encoded, ctx, runOptions);
     } catch (e) {
-      if (session.device !== 'webgpu' || ctx.cancelled() || !session.lost()) throw e;
+      if (!deviceOf(session.device).gpu || ctx.cancelled() || !session.lost()) throw e;
       const reason = `WebGPU device lost while running (${(e as Error).message}); moved to WASM`;
       await session.dispose().catch(() => undefined);
       // From Cache Storage when the load cached the files (same origin either way).
       const pkg = await openPackage(this.options!.model, { cache: this.options!.cache });
       const caps = await probeCapabilities();
-      const kv = chooseKv(this.options!.kvDtype ?? 'auto', 'wasm', pkg.manifest, caps);
-      this.session = await this.createSession(pkg, 'wasm' as DeviceName, {
-        threads: caps.threads,
-        cacheBudgetBytes: this.options!.cacheBudgetBytes,
-        wasmBuild: this.options!.wasmBuild,
-        kvDtype: kv.dtype,
-        lexiconFromStorage: this.options!.simulate?.lexiconFromStorage === true,
-        preparedGraphs: this.options!.preparedGraphs ?? true,
-      });
+      const fallback = cpuDevice().name;
+      const kv = chooseKv(this.options!.kvDtype ?? 'auto', fallback, pkg.manifest, caps);
+      this.session = await this.openSession(pkg, fallback, caps.threads, kv);
       this.infoBase = {
         ...this.infoBase!,
-        device: 'wasm',
+        device: fallback,
         adapter: null,
         fallbackReason: reason,
         deviceReason: reason,

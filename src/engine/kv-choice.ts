@@ -4,8 +4,9 @@
  * per device it tries.
  */
 import { DeviceError, PackageError } from '../wire/errors.js';
-import type { Capabilities } from './capabilities.js';
-import { hasFloat16Kv, type DeviceName, type KvDtype, type PackageManifest } from './manifest.js';
+import type { Capabilities } from '../core/devices.js';
+import { hasFloat16Kv, type KvDtype, type PackageManifest } from '../core/manifest.js';
+import { deviceOf, type DeviceName } from '../core/devices.js';
 
 export type KvRequest = 'auto' | KvDtype;
 
@@ -28,7 +29,8 @@ export function chooseKv(
   caps: Pick<Capabilities, 'shaderF16' | 'adapter'>,
 ): KvChoice {
   const packaged = hasFloat16Kv(manifest);
-  const f16 = device === 'webgpu' && caps.shaderF16;
+  const gpu = deviceOf(device).gpu;
+  const f16 = gpu && caps.shaderF16;
   if (requested === 'float32') return { dtype: 'float32', reason: "kvDtype 'float32' requested" };
   if (requested === 'float16') {
     if (!packaged) {
@@ -36,7 +38,7 @@ export function chooseKv(
         `kvDtype 'float16': the package ${manifest.model.name} has no float16-KV backbone graphs; convert it again with this version of clef-web, or use kvDtype 'auto'`,
       );
     }
-    if (device === 'webgpu' && !f16) {
+    if (gpu && !f16) {
       throw new DeviceError(
         `kvDtype 'float16' on WebGPU needs the feature shader-f16, which the adapter (${caps.adapter ?? 'unknown'}) lacks; use kvDtype 'auto' or device 'wasm'`,
         { device, reason: 'no shader-f16' },
@@ -47,7 +49,7 @@ export function chooseKv(
   if (!packaged) {
     return { dtype: 'float32', reason: 'auto: float32, the package has no float16-KV graphs' };
   }
-  if (device === 'wasm') {
+  if (!gpu) {
     return { dtype: 'float32', reason: "auto: float32 on WASM (kvDtype 'float16' halves the KV)" };
   }
   return f16

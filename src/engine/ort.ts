@@ -7,14 +7,13 @@
  * src/vite/index.ts.
  */
 import type * as OrtTypes from 'onnxruntime-web';
-import type { DeviceName } from './manifest.js';
+import { deviceOf, type DeviceName } from '../core/devices.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
 import { dropLegacyRuntimeCache, wasmSourceOf } from './wasm-cache.js';
 import { instantiationMs, timeWasmInstantiation } from './wasm-timing.js';
 import type { RuntimePhases } from '../wire/wire.js';
 
 export type OrtModule = typeof OrtTypes;
-export type OrtTensor = OrtTypes.Tensor;
 export type OrtSession = OrtTypes.InferenceSession;
 
 /** The onnxruntime-web builds, and their wasm files under /ort/. */
@@ -36,7 +35,7 @@ export interface RuntimeOptions {
 }
 
 export function buildFor(device: DeviceName, wasmBuild: RuntimeBuild = 'plain'): RuntimeBuild {
-  return device === 'webgpu' ? 'asyncify' : wasmBuild;
+  return deviceOf(device).build ?? wasmBuild;
 }
 
 /** How one device's runtime came up (the shape info().loadMs reports). */
@@ -82,7 +81,7 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
       dropLegacyRuntimeCache();
       timeWasmInstantiation();
       const probe = await ort.InferenceSession.create(IDENTITY_GRAPH, {
-        executionProviders: [device === 'webgpu' ? 'webgpu' : 'wasm'],
+        executionProviders: [deviceOf(device).executionProvider],
         logSeverityLevel: 3, // its Identity runs on the CPU EP: no warning about that
       });
       await probe.release();
@@ -123,11 +122,11 @@ export async function createSession(
   optimization: 'all' | 'disabled' = 'all',
 ): Promise<OrtSession> {
   const options: OrtTypes.InferenceSession.SessionOptions = {
-    executionProviders: [device === 'webgpu' ? 'webgpu' : 'wasm'],
+    executionProviders: [deviceOf(device).executionProvider],
     graphOptimizationLevel: optimization,
     externalData: externalData.map((f) => ({ path: f.path, data: f.data })),
   };
-  if (device === 'webgpu' && keepOutputsOnGpu.length > 0) {
+  if (deviceOf(device).gpu && keepOutputsOnGpu.length > 0) {
     options.preferredOutputLocation = Object.fromEntries(
       keepOutputsOnGpu.map((name) => [name, 'gpu-buffer' as const]),
     );

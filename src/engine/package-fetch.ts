@@ -5,12 +5,10 @@
  */
 import { DownloadError, IntegrityError, PackageError } from '../wire/errors.js';
 import { downloadFile } from './download.js';
-import { deleteFile, hasFile, matchBlob, matchFile, putFile } from './cache-parts.js';
-import { parseManifest, type ManifestFile, type PackageManifest } from './manifest.js';
+import { deleteFile, hasFile, matchBlob, matchFile, putFile } from '../core/cache-parts.js';
+import { parseManifest, type ManifestFile, type PackageManifest } from '../core/manifest.js';
 import type { LoadProgress } from '../wire/wire.js';
-import { missingPackageHint } from '../wire/assets.js';
-
-export const CACHE_NAME = 'clef-web-packages-v1';
+import { missingPackageHint, PACKAGE_CACHE, packageFileKey } from '../wire/assets.js';
 
 export interface FetchOptions {
   onProgress?: (p: LoadProgress) => void;
@@ -52,7 +50,7 @@ export interface FileLoan {
 /**
  * An opened package: its manifest, and its files fetched on demand, a few at a time, so the
  * engine can hand each group of graphs to the runtime and let its bytes go before it fetches
- * the next (issue 16) instead of holding the whole package until every session exists.
+ * the next instead of holding the whole package until every session exists.
  */
 export interface PackageSource {
   manifest: PackageManifest;
@@ -104,18 +102,17 @@ async function openCache(): Promise<{ cache: Cache | null; problem: string | nul
   if (typeof caches === 'undefined')
     return { cache: null, problem: 'Cache Storage is unavailable' };
   try {
-    return { cache: await caches.open(CACHE_NAME), problem: null };
+    return { cache: await caches.open(PACKAGE_CACHE), problem: null };
   } catch (e) {
     return { cache: null, problem: `Cache Storage could not be opened: ${(e as Error).message}` };
   }
 }
 
 /** Packages at least this big ask for persistent storage (1 GiB). */
-export const PERSIST_ABOVE_BYTES = 2 ** 30;
+const PERSIST_ABOVE_BYTES = 2 ** 30;
 
 function cacheKeyOf(baseUrl: string, file: ManifestFile): string {
-  // The cache key carries the hash: a changed package never reads a stale file.
-  return `${packageUrl(baseUrl, file.path)}?sha256=${file.sha256}`;
+  return packageFileKey(packageUrl(baseUrl, file.path), file.sha256);
 }
 
 /** Whether the files not cached yet fit in the origin's storage quota. */

@@ -5,11 +5,11 @@
  */
 import { DownloadError } from '../wire/errors.js';
 import { SERVE_FILES_HINT } from '../wire/assets.js';
-import type { DeviceName } from './manifest.js';
+import type { DeviceName } from '../core/devices.js';
 import { RUNTIME_BUILDS, type RuntimeBuild } from './ort.js';
 
 /** The build's loader and wasm, the two files a device's runtime fetches from `wasmBase`. */
-export function runtimeFilesOf(build: RuntimeBuild): [string, string] {
+function runtimeFilesOf(build: RuntimeBuild): [string, string] {
   const wasm = RUNTIME_BUILDS[build].wasm;
   return [wasm.replace(/\.wasm$/, '.mjs'), wasm];
 }

@@ -3,25 +3,12 @@
  * logits. The ORT-backed implementation lives in clef-session.ts.
  */
 import type { EncodedRequest } from '../clef/prompt.js';
-import type { DeviceName, KvDtype } from './manifest.js';
+import type { KvDtype } from '../core/manifest.js';
+import type { DeviceName } from '../core/devices.js';
 import type { PackageSource } from './package-fetch.js';
-import type { JobContext } from './queue.js';
+import type { JobContext } from '../core/queue.js';
+import type { RunOptions, SessionRun } from '../core/runner.js';
 import type { GroupLoad, RuntimePhases } from '../wire/wire.js';
-
-export interface SessionRun {
-  /** One array per question, in the encoded option order. */
-  logits: Float32Array[];
-  backboneMs: number;
-  headMs: number;
-  prefixHit: boolean;
-  /** Tokens the backbone ran for this request. */
-  backboneTokens: number;
-}
-
-export interface RunOptions {
-  /** Look the state up in the prefix cache and keep it there (default true). */
-  prefixCache?: boolean;
-}
 
 export interface DecisionSession {
   readonly device: DeviceName;

@@ -14,10 +14,10 @@
  * counted and never reads or fills the prefix cache.
  */
 import { AbortedError } from '../wire/errors.js';
-import type { JobContext, SerialQueue } from './queue.js';
+import type { JobContext, SerialQueue } from '../core/queue.js';
 
 export const WARM_UP_TRIES = 3;
-export const WARM_UP_IDLE_MS = 250;
+const WARM_UP_IDLE_MS = 250;
 
 export interface WarmUpHost {
   modelName: string;

@@ -5,15 +5,15 @@
  * (the `clef-web/vite` plugin sends `Cache-Control: no-cache` with an ETag, so an unchanged file
  * costs a 304), Chromium also keeps V8's compiled code for it once enough of it has tiered up,
  * and the next visit starts from that code instead of compiling again (measured in
- * docs/benchmarks.md, issue 15: `v8.wasm.moduleCacheHit` in the trace, session creation and the
- * warm-up decision about 3× faster).
+ * docs/benchmarks.md: `v8.wasm.moduleCacheHit` in the trace, session creation and the warm-up
+ * decision about 3× faster).
  *
- * The engine used to hand onnxruntime the wasm from Cache Storage, through a wrapped `fetch`:
- * that saved the download but Chromium never cached compiled code for those responses (no
- * `v8.wasm.cachedModule` in any trace), so every visit compiled the runtime again. The old
- * cache is deleted on start, once, in the background.
+ * Not Cache Storage: Chromium keeps no compiled code for a wasm response handed over from
+ * there (no `v8.wasm.cachedModule` in any trace), so every visit would compile the runtime
+ * again. The Cache Storage copy older versions of clef-web kept is deleted on start, once, in
+ * the background.
  */
-export const LEGACY_RUNTIME_CACHE = 'clef-web-runtime-v1';
+const LEGACY_RUNTIME_CACHE = 'clef-web-runtime-v1';
 
 let dropped = false;
 

@@ -22,7 +22,7 @@ export function mergeLimits(overrides: Partial<ModelLimits> | undefined): ModelL
 /** An object's members in order. */
 export type Fields = Map<string, unknown>;
 
-export function isObjectLike(v: unknown): v is Map<unknown, unknown> | Record<string, unknown> {
+function isObjectLike(v: unknown): v is Map<unknown, unknown> | Record<string, unknown> {
   if (v instanceof Map) return true;
   if (typeof v !== 'object' || v === null || Array.isArray(v) || isPyNumber(v)) return false;
   const proto: unknown = Object.getPrototypeOf(v);
@@ -49,7 +49,7 @@ export function bodyFields(body: unknown): Fields {
   ]);
 }
 
-export function isNumberValue(v: unknown): boolean {
+function isNumberValue(v: unknown): boolean {
   return typeof v === 'number' || isPyNumber(v);
 }
 

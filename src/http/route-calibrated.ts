@@ -14,7 +14,7 @@ import {
   type RouteBackend,
 } from './route-common.js';
 
-export const CALIBRATED_ROUTE = '/v1/clef/calibrated';
+const CALIBRATED_ROUTE = '/v1/clef/calibrated';
 
 export function servesCalibrated(path: string, backend: RouteBackend): boolean {
   return path === CALIBRATED_ROUTE && backend.decideCalibrated !== undefined;

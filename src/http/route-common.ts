@@ -2,6 +2,7 @@
  * What every route shares: the request id, reading a body as strict UTF-8 JSON text, JSON
  * responses (lone surrogates escaped), and the System One and Workers AI error bodies.
  */
+import { escapeLoneSurrogates } from './json-text.js';
 import type { CalibratedDecision, CalibrationAsk } from '../calibrate/index.js';
 import {
   internalError,
@@ -33,17 +34,6 @@ export function requestId(): string {
     globalThis.crypto?.randomUUID?.() ??
     `${Date.now().toString(16)}-${Math.random().toString(16).slice(2)}`
   );
-}
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-/**
- * A response body goes out as UTF-8, which cannot carry a lone surrogate (it would arrive as
- * U+FFFD, and a choice's probabilities under a key the client never sent). In JSON text one can
- * only sit inside a string, where its `\uXXXX` escape means the same code unit.
- */
-function escapeLoneSurrogates(json: string): string {
-  return json.replace(LONE_SURROGATE, (unit) => `\\u${unit.charCodeAt(0).toString(16)}`);
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

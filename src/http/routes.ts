@@ -36,7 +36,7 @@ export type RouteDialect = 'system-one' | 'workers-ai' | 'openai' | 'decisions';
 
 /** Any `/ai/run/...` path: the Workers AI dialect, served model or not. */
 const WORKERS_AI_SHAPE = /^\/client\/v4\/accounts\/[^/]+\/ai\/run\/./;
-export const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';
+const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';
 
 /**
  * The dialect of a path's error bodies: `decisions` is `/v1/decisions`, where only the body

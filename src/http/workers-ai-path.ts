@@ -54,8 +54,3 @@ export function parseWorkersAiPath(pathname: string): WorkersAiPath | null {
   if (name === undefined || hasControl(name) || hasControl(account)) return null;
   return { account, model, name };
 }
-
-/** The System One model name for a Workers AI pathname, or null when it is not that route. */
-export function workersAiModel(pathname: string): string | null {
-  return parseWorkersAiPath(pathname)?.name ?? null;
-}

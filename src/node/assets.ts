@@ -26,10 +26,10 @@ export interface AssetOptions {
 }
 
 /** The System One routes as a classic service-worker script (global `clefSystemOne`). */
-export const SW_ROUTES_FILE = 'sw-routes.js';
+const SW_ROUTES_FILE = 'sw-routes.js';
 
 /** The engine's worker, which the library build writes beside its entries. */
-export const WORKER_FILE = 'clef.worker.js';
+const WORKER_FILE = 'clef.worker.js';
 
 /** Relative static and dynamic imports in a built chunk (`./x.js`). */
 const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s*)(["'`])(\.\/[\w.-]+\.js)\1/g;
@@ -61,7 +61,7 @@ function urlFolder(dir: string): string {
 }
 
 /** onnxruntime-web's dist folder, as clef-web resolves the dependency. */
-export function ortDistDir(root = packageRoot()): string {
+function ortDistDir(root = packageRoot()): string {
   const require = createRequire(join(root, 'package.json'));
   return dirname(require.resolve('onnxruntime-web'));
 }

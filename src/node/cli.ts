@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from './bundled.js';
 
-export const USAGE = `usage: clef-web <command> [options]    (clef-web help <command>, clef-web --version)
+const USAGE = `usage: clef-web <command> [options]    (clef-web help <command>, clef-web --version)
 commands:
   convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed   Clef release -> browser package
   prepare <package-dir>                                           add WASM-prepared graphs to a package

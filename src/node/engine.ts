@@ -1,8 +1,7 @@
 /**
- * A converted package run by onnxruntime-node: the same ClefRunner, prompt encoding, validation
- * and answers the browser engine uses, with Node file access instead of fetch + Cache Storage.
- * Used by `clef-web verify` (and, later, `clef-web serve`). The only tools module that imports
- * onnxruntime-node.
+ * A converted package run by onnxruntime-node: the same decision (src/core/decide.ts) and
+ * ClefRunner the browser engine uses, with Node file access instead of fetch + Cache Storage.
+ * Used by `clef-web serve`, `decide`, `verify`, `calibrate` and `train`.
  *
  * Loading checks, before any file is used: the manifest parses, every path stays inside the
  * package directory (no `..`, absolute paths, or symlinks leading out), and every file has the
@@ -21,7 +20,7 @@ import { encodeRequest, type EncodedRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { IntegrityError, PackageError } from '../wire/errors.js';
-import { backboneGroups } from '../engine/graph-spec.js';
+import { backboneGroups } from '../core/graph-spec.js';
 import {
   isSafePackagePath,
   MANIFEST_FILE,
@@ -31,31 +30,24 @@ import {
   type ManifestFile,
   type PackageManifest,
   type KvDtype,
-} from '../engine/manifest.js';
-import type { JobContext } from '../engine/queue.js';
-import {
-  type BackboneStage,
-  type RunnerGraphs,
-  type RuntimeAdapter,
-  type SessionLike,
-} from '../engine/runner.js';
-import { buildResponse, serializeResponse } from '../protocol/answers.js';
+} from '../core/manifest.js';
+import type { JobContext } from '../core/queue.js';
+import { type BackboneStage, type RunnerGraphs, type SessionLike } from '../core/runner.js';
 import type { SystemOneResponse, ValidRequest } from '../protocol/types.js';
-import { validateRequest } from '../protocol/validate.js';
 import {
-  calibratedDecision,
   calibrationAsk,
   type CalibratedDecision,
   type CalibrationAsk,
   type CalibrationFile,
 } from '../calibrate/index.js';
-import { readPackageCalibration } from '../engine/calibration.js';
-import { loadOrtNode, type NodeSessionOptions, type OrtNodeModule } from './ort-node.js';
-import { checkChunkTokens, RunnerSet, strictFeeds } from './runner-set.js';
+import { checkCalibrationAsk, decide, decisionModel } from '../core/decide.js';
+import { runtimeAdapter } from '../core/runtime-types.js';
+import { DEFAULT_CACHE_BUDGET_BYTES, packageChunkTokens } from '../core/defaults.js';
+import { readPackageCalibration } from '../core/calibration.js';
+import { loadOrtNode, type NodeSessionOptions } from './ort-node.js';
+import { checkChunkTokens, RunnerSet } from './runner-set.js';
+import { strictFeeds } from '../core/input-guard.js';
 
-/** Backbone tokens per run unless the caller or the manifest says otherwise (as in the browser). */
-export const NODE_DEFAULT_CHUNK_TOKENS = 256;
-export const NODE_DEFAULT_CACHE_BUDGET_BYTES = 256 * 2 ** 20;
 /** Files the engine reads itself: up to this size they are read once and held. */
 const IN_MEMORY_MAX_BYTES = 256 * 2 ** 20;
 const HELD_ROLES: ReadonlySet<FileRole> = new Set([
@@ -67,7 +59,7 @@ const HELD_ROLES: ReadonlySet<FileRole> = new Set([
 
 export interface NodeEngineOptions {
   chunkTokens?: number;
-  /** Tokens × keys per backbone run (src/engine/chunk-plan.ts; default 256 × 4,096). */
+  /** Tokens × keys per backbone run (src/core/chunk-plan.ts; default 256 × 4,096). */
   scoreBudget?: number;
   cacheBudgetBytes?: number;
   /** onnxruntime intra-op threads (default: onnxruntime's choice). */
@@ -125,14 +117,6 @@ export interface NodeEngine {
     run?: RunOptions,
   ): Promise<{ logits: Float32Array[]; encoded: EncodedRequest }>;
   dispose(): Promise<void>;
-}
-
-function nodeAdapter(ort: OrtNodeModule): RuntimeAdapter {
-  return {
-    float32: (data, dims) => new ort.Tensor('float32', data, dims),
-    float16: (data, dims) => new ort.Tensor('float16', data, dims),
-    int64: (data, dims) => new ort.Tensor('int64', data, dims),
-  };
 }
 
 /** Node runs one request at a time to completion: nothing cancels it. */
@@ -272,10 +256,7 @@ export async function loadNodePackage(
 ): Promise<NodeEngine> {
   const ort = await loadOrtNode();
   const manifest = await readPackageManifest(dir);
-  const chunkTokens =
-    options.chunkTokens ??
-    (Number((manifest.graphs as { chunkTokens?: number }).chunkTokens) ||
-      NODE_DEFAULT_CHUNK_TOKENS);
+  const chunkTokens = options.chunkTokens ?? packageChunkTokens(manifest);
   checkChunkTokens(chunkTokens);
   const verified = await verifyPackageFiles(dir, manifest);
   const pathOf = (f: ManifestFile) => verified.paths.get(f.path) as string;
@@ -320,9 +301,9 @@ export async function loadNodePackage(
     const opened = await openLexicon(pathOf(lexiconFile), bytesOf(lexiconFile));
     handle = opened.handle;
     const graphs: RunnerGraphs = { backbone, headMemory, headDecide };
-    const cacheBudgetBytes = options.cacheBudgetBytes ?? NODE_DEFAULT_CACHE_BUDGET_BYTES;
+    const cacheBudgetBytes = options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET_BYTES;
     const runners = new RunnerSet(
-      nodeAdapter(ort),
+      runtimeAdapter(ort.Tensor),
       graphs,
       opened.lexicon,
       chunkTokens,
@@ -345,7 +326,7 @@ function newEngine(
   handle: FileHandle | null,
   calibration: CalibrationFile | null,
 ): NodeEngine {
-  const models = [manifest.model.name, ...manifest.model.aliases];
+  const model = decisionModel(manifest, tokenizer, calibration);
   // One request at a time: a runner's prefix cache and state tensors are not re-entrant.
   let tail: Promise<unknown> = Promise.resolve();
   const serial = <T>(job: () => Promise<T>): Promise<T> => {
@@ -354,31 +335,27 @@ function newEngine(
     return next;
   };
   let disposed = false;
-  const logits = (request: ValidRequest, run: RunOptions = {}) =>
+  const run = (encoded: EncodedRequest, options: RunOptions) =>
     serial(async () => {
       if (disposed) throw new Error('The engine was disposed');
-      const encoded = encodeRequest(tokenizer, request, { maxTokens: manifest.contextTokens });
-      const result = await runners.get(run.chunkTokens).run(encoded, NEVER_CANCELLED);
-      return { logits: result.logits, encoded };
+      return runners.get(options.chunkTokens).run(encoded, NEVER_CANCELLED);
     });
   return {
     manifest,
     tokenizer,
-    models,
+    models: model.models,
     chunkTokens: runners.defaultChunkTokens,
     calibration,
-    logits,
-    async decide(body, run = {}) {
-      const ask = calibrationAsk(run.calibration);
-      if (ask !== null) calibratedDecision(calibration, [], [], ask); // refuse before running
-      const limits = { ...manifest.limits, contextTokens: manifest.contextTokens };
-      const request = validateRequest(body, { models, limits });
-      const out = await logits(request, run);
-      const response = buildResponse(request, out.encoded, out.logits, request.model);
-      const decision = { response, json: serializeResponse(request, response), ...out };
-      if (ask === null) return decision;
-      const calibrated = calibratedDecision(calibration, out.encoded.questions, out.logits, ask);
-      return { ...decision, calibrated };
+    async logits(request, options = {}) {
+      const encoded = encodeRequest(tokenizer, request, { maxTokens: manifest.contextTokens });
+      return { logits: (await run(encoded, options)).logits, encoded };
+    },
+    async decide(body, options = {}) {
+      const ask = calibrationAsk(options.calibration);
+      checkCalibrationAsk(model, ask); // refuse before running
+      const decided = await decide(model, body, (encoded) => run(encoded, options), ask);
+      const { response, json, logits, encoded, calibrated } = decided;
+      return { response, json, logits, encoded, ...(calibrated ? { calibrated } : {}) };
     },
     dispose: () =>
       serial(async () => {

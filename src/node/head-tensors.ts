@@ -26,7 +26,7 @@ export interface HeadTensor {
 }
 
 /** The three scalars, in state_dict order. */
-export const HEAD_SCALARS = ['prior_logit_scale', 'joint_logit_scale', 'residual_gate'] as const;
+const HEAD_SCALARS = ['prior_logit_scale', 'joint_logit_scale', 'residual_gate'] as const;
 
 export function jointHeadTensors(c: JointHeadConfig): HeadTensor[] {
   const { hidden_size: D, width: W, feedforward: F } = c;

@@ -2,39 +2,13 @@
  * The Node engine's sessions, shared: strict feeds (a package for another engine version is
  * refused, not run wrongly) and one ClefRunner per chunk size over the same sessions.
  */
-import { PackageError } from '../wire/errors.js';
 import {
   ClefRunner,
   type RunnerGraphs,
   type RuntimeAdapter,
   type SessionLike,
-} from '../engine/runner.js';
+} from '../core/runner.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
-
-/**
- * onnxruntime-node ignores feeds the graph has no input for, so a package converted before a
- * graph gained an input (e.g. head_memory's past_memory) would run and answer wrongly. Refuse
- * instead, naming the file.
- */
-export function strictFeeds(session: SessionLike, path: string): SessionLike {
-  const inputs = new Set(session.inputNames);
-  return {
-    inputNames: session.inputNames,
-    outputNames: session.outputNames,
-    run: (feeds) => {
-      const unknown = Object.keys(feeds).filter((name) => !inputs.has(name));
-      if (unknown.length > 0) {
-        throw new PackageError(
-          `${path} has no input ${unknown.join(', ')} (inputs: ${session.inputNames.join(', ')}): ` +
-            'the package was converted for another version of the engine; convert it again',
-          { file: path },
-        );
-      }
-      return session.run(feeds);
-    },
-    release: () => session.release(),
-  };
-}
 
 export function checkChunkTokens(chunkTokens: number): void {
   if (!Number.isInteger(chunkTokens) || chunkTokens < 1) {

@@ -208,7 +208,7 @@ function decode(dtype: string, bytes: Uint8Array): ArrayLike<number> {
 }
 
 /** IEEE binary16 bits → number. */
-export function f16BitsToNumber(h: number): number {
+function f16BitsToNumber(h: number): number {
   const sign = h & 0x8000 ? -1 : 1;
   const exponent = (h >> 10) & 0x1f;
   const mantissa = h & 0x3ff;
@@ -360,7 +360,7 @@ export interface JointHeadConfig {
 }
 
 /** Parses config.json (a `qwen3_5` config with `text_config`, or a bare text config). */
-export function parseQwen35TextConfig(config: Record<string, unknown>): Qwen35TextConfig {
+function parseQwen35TextConfig(config: Record<string, unknown>): Qwen35TextConfig {
   const text = (config.text_config ?? config) as Record<string, unknown>;
   const rope = (text.rope_parameters ?? text.rope_scaling ?? {}) as Record<string, unknown>;
   const ropeType = rope.rope_type ?? rope.type ?? 'default';

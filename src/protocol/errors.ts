@@ -6,7 +6,7 @@
 import type { ApiErrorType, ErrorBody, ValidationIssue } from './types.js';
 
 /** `code` of a 422: its body has no error_type, so this stands in for one. */
-export const VALIDATION_ERROR_CODE = 'validation_error';
+const VALIDATION_ERROR_CODE = 'validation_error';
 
 const STATUS_OF: Record<ApiErrorType, number> = {
   api_usage_error: 400,

@@ -8,10 +8,6 @@ export function isPyNumber(v: unknown): v is PyNumber {
   return typeof v === 'object' && v !== null && (v as PyNumber).kind === 'py-number';
 }
 
-export function isJsonMap(v: unknown): v is JsonMap {
-  return v instanceof Map;
-}
-
 /** A JSON object of either form (a Map or a plain, non-array object; not a PyNumber). */
 export function isJsonObject(v: unknown): v is JsonMap | { [key: string]: JsonValue } {
   if (v instanceof Map) return true;
@@ -23,9 +19,4 @@ export function objectEntries(
   v: JsonMap | { [key: string]: JsonValue },
 ): Array<[string, JsonValue]> {
   return v instanceof Map ? [...v.entries()] : Object.entries(v);
-}
-
-/** A JSON number's value as a double (a PyNumber read as JS would read its lexeme). */
-export function numberValue(v: number | PyNumber): number {
-  return typeof v === 'number' ? v : Number(v.lexeme);
 }

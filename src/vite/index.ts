@@ -47,7 +47,7 @@ function contentType(name: string): string {
  * (`no-cache` + an ETag from size and modification time: an upgraded onnxruntime-web or model
  * is never served stale, and an unchanged one costs a 304). A cacheable response is also what
  * lets Chromium keep the compiled code of onnxruntime's wasm for the next visit (V8's wasm
- * code cache skips responses the HTTP cache may not keep; docs/benchmarks.md, issue 15).
+ * code cache skips responses the HTTP cache may not keep; measured in docs/benchmarks.md).
  */
 export function cachingHeaders(path: string): Record<string, string> {
   const { size, mtime } = statSync(path);

@@ -17,11 +17,23 @@ export const ORT_RUNTIME_FILES: readonly string[] = [
   'ort-wasm-simd-threaded.asyncify.wasm',
 ];
 
+/**
+ * The Cache Storage cache where the engine keeps verified package files, each under its URL
+ * with the manifest's SHA-256 (`packageFileKey`), big ones in parts (src/core/cache-parts.ts).
+ * A service worker reads them from there (src/sw/engine-cache.ts) instead of storing them twice.
+ */
+export const PACKAGE_CACHE = 'clef-web-packages-v1';
+
+/** A package file's key in PACKAGE_CACHE: the hash in the key, so a changed file never matches. */
+export function packageFileKey(fileUrl: string, sha256: string): string {
+  return `${fileUrl}?sha256=${sha256}`;
+}
+
 /** Where the bundled clef-nano is served in a page (the plugin serves the package's copy). */
 export const BUNDLED_MODEL_PATH = '/clef-web/models/clef-nano/';
 
 /**
- * What to do when a file clef-web serves is missing (issue 25): said by the errors for a 404 on
+ * What to do when a file clef-web serves is missing: said by the errors for a 404 on
  * the bundled model, on onnxruntime's runtime files and on the engine's worker.
  */
 export const SERVE_FILES_HINT =

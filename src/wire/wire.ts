@@ -3,6 +3,7 @@
  * the two functions that turn errors into wire form and back, so that a caller on the page
  * catches the same class (with its `code`) that the worker threw, never a bare string.
  */
+import type { DeviceName, DeviceRequest } from '../core/devices.js';
 import { SystemOneError } from '../protocol/errors.js';
 import {
   CalibrationError,
@@ -122,7 +123,7 @@ export type WireResult<T> = { ok: true; value: T } | { ok: false; error: WireErr
 export interface LoadOptionsWire {
   /** Absolute URL of the package directory (holding manifest.json). */
   model: string;
-  device: 'auto' | 'webgpu' | 'wasm';
+  device: DeviceRequest;
   dtype?: string;
   cacheBudgetBytes: number;
   /** Use Cache Storage for package files (default true). */
@@ -226,7 +227,7 @@ export interface EngineInfo {
   packageUrl: string;
   manifestSha256: string;
   dtype: string;
-  device: 'webgpu' | 'wasm';
+  device: DeviceName;
   adapter: string | null;
   /** Why the engine runs on something other than the first choice, or null. */
   fallbackReason: string | null;

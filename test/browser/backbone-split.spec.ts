@@ -7,9 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import type { ManifestFile, PackageManifest } from '../../src/engine/manifest.js';
+import type { ManifestFile, PackageManifest } from '../../src/core/manifest.js';
 import {
   DEVICES,
+  deviceTag,
   FP32,
   MODEL,
   Q4,
@@ -45,99 +46,101 @@ async function expectSame(page: Page, single: string, split: string, requests: u
 }
 
 for (const device of DEVICES) {
-  test(`split backbone on ${device}: byte-identical decisions, one group held at a time`, async ({
-    page,
-  }) => {
-    test.setTimeout(device === 'webgpu' ? 600_000 : 200_000);
-    await openPage(page);
-    // SwiftShader runs WebGPU slowly on the CPU: fewer and shorter requests there.
-    const short = randomRequests(16016, device === 'webgpu' ? 1 : 3, 10);
-    const questions = (short[0] as { questions: object }).questions;
-    // Two 256-token chunks of state: the running state crosses chunks in every group.
-    const long = { model: MODEL, state: await stateOfLength(questions, 420), questions };
-    // On SwiftShader (slow, and CI's time) only q4, the dtype WebGPU users load.
-    const dtypes = device === 'webgpu' ? (['q4'] as const) : (['fp32', 'q4'] as const);
-    for (const dtype of dtypes) {
-      const single = `${dtype}-single`;
-      const split = `${dtype}-split`;
-      const options = { device, cache: false, warmUp: false } as const;
-      const one = await mustLoad(page, single, { model: SINGLE[dtype], ...options });
-      const info = await mustLoad(page, split, { model: SPLIT[dtype], ...options });
-      expect([one.device, info.device]).toEqual([device, device]);
+  test(
+    `split backbone on ${device}: byte-identical decisions, one group held at a time`,
+    { tag: deviceTag(device) },
+    async ({ page }) => {
+      test.setTimeout(device === 'webgpu' ? 600_000 : 200_000);
+      await openPage(page);
+      // SwiftShader runs WebGPU slowly on the CPU: fewer and shorter requests there.
+      const short = randomRequests(16016, device === 'webgpu' ? 1 : 3, 10);
+      const questions = (short[0] as { questions: object }).questions;
+      // Two 256-token chunks of state: the running state crosses chunks in every group.
+      const long = { model: MODEL, state: await stateOfLength(questions, 420), questions };
+      // On SwiftShader (slow, and CI's time) only q4, the dtype WebGPU users load.
+      const dtypes = device === 'webgpu' ? (['q4'] as const) : (['fp32', 'q4'] as const);
+      for (const dtype of dtypes) {
+        const single = `${dtype}-single`;
+        const split = `${dtype}-split`;
+        const options = { device, cache: false, warmUp: false } as const;
+        const one = await mustLoad(page, single, { model: SINGLE[dtype], ...options });
+        const info = await mustLoad(page, split, { model: SPLIT[dtype], ...options });
+        expect([one.device, info.device]).toEqual([device, device]);
 
-      // Loaded group by group: the embedding's graph, then one per layer. A float32-KV load (the
-      // default here) fetches no float16-KV graph; WASM fetches each graph's WASM-prepared twin.
-      const m = manifestOf(SPLIT[dtype]);
-      const created = (pkg: PackageManifest, graph: ManifestFile) =>
-        (device === 'wasm' &&
-          pkg.files.find((t) => t.role === 'wasm-graph' && t.replaces === graph.path)) ||
-        graph;
-      const heldFor = (pkg: PackageManifest, k: number | undefined) =>
-        bytesOf(pkg.files.filter((f) => f.group === k && f.role === 'backbone-data')) +
-        created(
-          pkg,
-          pkg.files.find((f) => f.group === k && f.role === 'backbone')!,
-        ).bytes;
-      const groupBytes = [0, 1, 2, 3, 4].map((k) => heldFor(m, k));
-      expect(info.loadMs.backboneGroups.map((g) => [g.group, g.layers, g.bytes])).toEqual([
-        [0, [0, 0], groupBytes[0]],
-        [1, [0, 1], groupBytes[1]],
-        [2, [1, 2], groupBytes[2]],
-        [3, [2, 3], groupBytes[3]],
-        [4, [3, 4], groupBytes[4]],
-      ]);
-      // Each group's bytes came over HTTP (cache: false), which takes measurable time at the
-      // isolated page's 5 µs timer resolution; and the groups' fetches and creations happen one
-      // after another inside the load, so together they fit in its total (a unit or a double
-      // count gone wrong breaks that).
-      for (const g of info.loadMs.backboneGroups) {
-        expect(g.createMs).toBeGreaterThan(0);
-        expect(g.fetchMs).toBeGreaterThan(0);
-      }
-      const groupsMs = info.loadMs.backboneGroups.reduce((n, g) => n + g.fetchMs + g.createMs, 0);
-      expect(groupsMs).toBeLessThanOrEqual(info.loadMs.total);
-      expect(Object.keys(info.loadMs.sessions).sort()).toEqual([
-        'backbone.0',
-        'backbone.1',
-        'backbone.2',
-        'backbone.3',
-        'backbone.4',
-        'headDecide',
-        'headMemory',
-      ]);
-      // Held at once: the lexicon (kept) and the biggest of one group, the head graphs with their
-      // data (fetched once for both), or the tokenizer files; never the whole backbone.
-      const role = (r: string) => bytesOf(m.files.filter((f) => f.role === r));
-      const lexicon = role('lexicon');
-      const bound =
-        lexicon +
-        Math.max(
-          ...groupBytes,
-          role('head-memory') + role('head-decide') + role('head-data'),
-          role('tokenizer') + role('tokenizer-config'),
-        );
-      expect(info.loadMs.peakHeldBytes).toBeLessThanOrEqual(bound);
-      const backbone = role('backbone') + role('backbone-data');
-      expect(info.loadMs.peakHeldBytes).toBeLessThan(lexicon + backbone);
-      // The single graph is one group: all of its backbone is held while its session is created.
-      const singleBackbone = heldFor(manifestOf(SINGLE[dtype]), undefined);
-      expect(one.loadMs.backboneGroups).toHaveLength(1);
-      expect(one.loadMs.peakHeldBytes).toBeGreaterThanOrEqual(singleBackbone);
+        // Loaded group by group: the embedding's graph, then one per layer. A float32-KV load (the
+        // default here) fetches no float16-KV graph; WASM fetches each graph's WASM-prepared twin.
+        const m = manifestOf(SPLIT[dtype]);
+        const created = (pkg: PackageManifest, graph: ManifestFile) =>
+          (device === 'wasm' &&
+            pkg.files.find((t) => t.role === 'wasm-graph' && t.replaces === graph.path)) ||
+          graph;
+        const heldFor = (pkg: PackageManifest, k: number | undefined) =>
+          bytesOf(pkg.files.filter((f) => f.group === k && f.role === 'backbone-data')) +
+          created(
+            pkg,
+            pkg.files.find((f) => f.group === k && f.role === 'backbone')!,
+          ).bytes;
+        const groupBytes = [0, 1, 2, 3, 4].map((k) => heldFor(m, k));
+        expect(info.loadMs.backboneGroups.map((g) => [g.group, g.layers, g.bytes])).toEqual([
+          [0, [0, 0], groupBytes[0]],
+          [1, [0, 1], groupBytes[1]],
+          [2, [1, 2], groupBytes[2]],
+          [3, [2, 3], groupBytes[3]],
+          [4, [3, 4], groupBytes[4]],
+        ]);
+        // Each group's bytes came over HTTP (cache: false), which takes measurable time at the
+        // isolated page's 5 µs timer resolution; and the groups' fetches and creations happen one
+        // after another inside the load, so together they fit in its total (a unit or a double
+        // count gone wrong breaks that).
+        for (const g of info.loadMs.backboneGroups) {
+          expect(g.createMs).toBeGreaterThan(0);
+          expect(g.fetchMs).toBeGreaterThan(0);
+        }
+        const groupsMs = info.loadMs.backboneGroups.reduce((n, g) => n + g.fetchMs + g.createMs, 0);
+        expect(groupsMs).toBeLessThanOrEqual(info.loadMs.total);
+        expect(Object.keys(info.loadMs.sessions).sort()).toEqual([
+          'backbone.0',
+          'backbone.1',
+          'backbone.2',
+          'backbone.3',
+          'backbone.4',
+          'headDecide',
+          'headMemory',
+        ]);
+        // Held at once: the lexicon (kept) and the biggest of one group, the head graphs with their
+        // data (fetched once for both), or the tokenizer files; never the whole backbone.
+        const role = (r: string) => bytesOf(m.files.filter((f) => f.role === r));
+        const lexicon = role('lexicon');
+        const bound =
+          lexicon +
+          Math.max(
+            ...groupBytes,
+            role('head-memory') + role('head-decide') + role('head-data'),
+            role('tokenizer') + role('tokenizer-config'),
+          );
+        expect(info.loadMs.peakHeldBytes).toBeLessThanOrEqual(bound);
+        const backbone = role('backbone') + role('backbone-data');
+        expect(info.loadMs.peakHeldBytes).toBeLessThan(lexicon + backbone);
+        // The single graph is one group: all of its backbone is held while its session is created.
+        const singleBackbone = heldFor(manifestOf(SINGLE[dtype]), undefined);
+        expect(one.loadMs.backboneGroups).toHaveLength(1);
+        expect(one.loadMs.peakHeldBytes).toBeGreaterThanOrEqual(singleBackbone);
 
-      await expectSame(page, single, split, [...short, long]);
-      for (const name of [single, split]) {
-        const c = (await infoOf(page, name)).counters;
-        expect(c.pending).toBe(0);
-        // No residual stream or state left behind: only what the prefix cache keeps.
-        expect(c.liveTensors).toBe(c.cachedTensors);
+        await expectSame(page, single, split, [...short, long]);
+        for (const name of [single, split]) {
+          const c = (await infoOf(page, name)).counters;
+          expect(c.pending).toBe(0);
+          // No residual stream or state left behind: only what the prefix cache keeps.
+          expect(c.liveTensors).toBe(c.cachedTensors);
+        }
+        if (device === 'webgpu') {
+          // The residual stream stays on the GPU: both read back the same bytes (the logits, and
+          // nothing per group).
+          const a = (await infoOf(page, single)).counters.readbackBytes;
+          const b = (await infoOf(page, split)).counters.readbackBytes;
+          expect(b).toBe(a);
+        }
       }
-      if (device === 'webgpu') {
-        // The residual stream stays on the GPU: both read back the same bytes (the logits, and
-        // nothing per group).
-        const a = (await infoOf(page, single)).counters.readbackBytes;
-        const b = (await infoOf(page, split)).counters.readbackBytes;
-        expect(b).toBe(a);
-      }
-    }
-  });
+    },
+  );
 }

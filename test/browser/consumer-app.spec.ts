@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ELEMENT_PAGE, MAIN_JS, NODE_TS, TYPED_TS, TYPED_TSX } from './consumer-fixtures.js';
 import {
+  leftoverProcesses,
   decideOnStaticSite,
   expectFraudRoute,
   firstDecision,
@@ -106,6 +107,9 @@ test.beforeAll(async () => {
 
 test.afterAll(() => {
   if (app) rmSync(app, { recursive: true, force: true });
+  // Every server a test started is gone, with what it started in turn (npx's node, Vite's
+  // esbuild service): nothing of the suite outlives it.
+  expect(leftoverProcesses()).toEqual([]);
 });
 
 test('the tarball holds the product and nothing of the checkout, under 8 MiB', () => {

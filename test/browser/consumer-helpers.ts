@@ -4,7 +4,9 @@
  * with COOP/COEP, and a page's first decision.
  */
 import { expect, type Browser } from '@playwright/test';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { groupMembers, spawnGroup, stopGroup } from '../support/processes.js';
 import { createServer, type Server } from 'node:http';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -42,34 +44,16 @@ export interface Started {
   match: RegExpMatchArray;
   /** Everything it printed so far (colours removed). */
   output: () => string;
-  /** Ends the process and everything it started; resolves once it has exited. */
+  /** Ends the process and everything it started; resolves once all of it has exited. */
   stop: () => Promise<void>;
 }
 
-/** Signals the process group of a `detached` child, if any of it is left. */
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-(child.pid as number), signal);
-  } catch {
-    // the whole group is gone already
-  }
-}
+/** The process groups `start` began, so the suite can check that none of them outlived it. */
+const groups: number[] = [];
 
-/** Ends the process group of a `detached` child and resolves once its leader has exited. */
-function stopGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    signalGroup(child, 'SIGKILL');
-    return Promise.resolve();
-  }
-  return new Promise((resolveStop) => {
-    const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      signalGroup(child, 'SIGKILL');
-      resolveStop();
-    });
-    signalGroup(child, 'SIGTERM');
-  });
+/** Members of every group `start` began that are still running (none, once all are stopped). */
+export function leftoverProcesses(): number[] {
+  return groups.flatMap((pgid) => groupMembers(pgid));
 }
 
 /**
@@ -78,12 +62,12 @@ function stopGroup(child: ChildProcess): Promise<void> {
  * exit it stops the group before rejecting.
  */
 export function start(cmd: string, args: string[], cwd: string, ready: RegExp): Promise<Started> {
-  const child = spawn(cmd, args, {
+  const child = spawnGroup(cmd, args, {
     cwd,
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  }) as ChildProcessByStdio<null, Readable, Readable>;
+  if (child.pid !== undefined) groups.push(child.pid);
   let out = '';
   let settled = false;
   const stop = () => stopGroup(child);

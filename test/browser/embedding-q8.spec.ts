@@ -7,7 +7,7 @@
  * build's CPU side lacks the kernel: asking WASM for that build is an EngineError naming it.
  */
 import { expect, test } from '@playwright/test';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { loadNodePackage } from '../../src/node/engine.js';
 import {
   loadClef,

@@ -10,6 +10,7 @@ import type { ErrorBody } from '../../src/protocol/types.js';
 import type { EngineInfo } from '../../src/wire/wire.js';
 import {
   DEVICES,
+  deviceTag,
   FP32,
   MODEL,
   TINY_CONTEXT,
@@ -88,7 +89,7 @@ test.describe('device fallback', () => {
 });
 
 for (const device of DEVICES) {
-  test.describe(`errors on ${device}`, () => {
+  test.describe(`errors on ${device}`, { tag: deviceTag(device) }, () => {
     let page: Page;
     test.beforeAll(async ({ browser }) => {
       page = await browser.newPage();

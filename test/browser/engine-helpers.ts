@@ -4,7 +4,7 @@
  * reference forward (src/node/reference) that the browser's answers are checked against, in Node.
  */
 import { expect, type Page } from '@playwright/test';
-import type { ClefOptions } from '../../src/client/clef.js';
+import type { ClefOptions, InstrumentOptions } from '../../src/client/clef.js';
 import { encodeRequest } from '../../src/clef/prompt.js';
 import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
 import type { SystemOneResponse } from '../../src/protocol/types.js';
@@ -12,10 +12,18 @@ import { validateRequest } from '../../src/protocol/validate.js';
 import { loadReferenceModel, referenceDecide } from '../../src/node/reference/decide.js';
 import type { ErrorData, Outcome } from './pages/engine-page.js';
 import { mulberry32 } from '../../src/calibrate/prng.js';
+import { DEVICE_NAMES, type DeviceName } from '../../src/core/devices.js';
 
 export type { ErrorData, Outcome };
-export const DEVICES = ['wasm', 'webgpu'] as const;
-export type Device = (typeof DEVICES)[number];
+/** The engine's devices (src/core/devices.ts), in the order the per-device specs declare them. */
+export const DEVICES: readonly Device[] = [...DEVICE_NAMES].reverse();
+export type Device = DeviceName;
+
+/**
+ * The tag of a test that runs on one device: playwright.config.ts gives each device its own
+ * project, which runs the tests tagged with it (and the untagged ones run once, in `page`).
+ */
+export const deviceTag = (device: Device) => `@${device}`;
 
 /** The seeded tiny release the packages under /models/ were converted from. */
 export const TINY_RELEASE = '.cache/tiny-release';
@@ -62,7 +70,7 @@ export async function openPage(page: Page, path = '/test/browser/pages/engine.ht
   await expect(page.locator('#status')).toHaveText('ready');
 }
 
-type LoadOptions = Omit<ClefOptions, 'onProgress' | 'worker'>;
+type LoadOptions = Omit<ClefOptions & InstrumentOptions, 'onProgress' | 'worker'>;
 
 export function loadClef(page: Page, name: string, options: LoadOptions) {
   return page.evaluate(([n, o]) => window.enginePage.load(n, o), [name, options] as [

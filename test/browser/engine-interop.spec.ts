@@ -8,6 +8,7 @@
 import { expect, test, type Page, type Request } from '@playwright/test';
 import {
   DEVICES,
+  deviceTag,
   FP32,
   MODEL,
   TINY_CONTEXT,
@@ -38,7 +39,7 @@ const STATE = 'I ordered a lamp three weeks ago and it still has not shipped.';
 const DECISIONS = { wasm: 50, webgpu: 10 } as const;
 
 for (const device of DEVICES) {
-  test.describe(`interop on ${device}`, () => {
+  test.describe(`interop on ${device}`, { tag: deviceTag(device) }, () => {
     const decisions = DECISIONS[device];
     // The first two tests share one page (the SDK page: the engine helpers and the SDK) and one
     // engine, recorded from before the page opens: a WebGPU engine's first decisions compile its

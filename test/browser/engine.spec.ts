@@ -9,11 +9,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { loadNodePackage } from '../../src/node/engine.js';
 import {
   CROSS_DEVICE_LOGIT_TOLERANCE,
   DEVICES,
+  deviceTag,
   FP32,
   FP32_1K,
   MODEL,
@@ -57,7 +58,7 @@ const PACKAGE = {
 } as const;
 
 for (const device of DEVICES) {
-  test.describe(`engine on ${device}`, () => {
+  test.describe(`engine on ${device}`, { tag: deviceTag(device) }, () => {
     let page: Page;
     const pkg = PACKAGE[device];
 

@@ -14,8 +14,8 @@ import {
 } from '../../src/node/convert/backbone-groups.js';
 import { groupingOf, parseGroupBytes } from '../../src/node/convert/cli.js';
 import { convertRelease } from '../../src/node/convert/package.js';
-import { backboneGroups } from '../../src/engine/graph-spec.js';
-import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
+import { backboneGroups } from '../../src/core/graph-spec.js';
+import { parseManifest, type PackageManifest } from '../../src/core/manifest.js';
 import type { Qwen35TextConfig } from '../../src/node/safetensors.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 

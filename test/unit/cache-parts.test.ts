@@ -9,7 +9,7 @@ import {
   matchFile,
   putFile,
   type CacheLike,
-} from '../../src/engine/cache-parts.js';
+} from '../../src/core/cache-parts.js';
 
 /** An in-memory Cache: stores each body's bytes and headers; `failAt` makes the n-th put fail. */
 function fakeCache(failAt = Infinity) {

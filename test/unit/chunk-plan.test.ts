@@ -7,7 +7,7 @@ import {
   MIN_CHUNK_TOKENS,
   chunkEnds,
   tailChunkEnds,
-} from '../../src/engine/chunk-plan.js';
+} from '../../src/core/chunk-plan.js';
 
 /** Chunk sizes from a list of ends. */
 const sizes = (start: number, ends: number[]) => ends.map((e, i) => e - (i ? ends[i - 1]! : start));

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseManifest } from '../../src/engine/manifest.js';
+import { parseManifest } from '../../src/core/manifest.js';
 import { GraphBuilder, MAX_EXTERNAL_DATA_FILE_BYTES } from '../../src/node/onnx/graph.js';
 import { PackageError } from '../../src/wire/errors.js';
 import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';

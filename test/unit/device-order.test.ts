@@ -5,12 +5,11 @@ import {
   deviceBeforeManifest,
   deviceOrder,
   probeWith,
-  tensorLimitProblem,
-  type Capabilities,
   type GpuAdapterLike,
 } from '../../src/engine/capabilities.js';
+import { tensorLimitProblem, type Capabilities } from '../../src/core/devices.js';
 import { noDeviceError } from '../../src/engine/host-util.js';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { DeviceError, ModelTooLargeError } from '../../src/wire/errors.js';
 
 const manifest = (peakBytes: number) =>

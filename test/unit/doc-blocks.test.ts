@@ -84,6 +84,7 @@ function tsconfig(files: string[], lib: string[]) {
       baseUrl: ROOT,
       paths: {
         'clef-web': ['src/index.ts'],
+        'clef-web/protocol': ['src/protocol-entry.ts'],
         'clef-web/sw': ['src/sw/index.ts'],
         'clef-web/element': ['src/element/index.ts'],
         'clef-web/node': ['src/node/index.ts'],

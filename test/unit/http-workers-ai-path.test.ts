@@ -4,7 +4,7 @@
  * (checked against the SDK's internal/utils/path.js by hand).
  */
 import { describe, expect, it } from 'vitest';
-import { parseWorkersAiPath, workersAiModel } from '../../src/http/workers-ai-path.js';
+import { parseWorkersAiPath } from '../../src/http/workers-ai-path.js';
 
 const ACCOUNT = '023e105f4ecef8ad9ca31a8372d0c353';
 const base = `/client/v4/accounts/${ACCOUNT}/ai/run/`;
@@ -22,7 +22,7 @@ describe('parseWorkersAiPath', () => {
     ]) {
       expect(parseWorkersAiPath(base + model), model).toEqual(expected);
     }
-    expect(workersAiModel(`${base}@cf%2Fcloudflare%2Fclef-flash`)).toBe('clef-flash');
+    expect(parseWorkersAiPath(`${base}@cf%2Fcloudflare%2Fclef-flash`)?.name).toBe('clef-flash');
   });
 
   it('decodes the account segment too', () => {
@@ -53,7 +53,7 @@ describe('parseWorkersAiPath', () => {
     ]) {
       expect(() => parseWorkersAiPath(path)).not.toThrow();
       expect(parseWorkersAiPath(path), path).toBeNull();
-      expect(workersAiModel(path)).toBeNull();
+      expect(parseWorkersAiPath(path)?.name ?? null).toBeNull();
     }
   });
 });

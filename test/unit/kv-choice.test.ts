@@ -3,7 +3,7 @@
 // refused where it cannot run, with the error class that says whose problem it is.
 import { describe, expect, it } from 'vitest';
 import { chooseKv } from '../../src/engine/kv-choice.js';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { DeviceError, PackageError } from '../../src/wire/errors.js';
 
 const pkg = (kv16: boolean) =>

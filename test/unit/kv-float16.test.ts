@@ -15,8 +15,8 @@ import { toF16Bits } from '../../src/node/safetensors.js';
 import { softmaxF32 } from '../../src/protocol/answers.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { PackageError } from '../../src/wire/errors.js';
-import type { BackboneGroupEntry, PackageManifest } from '../../src/engine/manifest.js';
-import { backboneSpec, isKvName } from '../../src/engine/graph-spec.js';
+import type { BackboneGroupEntry, PackageManifest } from '../../src/core/manifest.js';
+import { backboneSpec, isKvName } from '../../src/core/graph-spec.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 
 /**

@@ -17,14 +17,16 @@ function part(file: string): string {
 /** Importer part -> parts it must never import. */
 const FORBIDDEN: Record<string, RegExp> = {
   'src/protocol': /^(?!src\/protocol$)/, // protocol imports nothing else of the project
-  'src/clef': /^src\/(engine|client|element|playground|node|http|wire)$/,
+  'src/clef': /^src\/(engine|client|element|playground|node|http|wire|core)$/,
   'src/wire': /^src\/(engine|client|element|playground|node|http)$/,
   'src/http': /^src\/(engine|client|element|playground|node)$/,
   'src/engine': /^src\/(client|element|playground|node|http)$/,
   'src/client': /^src\/(engine|element|playground|node)$/,
   'src/element': /^src\/(engine|playground|node)$/,
   'src/playground': /^src\/(engine|node)$/,
-  'src/calibrate': /^src\/(engine|client|element|playground|node|http)$/,
+  'src/calibrate': /^src\/(engine|client|element|playground|node|http|core)$/,
+  // core is shared by the worker and Node: it never reaches into either, nor above them
+  'src/core': /^src\/(engine|client|element|playground|node|http|sw)$/,
   'src/sw': /^src\/(engine|element|playground|node)$/,
   // Types from src/node (the trainer's), never its code: the worker bundles the pipeline itself.
   'src/train-web': /^src\/(engine|client|element|playground)$/,
@@ -63,5 +65,7 @@ describe('the import graph', () => {
     expect(circles(g)).toEqual([['a.ts', 'b.ts']]);
     expect(FORBIDDEN['src/protocol']!.test('src/clef')).toBe(true);
     expect(FORBIDDEN['src/client']!.test('src/engine')).toBe(true);
+    expect(FORBIDDEN['src/core']!.test('src/engine')).toBe(true);
+    expect(FORBIDDEN['src/core']!.test('src/node')).toBe(true);
   });
 });

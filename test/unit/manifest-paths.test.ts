@@ -3,7 +3,7 @@
 // inside that directory. Checked on hostile examples and on random strings over an alphabet of
 // URL-significant characters (seeded, so a failure reproduces).
 import { describe, expect, it } from 'vitest';
-import { isSafePackagePath } from '../../src/engine/manifest.js';
+import { isSafePackagePath } from '../../src/core/manifest.js';
 
 const BASE = 'https://example.test/models/pkg/';
 

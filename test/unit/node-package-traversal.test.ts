@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrityError, PackageError } from '../../src/wire/errors.js';
 import { loadNodePackage } from '../../src/node/engine.js';
-import { MANIFEST_FILE } from '../../src/engine/manifest.js';
+import { MANIFEST_FILE } from '../../src/core/manifest.js';
 import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
 
 let tiny: TinyPackage;

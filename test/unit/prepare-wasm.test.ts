@@ -21,7 +21,7 @@ import { DataType } from '../../src/node/onnx/proto.js';
 import { readFields, writeFields } from '../../src/node/onnx/wire.js';
 import { prepareWasmGraphs, type PackageFileEntry } from '../../src/node/convert/wasm-graphs.js';
 import { graphFor, unusedGraphs } from '../../src/engine/graph-choice.js';
-import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
+import { parseManifest, type PackageManifest } from '../../src/core/manifest.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { SEED_ENV, testSeed } from '../support/seed.js';
 

@@ -1,8 +1,8 @@
 // TensorCounter: the engine's leak count (info().counters.liveTensors) counts each tensor made
 // or received once, and each disposal once, whatever the order.
 import { describe, expect, it } from 'vitest';
-import type { RuntimeAdapter, SessionLike, TensorLike } from '../../src/engine/runner.js';
-import { TensorCounter } from '../../src/engine/tensor-count.js';
+import type { RuntimeAdapter, SessionLike, TensorLike } from '../../src/core/runner.js';
+import { TensorCounter } from '../../src/core/tensor-count.js';
 
 function fakeTensor(): TensorLike & { disposals: number } {
   const t = {

@@ -1,7 +1,11 @@
-// The names the README uses are the package root's exports. (That a request literal is
-// type-checked is proven on the published types, in test/browser/consumer-app.spec.ts.)
+// The names the README uses are the package's exports: the page API from the root, the
+// protocol helpers from `clef-web/protocol`. (That a request literal is type-checked is proven
+// on the published types, in test/browser/consumer-app.spec.ts.)
 import { describe, expect, it } from 'vitest';
-import * as api from '../../src/index.js';
+import * as root from '../../src/index.js';
+import * as protocol from '../../src/protocol-entry.js';
+
+const api = { ...protocol, ...root };
 
 describe('public names', () => {
   it('exports what the README names', () => {

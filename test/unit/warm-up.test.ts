@@ -3,7 +3,7 @@
 // after WARM_UP_TRIES tries, never retries a failure, leaves the counters as they were, and
 // says when it is in the queue.
 import { describe, expect, it } from 'vitest';
-import { SerialQueue, type JobContext } from '../../src/engine/queue.js';
+import { SerialQueue, type JobContext } from '../../src/core/queue.js';
 import { WARM_UP_TRIES, warmUp, type WarmUpHost } from '../../src/engine/warm-up.js';
 
 function host(decide: (ctx: JobContext) => Promise<void>) {

@@ -182,6 +182,15 @@ export interface FirstAnswerOptions {
   varied: boolean;
 }
 
+/**
+ * The library build's createClef has no wasmBuild switch (a measurement switch, kept out of the
+ * public options), so a `dist` page runs the shipped default, plain; asyncify is measured on
+ * `dev`, whose harness uses createInstrumentedClef.
+ */
+function measurable(serve: string, build: string): boolean {
+  return serve !== 'dist' || build === 'plain';
+}
+
 export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: string) => void) {
   const model = options.url;
   const visits: Visit[] = [];
@@ -191,6 +200,7 @@ export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: str
       for (const [build, graphs] of options.builds.flatMap((b) =>
         options.graphs.map((g) => [b, g] as const),
       )) {
+        if (!measurable(serve, build)) continue;
         const profile = mkdtempSync(join(tmpdir(), 'clef-first-answer-'));
         try {
           for (const kind of ['cold', 'warm'] as const) {
@@ -237,28 +247,30 @@ export async function benchFirstAnswer(options: FirstAnswerOptions, log: (s: str
   }
   const nodeMs = median(node.map((n) => n.loadMs + n.firstMs));
   const summary = options.pages.flatMap(({ serve }) =>
-    options.builds.flatMap((build) =>
-      options.graphs.map((graphs) => {
-        const mine = visits.filter(
-          (v) => v.build === build && v.serve === serve && v.graphs === graphs,
-        );
-        const pick = (kind: string) =>
-          median(mine.filter((v) => v.visit === kind).map((v) => v.firstAnswerMs));
-        const cold = pick('cold');
-        const warm = pick('warm');
-        const second = median(mine.map((v) => v.secondMs));
-        return {
-          serve,
-          build,
-          graphs,
-          coldMs: cold,
-          warmMs: warm,
-          warmVsCold: warm / cold,
-          coldVsNode: cold / nodeMs,
-          secondDecisionMs: second,
-        };
-      }),
-    ),
+    options.builds
+      .filter((build) => measurable(serve, build))
+      .flatMap((build) =>
+        options.graphs.map((graphs) => {
+          const mine = visits.filter(
+            (v) => v.build === build && v.serve === serve && v.graphs === graphs,
+          );
+          const pick = (kind: string) =>
+            median(mine.filter((v) => v.visit === kind).map((v) => v.firstAnswerMs));
+          const cold = pick('cold');
+          const warm = pick('warm');
+          const second = median(mine.map((v) => v.secondMs));
+          return {
+            serve,
+            build,
+            graphs,
+            coldMs: cold,
+            warmMs: warm,
+            warmVsCold: warm / cold,
+            coldVsNode: cold / nodeMs,
+            secondDecisionMs: second,
+          };
+        }),
+      ),
   );
   log(
     '\nFirst answer (medians, ms): serve | build | graphs | cold | warm | warm/cold (≤ 0.35) | cold/node (≤ 3) | 2nd decision',

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { collectGarbage, launchBrowser, launchPersistent } from './browser.js';
 import { chromiumProcesses, loadAverage, machineFacts, readMemory } from './proc.js';
 import { serve } from './serve.js';

@@ -22,7 +22,7 @@ import { mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSy
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Page } from '@playwright/test';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import type { DecisionTimings, EngineInfo } from '../../src/wire/wire.js';
 import { loadTokenizerSync } from '../../src/clef/tokenizer.js';
 import { encodeRequest } from '../../src/clef/prompt.js';

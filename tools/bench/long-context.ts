@@ -6,7 +6,7 @@
  * state each, so every token runs through the backbone), the process's peak resident memory
  * during it (VmHWM, reset before each through /proc/self/clear_refs) against its resident
  * memory right after load, and the time. `--budget` sets the engine's score budget (tokens ×
- * keys per run, src/engine/chunk-plan.ts; 0 = unbounded: fixed 256-token chunks, as before);
+ * keys per run, src/core/chunk-plan.ts; 0 = unbounded: fixed 256-token chunks, as before);
  * `--kv float16` runs the package's float16-KV graphs; `--arena off` turns onnxruntime's CPU
  * memory arena off (it keeps every buffer size a run used reserved for the next).
  * Results go to bench/results/<date>-long-context-node[-label].json.

@@ -18,8 +18,8 @@ import { parseArgs } from 'node:util';
 import { harnessPage } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
-import { backboneSpec, stateSpecs } from '../../src/engine/graph-spec.js';
-import { parseManifest } from '../../src/engine/manifest.js';
+import { backboneSpec, stateSpecs } from '../../src/core/graph-spec.js';
+import { parseManifest } from '../../src/core/manifest.js';
 import { collectProfile, opTable, type ProfileEvent, type Prefill } from './profile-parse.js';
 
 const { values } = parseArgs({

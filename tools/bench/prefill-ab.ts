@@ -12,8 +12,8 @@ import { parseArgs } from 'node:util';
 import { harnessPage } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
-import { backboneSpec, stateSpecs } from '../../src/engine/graph-spec.js';
-import { parseManifest } from '../../src/engine/manifest.js';
+import { backboneSpec, stateSpecs } from '../../src/core/graph-spec.js';
+import { parseManifest } from '../../src/core/manifest.js';
 
 const NO_QG = { extra: { optimization: { disable_specified_optimizers: 'QuickGeluFusion' } } };
 const DEFAULT_VARIANTS = [

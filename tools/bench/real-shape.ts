@@ -28,7 +28,7 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { openRelease, type JointHeadConfig } from '../../src/node/safetensors.js';
 import { buildBackboneOnnx } from '../../src/node/convert/backbone.js';
 import { convertRelease, peakBytesFormula, sha256File } from '../../src/node/convert/package.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeRequest } from '../../src/clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../../src/clef/tokenizer.js';
-import type { PackageManifest } from '../../src/engine/manifest.js';
+import type { PackageManifest } from '../../src/core/manifest.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 
 export interface Scenario {

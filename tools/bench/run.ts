@@ -30,7 +30,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { release as osRelease } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { parseManifest, type PackageManifest } from '../../src/engine/manifest.js';
+import { parseManifest, type PackageManifest } from '../../src/core/manifest.js';
 import { benchBrowser, type BrowserRun, type ScenarioBodies } from './browser.js';
 import { firstAnswerMain } from './first-answer.js';
 import { benchNode, type NodeRun } from './node-ceiling.js';

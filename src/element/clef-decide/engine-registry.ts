@@ -6,10 +6,11 @@
  * The registry lives on `globalThis` under a versioned symbol: two copies of the element script
  * on one page (a bundle included twice, or two bundles) still share engines.
  */
+import type { DeviceRequest } from '../../core/devices.js';
 import { createClef, type Clef, type ClefOptions } from '../../client/clef.js';
 import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
 
-export type DeviceChoice = 'auto' | 'webgpu' | 'wasm';
+export type DeviceChoice = DeviceRequest;
 
 export type ProgressListener = (progress: LoadProgress) => void;
 

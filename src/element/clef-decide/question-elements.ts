@@ -32,7 +32,7 @@ function instructionsOf(el: Element): { instructions?: string } {
   return instructions === null ? {} : { instructions };
 }
 
-export function choiceQuestionOf(el: Element): Question {
+function choiceQuestionOf(el: Element): Question {
   const criteria: Record<string, Description> = {};
   for (const option of el.querySelectorAll(':scope > clef-option')) {
     criteria[option.getAttribute('value') ?? ''] = textDescription(option);
@@ -40,7 +40,7 @@ export function choiceQuestionOf(el: Element): Question {
   return { type: 'choice', ...instructionsOf(el), criteria };
 }
 
-export function noulQuestionOf(el: Element): Question {
+function noulQuestionOf(el: Element): Question {
   const yes = el.getAttribute('yes');
   const no = el.getAttribute('no');
   if (yes === null && no === null) return { type: 'noul', ...instructionsOf(el) };
@@ -50,7 +50,7 @@ export function noulQuestionOf(el: Element): Question {
   return { type: 'noul', ...instructionsOf(el), criteria };
 }
 
-export function scoreQuestionOf(el: Element): Question {
+function scoreQuestionOf(el: Element): Question {
   const levels = [...el.querySelectorAll(':scope > clef-level')].map(textDescription);
   return { type: 'score', ...instructionsOf(el), criteria: levels };
 }

@@ -5,13 +5,13 @@
  * temporary file and a rename: an interrupted write leaves the old, still valid, package.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { CALIBRATION_FILE } from '../../engine/calibration.js';
-import { MANIFEST_FILE, type ManifestFile, type PackageManifest } from '../../engine/manifest.js';
+import { CALIBRATION_FILE } from '../../core/calibration.js';
+import { MANIFEST_FILE, type ManifestFile, type PackageManifest } from '../../core/manifest.js';
 
 /** The manifest with `calibration.json` listed (any earlier calibration entry replaced). */
-export function withCalibration(manifest: PackageManifest, text: string): PackageManifest {
+function withCalibration(manifest: PackageManifest, text: string): PackageManifest {
   const bytes = new TextEncoder().encode(text);
   const entry: ManifestFile = {
     path: CALIBRATION_FILE,
@@ -46,9 +46,4 @@ export function writeCalibratedPackage(
   writeFileSync(temporary, `${JSON.stringify(next, null, 2)}\n`);
   renameSync(temporary, join(outDir, MANIFEST_FILE));
   return join(outDir, CALIBRATION_FILE);
-}
-
-/** The manifest text as it is on disk (for the CLI's "unchanged" check). */
-export function manifestText(dir: string): string {
-  return readFileSync(join(dir, MANIFEST_FILE), 'utf8');
 }

@@ -1,6 +1,6 @@
 /**
- * A backbone too big to hand onnxruntime in one piece, written as several graphs run in order
- * (issue 16): the engine fetches one group, creates its session and lets its bytes go before it
+ * A backbone too big to hand onnxruntime in one piece, written as several graphs run in order:
+ * the engine fetches one group, creates its session and lets its bytes go before it
  * fetches the next, so a page never holds much more than one group's bytes beside the runtime's
  * own copy. Group 0 is the embedding alone; then groups of consecutive layers, the residual
  * stream (float32 [1, T, hidden]) passing from `residual_out` to the next group's `residual_in`;
@@ -153,7 +153,7 @@ export function planBackboneGroups(
 }
 
 /** The file a group's graph goes to: `backbone.onnx` when whole, else `backbone-g<k>.onnx`. */
-export function groupFileName(groups: number, k: number): string {
+function groupFileName(groups: number, k: number): string {
   return groups === 1 ? 'backbone.onnx' : `backbone-g${k}.onnx`;
 }
 

@@ -43,7 +43,7 @@ import { GraphBuilder, attr, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import { BackboneOps, QUANT_BLOCK_SIZE, type LinearEncoding } from './backbone-ops.js';
 import { quantizeBlocks, toFloat16Array } from './quantize.js';
-import { isKvName, presentName } from '../../engine/graph-spec.js';
+import { isKvName, presentName } from '../../core/graph-spec.js';
 import { withFloat16Kv } from './kv-float16.js';
 import {
   fullAttentionLayer,
@@ -75,12 +75,12 @@ export interface BackboneOptions {
 }
 
 /** `backbone.onnx` → `backbone.kv16.onnx`: the float16-KV graph over the same data. */
-export function kvFloat16Path(onnxPath: string): string {
+function kvFloat16Path(onnxPath: string): string {
   return onnxPath.replace(/\.onnx$/, '') + '.kv16.onnx';
 }
 
 /** The KV inputs of a graph's I/O (full-attention layers' past key/value), each with its output. */
-export function kvNames(io: BackboneIo): { inputs: string[]; outputs: string[] } {
+function kvNames(io: BackboneIo): { inputs: string[]; outputs: string[] } {
   const inputs = io.inputs.filter((t) => isKvName(t.name)).map((t) => t.name);
   return { inputs, outputs: inputs.map(presentName) };
 }
@@ -117,8 +117,8 @@ export interface BackbonePart {
 }
 
 /** The residual stream between the groups of a split backbone: float32 [1, T, hidden]. */
-export const RESIDUAL_IN = 'residual_in';
-export const RESIDUAL_OUT = 'residual_out';
+const RESIDUAL_IN = 'residual_in';
+const RESIDUAL_OUT = 'residual_out';
 
 /** Names, dtypes and shapes of the backbone graph's inputs and outputs for a config. */
 export function backboneIo(c: Qwen35TextConfig, part: BackbonePart = wholeBackbone(c)): BackboneIo {

@@ -2,7 +2,7 @@
  * `npx clef-web convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed [options]`
  */
 import { parseArgs } from 'node:util';
-import type { PackageDtype } from '../../engine/manifest.js';
+import type { PackageDtype } from '../../core/manifest.js';
 import { convertRelease } from './package.js';
 import type { BackboneGrouping } from './backbone-groups.js';
 

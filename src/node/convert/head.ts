@@ -43,7 +43,7 @@ export interface HeadOnnxResult {
 
 export type { HeadTensorSource } from './head-ops.js';
 
-export function readHeadConfig(releaseDir: string): JointHeadConfig {
+function readHeadConfig(releaseDir: string): JointHeadConfig {
   const raw = JSON.parse(
     readFileSync(join(releaseDir, 'joint_head_config.json'), 'utf8'),
   ) as Record<string, unknown>;
@@ -93,7 +93,7 @@ function newOps(
 
 const F = DataType.FLOAT;
 
-export function buildHeadMemory(
+function buildHeadMemory(
   weights: HeadTensorSource,
   config: JointHeadConfig,
   onnxPath: string,
@@ -111,7 +111,7 @@ export function buildHeadMemory(
   return o.finish('memory rows: past_memory followed by those of one chunk of hidden states');
 }
 
-export function buildHeadDecide(
+function buildHeadDecide(
   weights: HeadTensorSource,
   config: JointHeadConfig,
   onnxPath: string,

@@ -13,13 +13,12 @@ import {
   MANIFEST_VERSION,
   MANIFEST_VERSION_GROUPED,
   type BackboneGroupEntry,
-  type DeviceName,
   type FileRole,
   type ManifestFile,
   type PackageDtype,
   type PackageManifest,
-} from '../../engine/manifest.js';
-import { WASM_MEMORY_LIMIT } from '../../engine/capabilities.js';
+} from '../../core/manifest.js';
+import { DEVICE_NAMES, WASM_MEMORY_LIMIT, type DeviceName } from '../../core/devices.js';
 import type { TensorSize, WrittenModel } from '../onnx/graph.js';
 import { openRelease, type Qwen35TextConfig } from '../safetensors.js';
 import { backboneIo, linearConvDim } from './backbone.js';
@@ -78,17 +77,17 @@ export interface ConvertOptions {
   log?: (line: string) => void;
 }
 
-export const CLEF_CONTEXT_TOKENS = 65_536;
+const CLEF_CONTEXT_TOKENS = 65_536;
 
 /** Quantized variants keep embedding tables up to this size (as fp32) unquantized. */
-export const SMALL_EMBEDDING_BYTES = 256 * 1024 * 1024;
+const SMALL_EMBEDDING_BYTES = 256 * 1024 * 1024;
 
 /**
  * fp32/fp16 keep their precision. Quantized variants keep a small table in fp32 (it costs
  * little) and gather a large one (Clef-flash: 248,320 × 4,096) from an 8-bit table
  * (`GatherBlockQuantized`), or any table with `requested` 'q8'. Both back ends run either.
  */
-export function embeddingEncoding(
+function embeddingEncoding(
   text: Qwen35TextConfig,
   dtype: PackageDtype,
   requested: 'auto' | 'q8' = 'auto',
@@ -145,7 +144,7 @@ const GPU_ROLES: ReadonlySet<FileRole> = new Set([
 ]);
 
 /** The biggest initializer over several graphs (what one device buffer must hold). */
-export function largestOf(models: WrittenModel[]): TensorSize | null {
+function largestOf(models: WrittenModel[]): TensorSize | null {
   let best: TensorSize | null = null;
   for (const m of models) {
     if (m.largestTensor && (best === null || m.largestTensor.bytes > best.bytes)) {
@@ -235,7 +234,7 @@ export async function convertRelease(
     // Every variant runs on both (the engine's WASM build, onnxruntime-web/wasm, has the 8-bit
     // embedding's GatherBlockQuantized kernel); one too big for WASM's 4 GiB is refused there by
     // its peakBytes, before any download.
-    const devices: DeviceName[] = ['webgpu', 'wasm'];
+    const devices: DeviceName[] = [...DEVICE_NAMES];
     const contextTokens =
       options.contextTokens ?? Math.min(text.max_position_embeddings, CLEF_CONTEXT_TOKENS);
     // A kv16 or WASM-prepared graph replaces another when used: counted once, as that one.

@@ -70,7 +70,7 @@ export async function referenceDecide(
 }
 
 /** softmax in float32 arithmetic, like `logits.float().softmax(-1)` (close, not bit-identical). */
-export function float32Softmax(logits: Float64Array): Float64Array {
+function float32Softmax(logits: Float64Array): Float64Array {
   const x = Float32Array.from(logits);
   let max = -Infinity;
   for (const v of x) max = Math.max(max, v);

@@ -5,7 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { bundledModelDir } from '../bundled.js';
-import { NODE_DEFAULT_CACHE_BUDGET_BYTES, type NodeEngineOptions } from '../engine.js';
+import type { NodeEngineOptions } from '../engine.js';
+import { DEFAULT_CACHE_BUDGET_BYTES } from '../../core/defaults.js';
 import { startEnginePool } from './engine-pool.js';
 import { checkAccessOptions } from './access.js';
 import { isLoopbackHost } from './refusals.js';
@@ -28,11 +29,11 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
   [--api-key KEY]                 require Authorization: Bearer KEY on every request (or set CLEF_WEB_API_KEY)
   [--insecure-no-auth]            allow a non-loopback --host without a key
   [--workers N]                   engines in worker threads, each deciding on its own core, default 1
-  [--cache-mb N]                  prefix cache per worker in MiB, default ${NODE_DEFAULT_CACHE_BUDGET_BYTES / 2 ** 20} (0: off)
+  [--cache-mb N]                  prefix cache per worker in MiB, default ${DEFAULT_CACHE_BUDGET_BYTES / 2 ** 20} (0: off)
   [--threads N] [--quiet]         onnxruntime threads per worker (default: 1 with --workers > 1)`;
 
 /** The environment variable `serve` reads its API key from when --api-key is not given. */
-export const API_KEY_ENV = 'CLEF_WEB_API_KEY';
+const API_KEY_ENV = 'CLEF_WEB_API_KEY';
 
 function positiveInt(name: string, text: string | undefined, fallback: number, min = 1): number {
   if (text === undefined) return fallback;

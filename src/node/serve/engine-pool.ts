@@ -9,7 +9,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
-import type { PackageManifest } from '../../engine/manifest.js';
+import type { PackageManifest } from '../../core/manifest.js';
 import type { ModelCard } from '../../protocol/types.js';
 import { EngineError } from '../../wire/errors.js';
 import { fromWireError, type WireError } from '../../wire/wire.js';

@@ -10,7 +10,7 @@ import type { ModelCard } from '../../protocol/types.js';
 import { toWireError } from '../../wire/wire.js';
 import { loadNodePackage, type NodeEngine, type NodeEngineOptions } from '../engine.js';
 import type { PoolReply, PoolRequest } from './engine-pool.js';
-import { escapeLoneSurrogates } from './refusals.js';
+import { escapeLoneSurrogates } from '../../http/json-text.js';
 
 const port = parentPort;
 if (port === null) throw new Error('engine-worker.ts runs as a worker thread only');

@@ -1,7 +1,7 @@
 /**
  * The server's decision queue: jobs start in arrival order, up to `lanes` at once (one per
  * engine worker). A job still waiting can be cancelled (dropped at once); one that started
- * runs to its end and then rejects with AbortedError, as src/engine/queue.ts's SerialQueue does.
+ * runs to its end and then rejects with AbortedError, as src/core/queue.ts's SerialQueue does.
  */
 import { AbortedError } from '../../wire/errors.js';
 

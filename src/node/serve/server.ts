@@ -24,7 +24,8 @@ import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.j
 import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
-import { escapeLoneSurrogates, notJsonBytes, refusalBody, type Refusal } from './refusals.js';
+import { escapeLoneSurrogates } from '../../http/json-text.js';
+import { notJsonBytes, refusalBody, type Refusal } from './refusals.js';
 import {
   answerAndClose,
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,

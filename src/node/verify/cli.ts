@@ -24,7 +24,7 @@ export const VERIFY_USAGE = `usage: clef-web verify <package-dir> (--release <re
   [--max-dp X (exit 1 when max |Δp| exceeds X)] [--chunk-tokens N (default ${DEFAULT_VERIFY_CHUNK_TOKENS})]
   [--threads N]`;
 
-export const DEFAULT_VERIFY_REQUESTS = 100;
+const DEFAULT_VERIFY_REQUESTS = 100;
 
 export interface VerifyIo {
   out: (text: string) => void;

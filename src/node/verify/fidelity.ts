@@ -11,7 +11,7 @@
  * (default 7 tokens), so chunk boundaries fall everywhere, the running state is carried through
  * many runs and the tail's hidden states are joined from several chunks.
  */
-import type { Fidelity } from '../../engine/manifest.js';
+import type { Fidelity } from '../../core/manifest.js';
 import { softmaxF32 } from '../../protocol/answers.js';
 import type { SystemOneRequest, ValidRequest } from '../../protocol/types.js';
 import { validateRequest } from '../../protocol/validate.js';

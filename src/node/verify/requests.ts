@@ -34,7 +34,7 @@ export interface RequestGeneratorOptions extends Partial<RequestShape> {
   contextTokens: number;
 }
 
-export const DEFAULT_REQUEST_SHAPE: Readonly<RequestShape> = Object.freeze({
+const DEFAULT_REQUEST_SHAPE: Readonly<RequestShape> = Object.freeze({
   maxQuestions: 8,
   maxChoiceOptions: 12,
   maxScoreLevels: 10,

@@ -3,7 +3,12 @@
  * data Playwright can carry back (errors as class name, code, status, body, details), so the
  * spec files assert on what a page script would see. Loaded by engine.html and sdk.html.
  */
-import { createClef, type Clef, type ClefOptions } from '../../../src/client/clef.js';
+import {
+  createInstrumentedClef as createClef,
+  type Clef,
+  type ClefOptions,
+  type InstrumentOptions,
+} from '../../../src/client/clef.js';
 import type { LoadProgress } from '../../../src/wire/wire.js';
 import { SystemOneError } from '../../../src/protocol/errors.js';
 
@@ -58,7 +63,7 @@ export const enginePage = {
   get,
   errorData,
   /** createClef under a name; resolves to its info() or the error. */
-  load: (name: string, options: Omit<ClefOptions, 'onProgress' | 'worker'>) =>
+  load: (name: string, options: Omit<ClefOptions & InstrumentOptions, 'onProgress' | 'worker'>) =>
     outcome(async () => {
       const reports: LoadProgress[] = [];
       progress.set(name, reports);

@@ -4,7 +4,11 @@
  * `<clef-decide>` element, and batch helpers that keep thousands of calls inside the page.
  */
 import * as Comlink from 'comlink';
-import { createClef, type ClefOptions } from '../../../src/client/clef.js';
+import {
+  createInstrumentedClef as createClef,
+  type ClefOptions,
+  type InstrumentOptions,
+} from '../../../src/client/clef.js';
 import type { FaultSimulation, WorkerApi } from '../../../src/wire/wire.js';
 import '../../../src/element/index.js';
 import { sharedRegistry } from '../../../src/element/index.js';
@@ -73,7 +77,7 @@ export const reliability = {
   /** createClef with a fault worker factory (a lost worker is replaced by a new fault worker). */
   load: async (
     name: string,
-    options: Omit<ClefOptions, 'onProgress' | 'worker'>,
+    options: Omit<ClefOptions & InstrumentOptions, 'onProgress' | 'worker'>,
     preload: Fault[] = [],
   ) => {
     try {

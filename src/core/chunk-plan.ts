@@ -14,7 +14,7 @@ export const DEFAULT_SCORE_BUDGET = 256 * 4096;
 export const MIN_CHUNK_TOKENS = 16;
 
 /** The largest chunk starting at `start` whose tokens × keys stay within `budget`. */
-export function boundedChunk(start: number, chunkTokens: number, budget: number): number {
+function boundedChunk(start: number, chunkTokens: number, budget: number): number {
   // t × (start + t) ≤ budget  ⇔  t ≤ (√(start² + 4·budget) − start) / 2
   const fit = Math.floor((Math.sqrt(start * start + 4 * budget) - start) / 2);
   return Math.max(Math.min(chunkTokens, fit), Math.min(chunkTokens, MIN_CHUNK_TOKENS));

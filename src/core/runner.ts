@@ -10,7 +10,6 @@
 import { buildHeadInputs, splitByQuestion, type SpanMeanSource } from '../clef/head-inputs.js';
 import type { EncodedRequest } from '../clef/prompt.js';
 import type { JobContext } from './queue.js';
-import type { RunOptions, SessionRun } from './session.js';
 import type { RuntimeAdapter, SessionLike, TensorLike } from './runtime-types.js';
 import { TensorCounter } from './tensor-count.js';
 import { DEFAULT_SCORE_BUDGET, chunkEnds, tailChunkEnds } from './chunk-plan.js';
@@ -30,6 +29,21 @@ export interface BackboneStage {
   /** The stream it reads (`input_ids` or `residual_in`) and writes (`residual_out` or `hidden`). */
   input: string;
   output: string;
+}
+
+export interface SessionRun {
+  /** One array per question, in the encoded option order. */
+  logits: Float32Array[];
+  backboneMs: number;
+  headMs: number;
+  prefixHit: boolean;
+  /** Tokens the backbone ran for this request. */
+  backboneTokens: number;
+}
+
+export interface RunOptions {
+  /** Look the state up in the prefix cache and keep it there (default true). */
+  prefixCache?: boolean;
 }
 
 export interface RunnerGraphs {
@@ -65,34 +79,6 @@ interface CacheEntry {
   /** head_memory rows of positions [0, stateEnd): [1, stateEnd, width]. */
   memory: TensorLike;
   bytes: number;
-}
-
-/** The inputs each graph must have for this runner (checked when sessions are created). */
-export const REQUIRED_INPUTS = {
-  headMemory: ['hidden', 'past_memory'],
-  headDecide: [
-    'memory',
-    'hidden',
-    'question_weights',
-    'option_weights',
-    'option_question',
-    'question_type',
-    'lex',
-  ],
-} as const;
-
-/**
- * Refuses a session that lacks an input the runner feeds. A runtime may silently ignore an
- * unknown feed (onnxruntime-node does), so a package converted for another graph layout would
- * answer wrongly instead of failing.
- */
-export function checkInputs(session: SessionLike, file: string, names: readonly string[]): void {
-  const missing = names.filter((n) => !session.inputNames.includes(n));
-  if (missing.length > 0) {
-    throw new Error(
-      `${file} has no input ${missing.join(', ')}: the package was converted by another clef-web version; convert it again`,
-    );
-  }
 }
 
 export class ClefRunner {

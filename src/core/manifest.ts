@@ -5,6 +5,7 @@
 import type { ModelLimits } from '../protocol/types.js';
 import { PackageError } from '../wire/errors.js';
 import type { TrainingSummary } from '../wire/wire.js';
+import type { DeviceName } from './devices.js';
 
 /** The manifest's file name inside a package. */
 export const MANIFEST_FILE = 'manifest.json';
@@ -15,7 +16,6 @@ export const MANIFEST_VERSION_GROUPED = 2;
 const READABLE_VERSIONS: readonly number[] = [MANIFEST_VERSION, MANIFEST_VERSION_GROUPED];
 
 export type PackageDtype = 'fp32' | 'fp16' | 'q8' | 'q4' | 'mixed';
-export type DeviceName = 'webgpu' | 'wasm';
 
 /** What each file is for; the engine finds its files by role, never by name. */
 export type FileRole =

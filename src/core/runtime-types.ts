@@ -25,3 +25,22 @@ export interface RuntimeAdapter {
   float16(data: Uint16Array, dims: number[]): TensorLike;
   int64(data: BigInt64Array, dims: number[]): TensorLike;
 }
+
+/**
+ * The runtime's Tensor class, as onnxruntime-web and onnxruntime-node both declare it (the
+ * overloads the adapter calls).
+ */
+export interface TensorClass {
+  new (type: 'float32', data: Float32Array, dims: readonly number[]): TensorLike;
+  new (type: 'float16', data: Uint16Array, dims: readonly number[]): TensorLike;
+  new (type: 'int64', data: BigInt64Array, dims: readonly number[]): TensorLike;
+}
+
+/** The adapter over a runtime's Tensor class: the one place web and Node make tensors. */
+export function runtimeAdapter(Tensor: TensorClass): RuntimeAdapter {
+  return {
+    float32: (data, dims) => new Tensor('float32', data, dims),
+    float16: (data, dims) => new Tensor('float16', data, dims),
+    int64: (data, dims) => new Tensor('int64', data, dims),
+  };
+}

@@ -34,7 +34,7 @@ export function presentName(input: string): string {
 }
 
 /** The inputs and outputs a backbone group passes along that are not running state. */
-export const STREAM_NAMES: ReadonlySet<string> = new Set([
+const STREAM_NAMES: ReadonlySet<string> = new Set([
   'input_ids',
   'residual_in',
   'hidden',

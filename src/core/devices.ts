@@ -1,0 +1,154 @@
+/**
+ * The devices, as data: one ordered list (best first, as `auto` tries them) with a descriptor
+ * each, so that what differs between devices is read from here instead of compared as string
+ * literals across the engine. What a browser has is probed by src/engine/capabilities.ts; what
+ * a package needs of a device is `problem()` here, pure over the probe's answers.
+ */
+
+/** What a device check reads of a package (its manifest's model name and variant). */
+export interface PackageFacts {
+  model: { name: string };
+  variant: {
+    dtype: string;
+    needsShaderF16: boolean;
+    peakBytes: number;
+    largestTensor?: { name: string; bytes: number };
+  };
+}
+
+/** What the probe found (src/engine/capabilities.ts), frozen. */
+export interface Capabilities {
+  readonly webgpu: boolean;
+  readonly shaderF16: boolean;
+  readonly adapter: string | null;
+  /**
+   * The adapter is a software fallback (SwiftShader, WARP...): `adapter.info.isFallbackAdapter`,
+   * or, where a browser lacks that flag, a SwiftShader adapter by name. False without WebGPU.
+   */
+  readonly fallbackAdapter: boolean;
+  /** Why WebGPU is unavailable, when it is. */
+  readonly webgpuReason: string | null;
+  readonly crossOriginIsolated: boolean;
+  readonly threads: number;
+  readonly maxStorageBufferBindingSize: number | null;
+  /** The adapter's maxBufferSize (onnxruntime requests the adapter's maximum for its device). */
+  readonly maxBufferSize: number | null;
+}
+
+/** Why a device cannot run a package; `tooLarge`: it exceeds the device's memory or buffers. */
+export interface DeviceProblem {
+  reason: string;
+  /** Too big for the device (ModelTooLargeError when no device is left), not unavailable. */
+  tooLarge: boolean;
+}
+
+export interface DeviceDescriptor<Name extends string = string> {
+  readonly name: Name;
+  /** As a person reads it: 'WebGPU', 'WASM'. */
+  readonly label: string;
+  /** onnxruntime-web's execution provider for it. */
+  readonly executionProvider: 'webgpu' | 'wasm';
+  /** The onnxruntime-web build it loads: a fixed one, or null for the caller's (plain default). */
+  readonly build: 'asyncify' | null;
+  /** A GPU: outputs may stay device buffers between runs, and the device can be lost. */
+  readonly gpu: boolean;
+  /**
+   * The engine's warm-up (src/engine/warm-up.ts) tries again once the engine is idle: on WASM,
+   * to leave compiled code for the next visit; not on a GPU, where one stage can hold a request.
+   */
+  readonly warmUpRetries: boolean;
+  /** Runs the graphs the converter optimised for it (`*.wasm.onnx`) where the package has them. */
+  readonly preparedGraphs: boolean;
+  /** Why this browser (the probe's answers) cannot run the package on it, or null. */
+  problem(manifest: PackageFacts, caps: Capabilities): DeviceProblem | null;
+}
+
+/** The WASM back end is 32-bit: weights, activations and state share 4 GiB. */
+export const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
+
+/** 1.50 GiB, 512 MiB or 4,096 bytes: a size as a person reads it. */
+function sizeText(n: number): string {
+  if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(2)} GiB`;
+  if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(0)} MiB`;
+  return `${n.toLocaleString('en-US')} bytes`;
+}
+
+/**
+ * Why the adapter's buffers cannot hold the package's biggest tensor, or null. onnxruntime asks
+ * for the adapter's maximum limits when it creates its device, so the adapter's limits are what
+ * the session gets; a tensor above them fails only after the whole download, or loads wrongly.
+ */
+export function tensorLimitProblem(manifest: PackageFacts, caps: Capabilities): string | null {
+  const t = manifest.variant.largestTensor;
+  if (!t) return null;
+  const limits = [
+    ['maxStorageBufferBindingSize', caps.maxStorageBufferBindingSize],
+    ['maxBufferSize', caps.maxBufferSize],
+  ] as const;
+  for (const [name, value] of limits) {
+    if (value !== null && t.bytes > value) {
+      return `its largest tensor (${t.name}, ${sizeText(t.bytes)}) exceeds this adapter's ${name} of ${sizeText(value)}; it needs a WebGPU adapter whose ${name} reaches ${sizeText(t.bytes)}, or a package converted with smaller tensors (a q4 or q8 variant)`;
+    }
+  }
+  return null;
+}
+
+const WEBGPU = {
+  name: 'webgpu',
+  label: 'WebGPU',
+  executionProvider: 'webgpu',
+  build: 'asyncify',
+  gpu: true,
+  warmUpRetries: false,
+  preparedGraphs: false,
+  problem(manifest, caps) {
+    if (!caps.webgpu)
+      return { reason: caps.webgpuReason ?? 'WebGPU is unavailable', tooLarge: false };
+    if (manifest.variant.needsShaderF16 && !caps.shaderF16) {
+      return {
+        reason: `the ${manifest.variant.dtype} variant needs the WebGPU feature shader-f16, which this adapter lacks; load a q4, q8 or fp32 variant`,
+        tooLarge: false,
+      };
+    }
+    const limit = tensorLimitProblem(manifest, caps);
+    return limit === null ? null : { reason: limit, tooLarge: true };
+  },
+} as const satisfies DeviceDescriptor<'webgpu'>;
+
+const WASM = {
+  name: 'wasm',
+  label: 'WASM',
+  executionProvider: 'wasm',
+  build: null,
+  gpu: false,
+  warmUpRetries: true,
+  preparedGraphs: true,
+  problem(manifest) {
+    if (manifest.variant.peakBytes <= WASM_MEMORY_LIMIT) return null;
+    const gib = (manifest.variant.peakBytes / 1024 ** 3).toFixed(1);
+    return {
+      reason: `${manifest.model.name} (${manifest.variant.dtype}) needs about ${gib} GiB; the WASM back end addresses at most 4 GiB, so this model needs WebGPU`,
+      tooLarge: true,
+    };
+  },
+} as const satisfies DeviceDescriptor<'wasm'>;
+
+/** Every device, best first: the order `auto` tries them in (a software GPU aside). */
+export const DEVICES = Object.freeze([WEBGPU, WASM] as const);
+
+export type DeviceName = (typeof DEVICES)[number]['name'];
+
+/** A device to load on, or 'auto': the best one that can run the package. */
+export type DeviceRequest = 'auto' | DeviceName;
+
+/** The device names, best first. */
+export const DEVICE_NAMES: readonly DeviceName[] = Object.freeze(DEVICES.map((d) => d.name));
+
+export function deviceOf(name: DeviceName): DeviceDescriptor<DeviceName> {
+  return DEVICES.find((d) => d.name === name)!;
+}
+
+/** The device every browser has, and the one a lost GPU falls back to (WASM). */
+export function cpuDevice(): DeviceDescriptor<DeviceName> {
+  return DEVICES.find((d) => !d.gpu)!;
+}
