@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { bundledModelDir } from '../bundled.js';
 import { loadNodePackage } from '../engine.js';
 import { checkAccessOptions } from './access.js';
+import { openRecordLog, recordingEngine, type RecordLog } from '../record/log.js';
 import { isLoopbackHost } from './refusals.js';
 import {
   DEFAULT_CLIENT_TIMEOUT_MS,
@@ -27,6 +28,8 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
   [--shutdown-grace-ms N]         time to finish in-flight requests on SIGINT/SIGTERM, default 30000
   [--api-key KEY]                 require Authorization: Bearer KEY on every request (or set CLEF_WEB_API_KEY)
   [--insecure-no-auth]            allow a non-loopback --host without a key
+  [--record <records.jsonl>]      append a decision record per answer, synced before it is sent (docs/records.md)
+  [--record-hash-only]            records keep each request's SHA-256, not the request
   [--threads N] [--quiet]`;
 
 /** The environment variable `serve` reads its API key from when --api-key is not given. */
@@ -68,8 +71,14 @@ export async function serveMain(argv: string[]): Promise<number> {
         quiet: { type: 'boolean' },
         'api-key': { type: 'string' },
         'insecure-no-auth': { type: 'boolean' },
+        record: { type: 'string' },
+        'record-hash-only': { type: 'boolean' },
       },
     }));
+    if (values.record === '') throw new Error('--record needs a file');
+    if (values['record-hash-only'] && !values.record) {
+      throw new Error('--record-hash-only needs --record <file>');
+    }
     if (positionals.length > 1) throw new Error('at most one package directory');
     port = positiveInt('port', values.port, DEFAULT_PORT, 0);
     options = {
@@ -95,10 +104,24 @@ export async function serveMain(argv: string[]): Promise<number> {
   }
 
   let engine;
+  let log: RecordLog | null = null;
   try {
     // No package named: the bundled clef-nano, so `npx clef-web serve` answers at once.
     engine = await loadNodePackage(positionals[0] ?? bundledModelDir(), threads ? { threads } : {});
+    if (values.record) {
+      log = await openRecordLog(values.record);
+      if (log.truncatedBytes > 0) {
+        console.error(
+          `clef-web serve: cut a torn last line (${log.truncatedBytes} bytes) off ${values.record}`,
+        );
+      }
+      engine = recordingEngine(engine, log, {
+        surface: 'serve',
+        requestSha256Only: values['record-hash-only'] === true,
+      });
+    }
   } catch (e) {
+    await engine?.dispose();
     console.error(`clef-web serve: ${(e as Error).message}`);
     return 1;
   }
@@ -148,6 +171,7 @@ export async function serveMain(argv: string[]): Promise<number> {
       }, graceMs);
       void server
         .close()
+        .then(() => log?.close())
         .then(() => engine.dispose())
         .then(() => {
           clearTimeout(deadline);
