@@ -85,6 +85,42 @@ export function checkRecordOptions(option: boolean | RecordOptions | undefined):
   }
 }
 
+/** The record of one decision made in this page (buildRecord with what the page knows). */
+export async function pageRecord(
+  surface: RecordSurface,
+  request: unknown,
+  wire: DecisionWire,
+  ask: CalibrationAsk | null,
+  info: EngineInfo,
+  requestSha256Only = false,
+): Promise<DecisionRecord> {
+  const t = wire.timings;
+  return buildRecord({
+    source: {
+      surface,
+      model: info.model,
+      manifestSha256: info.manifestSha256,
+      calibrationSha256: info.calibrationSha256,
+      device: info.device,
+      runtime: info.loadMs.runtime?.build ?? 'onnxruntime-web',
+    },
+    request,
+    requestSha256: await requestSha256(request),
+    requestSha256Only,
+    response: wire.response as SystemOneResponse,
+    ...(ask ? { abstainBelow: ask.abstainBelow ?? null } : {}),
+    ...(wire.calibrated ? { calibrated: wire.calibrated } : {}),
+    timings: {
+      total_ms: t.totalMs,
+      encode_ms: t.encodeMs,
+      backbone_ms: t.backboneMs,
+      head_ms: t.headMs,
+      prefix_hit: t.prefixHit,
+    },
+    time: new Date(),
+  });
+}
+
 export function pageRecorder(
   option: boolean | RecordOptions | undefined,
   surface: RecordSurface,
@@ -94,31 +130,7 @@ export function pageRecorder(
   const opts: RecordOptions = option === true ? {} : option;
   const to = opts.to ?? 'indexeddb';
   return async (request, wire, ask, info) => {
-    const t = wire.timings;
-    const record = buildRecord({
-      source: {
-        surface,
-        model: info.model,
-        manifestSha256: info.manifestSha256,
-        calibrationSha256: info.calibrationSha256,
-        device: info.device,
-        runtime: info.loadMs.runtime?.build ?? 'onnxruntime-web',
-      },
-      request,
-      requestSha256: await requestSha256(request),
-      requestSha256Only: opts.requestSha256Only === true,
-      response: wire.response as SystemOneResponse,
-      ...(ask ? { abstainBelow: ask.abstainBelow ?? null } : {}),
-      ...(wire.calibrated ? { calibrated: wire.calibrated } : {}),
-      timings: {
-        total_ms: t.totalMs,
-        encode_ms: t.encodeMs,
-        backbone_ms: t.backboneMs,
-        head_ms: t.headMs,
-        prefix_hit: t.prefixHit,
-      },
-      time: new Date(),
-    });
+    const record = await pageRecord(surface, request, wire, ask, info, opts.requestSha256Only);
     try {
       if (to === 'indexeddb') await withStore('readwrite', (s) => s.add(record));
       else await to(record);
