@@ -21,11 +21,15 @@ import {
 
 export const REPLAY_USAGE = `usage: clef-web replay <records.jsonl> [--package <dir>]
   [--package <dir>]  the package to replay on (default: the bundled clef-nano)
+  [--tolerance P]    also pass a record whose probabilities moved by at most P and whose picks did
+                     not change (another runtime: a browser's record replayed in Node); default 0
   [--quiet]          print only the summary and the records that are not identical
 exit 0 only when every record replays identical; 1 otherwise; 2 for a usage error`;
 
 export interface ReplaySummary {
   identical: number;
+  /** Different, but within --tolerance and with no pick changed (counted as passing). */
+  withinTolerance: number;
   different: number;
   notReproducible: number;
   /** Lines that are not records (not the torn last line). */
@@ -34,7 +38,10 @@ export interface ReplaySummary {
   tornLastLine: number | null;
 }
 
-type LineVerdict = Verdict | { kind: 'unreadable'; reason: string };
+type LineVerdict =
+  | Verdict
+  | { kind: 'unreadable'; reason: string }
+  | { kind: 'within-tolerance'; maxDeltaP: number };
 
 /** The engine part replay uses (a NodeEngine, or a test's). */
 export type ReplayEngine = Pick<NodeEngine, 'decide' | 'manifest' | 'manifestSha256'>;
@@ -67,6 +74,8 @@ function verdictText(v: LineVerdict): string {
       const ch = v.changed.length > 0 ? `changed: ${v.changed.join(', ')}` : 'no choice changed';
       return `different: ${[dp, ch].filter((s) => s !== '').join('; ')}`;
     }
+    case 'within-tolerance':
+      return `within tolerance: max |Δp| ${v.maxDeltaP.toExponential(2)}, no pick changed`;
     case 'not-reproducible':
       return `not reproducible: ${v.reason}`;
     case 'unreadable':
@@ -79,9 +88,11 @@ export async function replayFile(
   path: string,
   engine: ReplayEngine,
   print: (line: string, identical: boolean) => void,
+  tolerance = 0,
 ): Promise<ReplaySummary> {
   const summary: ReplaySummary = {
     identical: 0,
+    withinTolerance: 0,
     different: 0,
     notReproducible: 0,
     unreadable: 0,
@@ -112,11 +123,18 @@ export async function replayFile(
       );
       return;
     }
-    const v = await replayOne(record, engine);
+    let v: LineVerdict = await replayOne(record, engine);
+    if (v.kind === 'different' && v.changed.length === 0 && v.maxDeltaP <= tolerance) {
+      v = { kind: 'within-tolerance', maxDeltaP: v.maxDeltaP };
+    }
     if (v.kind === 'identical') summary.identical++;
+    else if (v.kind === 'within-tolerance') summary.withinTolerance++;
     else if (v.kind === 'different') summary.different++;
     else if (v.kind === 'not-reproducible') summary.notReproducible++;
-    print(`line ${line.n}: ${verdictText(v)}`, v.kind === 'identical');
+    print(
+      `line ${line.n}: ${verdictText(v)}`,
+      v.kind === 'identical' || v.kind === 'within-tolerance',
+    );
   };
   let n = 0;
   for await (const text of readLines(path)) {
@@ -130,9 +148,10 @@ export async function replayFile(
 }
 
 export function replaySummaryText(s: ReplaySummary): string {
-  const total = s.identical + s.different + s.notReproducible;
+  const total = s.identical + s.withinTolerance + s.different + s.notReproducible;
   const parts = [
     `${s.identical} identical`,
+    ...(s.withinTolerance > 0 ? [`${s.withinTolerance} within tolerance`] : []),
     `${s.different} different`,
     `${s.notReproducible} not reproducible`,
     ...(s.unreadable > 0 ? [`${s.unreadable} unreadable line(s)`] : []),
@@ -143,7 +162,8 @@ export function replaySummaryText(s: ReplaySummary): string {
 
 /** 0 only when there were records and every one is identical. */
 export function replayExitCode(s: ReplaySummary): number {
-  const ok = s.identical > 0 && s.different + s.notReproducible + s.unreadable === 0;
+  const ok =
+    s.identical + s.withinTolerance > 0 && s.different + s.notReproducible + s.unreadable === 0;
   return ok ? 0 : 1;
 }
 
@@ -154,9 +174,17 @@ export async function replayMain(argv: string[]): Promise<number> {
     ({ values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { package: { type: 'string' }, quiet: { type: 'boolean' } },
+      options: {
+        package: { type: 'string' },
+        quiet: { type: 'boolean' },
+        tolerance: { type: 'string' },
+      },
     }));
     if (positionals.length !== 1) throw new Error('give one records file');
+    const t = values.tolerance;
+    if (t !== undefined && !(Number(t) >= 0 && Number(t) <= 1)) {
+      throw new Error('--tolerance must be a number in [0, 1]');
+    }
     if (values.package === '') throw new Error('--package needs a directory');
   } catch (e) {
     console.error(`clef-web replay: ${(e as Error).message}\n${REPLAY_USAGE}`);
@@ -184,11 +212,20 @@ export async function replayMain(argv: string[]): Promise<number> {
   }
   try {
     const quiet = values.quiet === true;
-    const summary = await replayFile(file, engine, (line, identical) => {
-      if (!quiet || !identical) console.log(line);
-    });
+    const tolerance = Number(values.tolerance ?? 0);
+    const summary = await replayFile(
+      file,
+      engine,
+      (line, identical) => {
+        if (!quiet || !identical) console.log(line);
+      },
+      tolerance,
+    );
     console.log(replaySummaryText(summary));
-    if (summary.identical + summary.different + summary.notReproducible === 0) {
+    if (
+      summary.identical + summary.withinTolerance + summary.different + summary.notReproducible ===
+      0
+    ) {
       console.log('no records to replay');
     }
     return replayExitCode(summary);
