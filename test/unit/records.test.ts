@@ -15,6 +15,7 @@ import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { openRecordLog, recordingEngine } from '../../src/node/record/log.js';
 import { replayMain } from '../../src/node/record/replay.js';
 import { nodeEngineBackend, startServer } from '../../src/node/serve/server.js';
+import { serveMain } from '../../src/node/serve/cli.js';
 import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
 
 const NANO = 'models/clef-nano';
@@ -213,6 +214,33 @@ describe('records from clef-web serve --record', () => {
     const { code, out } = await replay(file);
     expect(out).toContain('line 2: identical');
     expect(code).toBe(0);
+  }, 60_000);
+
+  it('the serve command line: --record <file> records what it answers, closed cleanly on SIGINT', async () => {
+    const file = path('serve-cli.jsonl');
+    const printed: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((s: string) => void printed.push(s));
+    const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const done = serveMain([NANO, '--port', '0', '--quiet', '--record', file, '--threads', '1']);
+      await vi.waitFor(() => expect(printed.join('\n')).toMatch(/listening on http:\/\/\S+/), {
+        timeout: 30_000,
+      });
+      const url = /listening on (http:\/\/[^\s,]+)/.exec(printed.join('\n'))![1]!;
+      const res = await fetch(`${url}/v1/systemone`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: REQUESTS[1],
+      });
+      expect(res.status).toBe(200);
+      process.emit('SIGINT');
+      expect(await done).toBe(0);
+    } finally {
+      log.mockRestore();
+      err.mockRestore();
+    }
+    expect(recordsOf(file)).toHaveLength(1);
+    expect((await replay(file)).code).toBe(0);
   }, 60_000);
 
   it('keeps only the request hash when asked; such a record is not reproducible', async () => {
