@@ -37,28 +37,36 @@ function done<T>(req: IDBRequest<T>): Promise<T> {
   });
 }
 
-async function withStore<T>(
-  mode: IDBTransactionMode,
-  work: (store: IDBObjectStore) => IDBRequest<T>,
-): Promise<T> {
-  const open = indexedDB.open(RECORDS_DB, 1);
-  open.onupgradeneeded = () => {
-    open.result.createObjectStore(STORE, { autoIncrement: true });
+/**
+ * One object store of an IndexedDB database (created at version 1): each call opens the
+ * database, runs `work` in one transaction and resolves once the transaction has committed.
+ */
+export function indexedDbStore(name: string, store: string, parameters: IDBObjectStoreParameters) {
+  return async function withStore<T>(
+    mode: IDBTransactionMode,
+    work: (store: IDBObjectStore) => IDBRequest<T>,
+  ): Promise<T> {
+    const open = indexedDB.open(name, 1);
+    open.onupgradeneeded = () => {
+      open.result.createObjectStore(store, parameters);
+    };
+    const db = await done(open);
+    try {
+      const tx = db.transaction(store, mode);
+      const result = await done(work(tx.objectStore(store)));
+      await new Promise<void>((resolve, reject) => {
+        tx.oncomplete = () => resolve();
+        tx.onerror = () => reject(tx.error);
+        tx.onabort = () => reject(tx.error);
+      });
+      return result;
+    } finally {
+      db.close();
+    }
   };
-  const db = await done(open);
-  try {
-    const tx = db.transaction(STORE, mode);
-    const result = await done(work(tx.objectStore(STORE)));
-    await new Promise<void>((resolve, reject) => {
-      tx.oncomplete = () => resolve();
-      tx.onerror = () => reject(tx.error);
-      tx.onabort = () => reject(tx.error);
-    });
-    return result;
-  } finally {
-    db.close();
-  }
 }
+
+const withStore = indexedDbStore(RECORDS_DB, STORE, { autoIncrement: true });
 
 /** Every record kept in IndexedDB, oldest first, as JSONL (one record a line). */
 export async function storedRecordsJsonl(): Promise<string> {
