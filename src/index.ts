@@ -18,6 +18,7 @@ export { handleRoute, type RouteBackend } from './http/routes.js';
 export type { DecisionWire, EngineInfo, LoadProgress } from './wire/wire.js';
 export type { SystemOneRequest, SystemOneResponse } from './protocol/types.js';
 export type { CalibrationAsk } from './calibrate/index.js';
+export type { DecisionRecord } from './core/record.js';
 export {
   ClefError,
   PackageError,

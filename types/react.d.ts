@@ -34,6 +34,7 @@ export interface ClefDecideAttributes {
   label?: string;
   calibrated?: boolean | '';
   'abstain-below'?: number | string;
+  record?: boolean | '';
 }
 
 export interface ClefQuestionAttributes {

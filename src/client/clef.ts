@@ -23,6 +23,7 @@ import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../core/defaults.js';
 import type { DeviceRequest } from '../core/devices.js';
+import { pageRecorder, storedRecordsJsonl, type RecordOptions } from './records.js';
 
 export interface ClefOptions {
   /**
@@ -81,6 +82,12 @@ export interface ClefOptions {
    * beside the unchanged body, from the package's calibration file (`clef-web calibrate`).
    */
   calibration?: boolean | CalibrationAsk;
+  /**
+   * Opt-in decision records (docs/records.md; default off): each local decision, with the
+   * package and calibration that answered, kept in this origin's IndexedDB (true) or given to
+   * `to`. They never leave the browser unless the page sends them.
+   */
+  record?: boolean | RecordOptions;
 }
 
 export interface DecideOptions {
@@ -102,6 +109,8 @@ export interface Clef {
   fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   models: { list(): Promise<{ models: ModelCard[] }> };
   info(): Promise<EngineInfo>;
+  /** The decision records kept in this origin's IndexedDB, oldest first, as JSONL. */
+  exportRecords(): Promise<string>;
   dispose(): Promise<void>;
 }
 
@@ -171,6 +180,7 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
     );
   }
   const defaultAsk = calibrationAsk(options.calibration);
+  const recorder = pageRecorder(options.record, 'page');
   const given = options.worker;
   let givenUsed = false;
   const makeWorker = (): Worker => {
@@ -299,7 +309,17 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
     return restarting;
   }
 
+  /** The local decision, recorded (when asked) before it is returned. */
   async function decideLocally(request: unknown, opts: DecideOptions = {}): Promise<DecisionWire> {
+    const wire = await decideInWorker(request, opts);
+    if (recorder) {
+      const ask = opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
+      await recorder(request, wire, ask, await currentInfo());
+    }
+    return wire;
+  }
+
+  async function decideInWorker(request: unknown, opts: DecideOptions = {}): Promise<DecisionWire> {
     if (disposed) throw new DisposedError();
     const { signal } = opts;
     if (signal?.aborted) throw new AbortedError();
@@ -369,6 +389,7 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
       }),
     models: { list: async () => ({ models: await models() }) },
     info: currentInfo,
+    exportRecords: storedRecordsJsonl,
     async dispose() {
       if (disposed) return;
       disposed = true;

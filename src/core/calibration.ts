@@ -27,3 +27,8 @@ export function readPackageCalibration(
     throw new PackageError(`${file.path}: ${error.message}`, { file: file.path });
   }
 }
+
+/** The calibration file's SHA-256 as the manifest pins it (verified at load), or null. */
+export function calibrationSha256(manifest: PackageManifest): string | null {
+  return manifest.files.find((f) => f.role === 'calibration')?.sha256 ?? null;
+}

@@ -3,6 +3,7 @@
  * WebGPU is missing or fails), and serves decisions one at a time from a queue. Every method
  * returns a WireResult, so failures reach the page as typed errors, never strings or hangs.
  */
+import { calibrationSha256 } from '../core/calibration.js';
 import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { checkCalibrationAsk, decide, decisionModel, type DecisionModel } from '../core/decide.js';
 import {
@@ -178,6 +179,7 @@ export class EngineHost implements WorkerApi {
         releaseDate: m.model.releaseDate,
         packageUrl: options.model,
         manifestSha256: pkg.manifestSha256,
+        calibrationSha256: calibrationSha256(m),
         dtype: m.variant.dtype,
         device: this.session.device,
         adapter: deviceOf(this.session.device).gpu ? caps.adapter : null,

@@ -16,7 +16,8 @@ commands:
   decide --in requests.jsonl --out responses.jsonl [--package <dir>] [--resume]   a file of requests (default: clef-nano)
   assets <dir> [--no-model] [--element]                           copy what a page serves same-origin
   calibrate <package-dir> --examples labelled.jsonl [--coverage 0.9] [--out <dir>]   fit calibration
-  train --examples labelled.jsonl --out <dir> [--seed N] [--holdout 0.1]      train a decision model`;
+  train --examples labelled.jsonl --out <dir> [--seed N] [--holdout 0.1]      train a decision model
+  replay <records.jsonl> [--package <dir>]                        re-run decision records: identical or not`;
 
 interface Command {
   usage: string;
@@ -56,6 +57,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   train: async () => {
     const m = await import('./train/cli.js');
     return { usage: m.TRAIN_USAGE, main: m.trainMain };
+  },
+  replay: async () => {
+    const m = await import('./record/replay.js');
+    return { usage: m.REPLAY_USAGE, main: m.replayMain };
   },
 };
 

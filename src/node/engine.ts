@@ -98,6 +98,16 @@ export interface NodeDecision {
   encoded: EncodedRequest;
   /** Only when asked for (RunOptions.calibration): beside the body, never inside it. */
   calibrated?: CalibratedDecision;
+  /** Where the time went (ms); totalMs from validation to the answer. */
+  timings: NodeTimings;
+}
+
+export interface NodeTimings {
+  encodeMs: number;
+  backboneMs: number;
+  headMs: number;
+  totalMs: number;
+  prefixHit: boolean;
 }
 
 export interface NodeEngine {
@@ -109,6 +119,8 @@ export interface NodeEngine {
   readonly chunkTokens: number;
   /** The package's verified calibration file, or null when it ships none. */
   readonly calibration: CalibrationFile | null;
+  /** SHA-256 of the package's manifest.json bytes (which pin every file's SHA-256). */
+  readonly manifestSha256: string;
   /** Validates, encodes and decides one System One request body; throws SystemOneError. */
   decide(body: unknown, run?: RunOptions): Promise<NodeDecision>;
   /** Logits of an already validated request. */
@@ -127,20 +139,30 @@ const NEVER_CANCELLED: JobContext = {
 
 /** Reads and checks `<dir>/manifest.json`. */
 export async function readPackageManifest(dir: string): Promise<PackageManifest> {
+  return (await readManifestAndHash(dir)).manifest;
+}
+
+/** The manifest and the SHA-256 of the very bytes parsed (what records name the package by). */
+async function readManifestAndHash(
+  dir: string,
+): Promise<{ manifest: PackageManifest; sha256: string }> {
   const path = join(dir, MANIFEST_FILE);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (e) {
     throw new PackageError(`${path}: cannot read the manifest (${(e as Error).message})`);
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(bytes.toString('utf8'));
   } catch (e) {
     throw new PackageError(`${path}: not JSON (${(e as Error).message})`);
   }
-  return parseManifest(value);
+  return {
+    manifest: parseManifest(value),
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+  };
 }
 
 async function sha256OfFile(path: string): Promise<string> {
@@ -255,7 +277,7 @@ export async function loadNodePackage(
   options: NodeEngineOptions = {},
 ): Promise<NodeEngine> {
   const ort = await loadOrtNode();
-  const manifest = await readPackageManifest(dir);
+  const { manifest, sha256: manifestSha256 } = await readManifestAndHash(dir);
   const chunkTokens = options.chunkTokens ?? packageChunkTokens(manifest);
   checkChunkTokens(chunkTokens);
   const verified = await verifyPackageFiles(dir, manifest);
@@ -311,7 +333,7 @@ export async function loadNodePackage(
       manifest.architecture.headWidth,
       options.scoreBudget,
     );
-    return newEngine(manifest, tokenizer, runners, handle, calibration);
+    return newEngine(manifest, manifestSha256, tokenizer, runners, handle, calibration);
   } catch (e) {
     await Promise.all(sessions.map((s) => s.release().catch(() => undefined)));
     await handle?.close();
@@ -321,6 +343,7 @@ export async function loadNodePackage(
 
 function newEngine(
   manifest: PackageManifest,
+  manifestSha256: string,
   tokenizer: ClefTokenizer,
   runners: RunnerSet,
   handle: FileHandle | null,
@@ -346,6 +369,7 @@ function newEngine(
     models: model.models,
     chunkTokens: runners.defaultChunkTokens,
     calibration,
+    manifestSha256,
     async logits(request, options = {}) {
       const encoded = encodeRequest(tokenizer, request, { maxTokens: manifest.contextTokens });
       return { logits: (await run(encoded, options)).logits, encoded };
@@ -353,9 +377,17 @@ function newEngine(
     async decide(body, options = {}) {
       const ask = calibrationAsk(options.calibration);
       checkCalibrationAsk(model, ask); // refuse before running
+      const t0 = performance.now();
       const decided = await decide(model, body, (encoded) => run(encoded, options), ask);
-      const { response, json, logits, encoded, calibrated } = decided;
-      return { response, json, logits, encoded, ...(calibrated ? { calibrated } : {}) };
+      const { response, json, logits, encoded, calibrated, run: ran } = decided;
+      const timings: NodeTimings = {
+        encodeMs: decided.encodeMs,
+        backboneMs: ran.backboneMs,
+        headMs: ran.headMs,
+        totalMs: performance.now() - t0,
+        prefixHit: ran.prefixHit,
+      };
+      return { response, json, logits, encoded, timings, ...(calibrated ? { calibrated } : {}) };
     },
     dispose: () =>
       serial(async () => {

@@ -10,6 +10,7 @@ import type { EngineInfo, LoadProgress } from '../wire/wire.js';
 import { errorDetail, type ClefErrorDetail } from '../element/clef-decide/events.js';
 import { parseRequestJson } from '../protocol/json.js';
 import { DecisionLog } from './decision-log.js';
+import { pageRecord } from '../client/records.js';
 import { DEFAULT_PACKAGE, PRESETS } from './examples.js';
 import { loadLocalPackage, pickFolder } from './local-package.js';
 import { exportFileName, toJsonl, type LogEntry } from './log-format.js';
@@ -304,6 +305,7 @@ export class ClefPlayground extends LitElement implements PlaygroundView {
         request: requestText,
         response: wire.json,
         timings: wire.timings,
+        record: await pageRecord('playground', body, wire, null, info),
       });
       await this.refreshLog();
     } catch (e) {

@@ -1,42 +1,11 @@
 /** The decision log in IndexedDB: survives reloads, works offline. */
 import type { LogEntry } from './log-format.js';
+import { indexedDbStore } from '../client/records.js';
 
 const DB_NAME = 'clef-playground';
 const STORE = 'decisions';
 
-function request<T>(req: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-function openDb(): Promise<IDBDatabase> {
-  const open = indexedDB.open(DB_NAME, 1);
-  open.onupgradeneeded = () => {
-    open.result.createObjectStore(STORE, { keyPath: 'id', autoIncrement: true });
-  };
-  return request(open);
-}
-
-async function withStore<T>(
-  mode: IDBTransactionMode,
-  work: (store: IDBObjectStore) => IDBRequest<T>,
-): Promise<T> {
-  const db = await openDb();
-  try {
-    const tx = db.transaction(STORE, mode);
-    const result = await request(work(tx.objectStore(STORE)));
-    await new Promise<void>((resolve, reject) => {
-      tx.oncomplete = () => resolve();
-      tx.onerror = () => reject(tx.error);
-      tx.onabort = () => reject(tx.error);
-    });
-    return result;
-  } finally {
-    db.close();
-  }
-}
+const withStore = indexedDbStore(DB_NAME, STORE, { keyPath: 'id', autoIncrement: true });
 
 export class DecisionLog {
   /** Stores an entry; resolves to its id. */

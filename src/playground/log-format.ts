@@ -4,6 +4,7 @@
  * whitespace outside strings removed), so key order and number lexemes survive the export.
  */
 import type { DecisionTimings } from '../wire/wire.js';
+import { recordLine, type DecisionRecord } from '../core/record.js';
 
 export interface LogEntry {
   /** IndexedDB key, set when stored. */
@@ -20,6 +21,8 @@ export interface LogEntry {
   /** The response as JSON text, keys in request order. */
   response: string;
   timings: DecisionTimings;
+  /** The decision record (docs/records.md): what the export writes. */
+  record?: DecisionRecord;
 }
 
 /** Removes whitespace outside strings; the JSON text is otherwise kept byte for byte. */
@@ -42,20 +45,12 @@ export function compactJson(text: string): string {
   return out;
 }
 
-export function toJsonlLine(entry: LogEntry): string {
-  const meta = JSON.stringify({
-    time: entry.time,
-    model: entry.model,
-    package_url: entry.packageUrl,
-    package_sha256: entry.packageSha256,
-    device: entry.device,
-    timings: entry.timings,
-  });
-  return `${meta.slice(0, -1)},"request":${compactJson(entry.request)},"response":${compactJson(entry.response)}}`;
-}
-
+/**
+ * The log as decision records, one a line (docs/records.md), for `clef-web replay`. Entries
+ * logged before the playground kept records have none and are left out.
+ */
 export function toJsonl(entries: LogEntry[]): string {
-  return entries.map((e) => `${toJsonlLine(e)}\n`).join('');
+  return entries.flatMap((e) => (e.record ? [`${recordLine(e.record)}\n`] : [])).join('');
 }
 
 /** `clef-decisions-20261130-142501.jsonl` */

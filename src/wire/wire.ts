@@ -226,6 +226,8 @@ export interface EngineInfo {
   releaseDate: string;
   packageUrl: string;
   manifestSha256: string;
+  /** SHA-256 of the package's calibration file (as its manifest pins it), or null: none. */
+  calibrationSha256: string | null;
   dtype: string;
   device: DeviceName;
   adapter: string | null;

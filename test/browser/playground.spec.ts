@@ -165,9 +165,12 @@ test('exports the log as JSONL and clears it', async () => {
   expect(lines).toHaveLength(3);
   const entries = lines.map((l) => JSON.parse(l));
   for (const e of entries) {
-    expect(e.model).toBe('clef-tiny');
-    expect(e.device).toBe('wasm');
-    expect(e.package_sha256).toMatch(/^[0-9a-f]{64}$/);
+    // Decision records (docs/records.md), so `clef-web replay` can check them.
+    expect(e.format).toBe('clef-web.decision-record');
+    expect(e.surface).toBe('playground');
+    expect(e.package.model).toBe('clef-tiny');
+    expect(e.engine.device).toBe('wasm');
+    expect(e.package.manifest_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(Number.isNaN(Date.parse(e.time))).toBe(false);
     expect(e.response.model).toBe(e.request.model);
   }

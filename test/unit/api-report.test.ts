@@ -32,6 +32,7 @@ const REPORT: Record<string, string[]> = {
     'type ClefErrorCode',
     'type ClefOptions',
     'type DecideOptions',
+    'type DecisionRecord',
     'type DecisionWire',
     'type EngineInfo',
     'type EscalatedResponse',

@@ -40,6 +40,7 @@ describe('clef-web help', () => {
       'assets',
       'calibrate',
       'train',
+      'replay',
     ]);
   });
 

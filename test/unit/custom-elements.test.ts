@@ -39,6 +39,7 @@ describe('custom-elements.json', () => {
       ['label', 'string'],
       ['calibrated', 'boolean'],
       ['abstain-below', 'number'],
+      ['record', 'boolean'],
     ]);
     for (const a of decide.attributes) expect(a.description, a.name).not.toBe('');
     expect(names(decide.events)).toEqual(['clef-decision', 'clef-error', 'clef-progress']);

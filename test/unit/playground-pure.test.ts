@@ -8,6 +8,7 @@ import {
   toJsonl,
   type LogEntry,
 } from '../../src/playground/log-format.js';
+import { buildRecord, parseRecord } from '../../src/core/record.js';
 import {
   formToRequestText,
   freshId,
@@ -40,39 +41,52 @@ describe('compactJson and prettyJson', () => {
 });
 
 describe('toJsonl', () => {
-  it('writes one parseable line per entry with the exact request and response text', () => {
+  it('writes each entry as its decision record, the request lossless; entries without one are left out', () => {
+    const requestText =
+      '{\n  "model": "clef-tiny",\n  "state": {"n": 1.0},\n  "questions": {"2": {"type": "noul"}, "a": {"type": "noul"}}\n}';
+    const response = {
+      model: 'clef-tiny',
+      answers: { '2': { type: 'noul' as const, noul: 0.5 } },
+      usage: { input_tokens: 3, output_tokens: 0 as const },
+    };
+    const record = buildRecord({
+      source: {
+        surface: 'playground',
+        model: 'clef-tiny',
+        manifestSha256: 'ab'.repeat(32),
+        calibrationSha256: null,
+        device: 'wasm',
+        runtime: 'onnxruntime-web/wasm',
+      },
+      request: parseRequestJson(requestText),
+      requestSha256: 'cd'.repeat(32),
+      requestSha256Only: false,
+      response,
+      timings: { total_ms: 5 },
+      time: new Date('2026-11-30T10:00:00.000Z'),
+    });
     const entry: LogEntry = {
       time: '2026-11-30T10:00:00.000Z',
       model: 'clef-tiny',
       packageUrl: 'http://localhost/models/tiny/',
       packageSha256: 'ab'.repeat(32),
       device: 'wasm',
-      request:
-        '{\n  "model": "clef-tiny",\n  "state": {"n": 1.0},\n  "questions": {"2": {"type": "noul"}, "a": {"type": "noul"}}\n}',
-      response:
-        '{"model":"clef-tiny","answers":{"2":{"type":"noul","noul":0.5}},"usage":{"input_tokens":3,"output_tokens":0}}',
+      request: requestText,
+      response: JSON.stringify(response),
       timings,
     };
-    const text = toJsonl([entry, entry]);
+    const text = toJsonl([entry, { ...entry, record }, { ...entry, record }]);
     const lines = text.split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[2]).toBe('');
-    const parsed = JSON.parse(lines[0]!);
-    expect(parsed).toEqual({
-      time: entry.time,
-      model: 'clef-tiny',
-      package_url: entry.packageUrl,
-      package_sha256: entry.packageSha256,
-      device: 'wasm',
-      timings,
-      request: {
-        model: 'clef-tiny',
-        state: { n: 1 },
-        questions: { '2': { type: 'noul' }, a: { type: 'noul' } },
-      },
-      response: JSON.parse(entry.response),
-    });
-    expect(lines[0]).toContain('"state":{"n":1.0}');
+    const parsed = parseRecord(lines[0]!);
+    expect(parsed.package.manifest_sha256).toBe('ab'.repeat(32));
+    expect(parsed.engine.device).toBe('wasm');
+    expect(parsed.response).toEqual(response);
+    // Written order ("2" before "a", which a JS object would reorder anyway) and the lexeme 1.0.
+    expect(lines[0]).toContain(
+      '"request":{"model":"clef-tiny","state":{"n":1.0},"questions":{"2":',
+    );
   });
 
   it('names the export after the local time', () => {

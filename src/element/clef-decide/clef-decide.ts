@@ -15,6 +15,11 @@ import {
 import { errorDetail, type ClefDecisionDetail, type ClefErrorDetail } from './events.js';
 import { questionsFromChildren } from './question-elements.js';
 import { progressText, progressPercent } from './progress-text.js';
+import { pageRecorder } from '../../client/records.js';
+import { calibrationAsk } from '../../calibrate/index.js';
+
+/** Records the element's decisions (the `record` attribute) in this origin's IndexedDB. */
+const recordElementDecision = pageRecorder(true, 'element')!;
 
 export type DecideState = string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -82,6 +87,7 @@ export class ClefDecide extends LitElement {
     label: { type: String },
     calibrated: { type: Boolean },
     abstainBelow: { type: Number, attribute: 'abstain-below' },
+    record: { type: Boolean },
     _progress: { state: true },
     _loaded: { state: true },
     _deciding: { state: true },
@@ -110,6 +116,11 @@ export class ClefDecide extends LitElement {
   declare calibrated: boolean;
   /** Abstain ("not sure") also under this calibrated confidence, in [0, 1]; implies calibrated. */
   declare abstainBelow: number | undefined;
+  /**
+   * Keep a decision record of each answer in this origin's IndexedDB (docs/records.md;
+   * `createClef().exportRecords()` reads them back as JSONL). Records never leave the browser.
+   */
+  declare record: boolean;
 
   declare private _progress: LoadProgress | null;
   declare private _loaded: boolean;
@@ -134,6 +145,7 @@ export class ClefDecide extends LitElement {
     this.questions = null;
     this.debounce = 300;
     this.calibrated = false;
+    this.record = false;
     this._progress = null;
     this._loaded = false;
     this._deciding = false;
@@ -231,6 +243,8 @@ export class ClefDecide extends LitElement {
       const calibration =
         below !== undefined && Number.isFinite(below) ? { abstainBelow: below } : this.calibrated;
       const wire = await clef.decide(request, { signal: controller.signal, calibration });
+      if (this.record)
+        await recordElementDecision(request, wire, calibrationAsk(calibration), await clef.info());
       // Replaced, or cancelled by typing: the answer describes a state that is gone.
       if (this.controller !== controller || controller.signal.aborted) return null;
       const detail: ClefDecisionDetail = { request, ...wire };

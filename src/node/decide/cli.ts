@@ -15,10 +15,13 @@ import { handleRoute, type RouteBackend } from '../../http/routes.js';
 import type { ModelCard } from '../../protocol/types.js';
 import { countLines, openOutput, OutputExistsError, readLines } from './jsonl.js';
 import { Progress, type ProgressStream } from './progress.js';
+import type { RecordLog } from '../record/log.js';
 
 export const DECIDE_USAGE = `usage: clef-web decide --in requests.jsonl --out responses.jsonl
   [--package <dir>]  the converted package to answer with (default: the bundled clef-nano)
   [--resume]      continue an interrupted run: keep out's complete lines, skip that many inputs
+  [--record <records.jsonl>]  append a decision record per answer (docs/records.md)
+  [--record-hash-only]        records keep each request's SHA-256, not the request
   [--threads N] [--quiet (no progress)]
 output: one line per input line, in order: the response body, or
   {"error":{"status":<HTTP status>,"body":<error body>}} for a request the server would refuse`;
@@ -168,8 +171,14 @@ export async function decideMain(argv: string[]): Promise<number> {
         resume: { type: 'boolean' },
         threads: { type: 'string' },
         quiet: { type: 'boolean' },
+        record: { type: 'string' },
+        'record-hash-only': { type: 'boolean' },
       },
     }));
+    if (values.record === '') throw new Error('--record needs a file');
+    if (values['record-hash-only'] && !values.record) {
+      throw new Error('--record-hash-only needs --record <file>');
+    }
     if (!values.in || !values.out) {
       const missing = [
         values.in ? null : '--in <requests.jsonl>',
@@ -190,11 +199,26 @@ export async function decideMain(argv: string[]): Promise<number> {
   // Imported here so `decideFile` stays usable without onnxruntime-node.
   const { loadNodePackage } = await import('../engine.js');
   let engine;
+  let log: RecordLog | null = null;
   try {
     // No package named: the bundled clef-nano, as `clef-web serve` does.
     const dir = values.package ?? (await import('../bundled.js')).bundledModelDir();
     engine = await loadNodePackage(dir, threads ? { threads } : {});
+    if (values.record) {
+      const { openRecordLog, recordingEngine } = await import('../record/log.js');
+      log = await openRecordLog(values.record);
+      if (log.truncatedBytes > 0) {
+        console.error(
+          `clef-web decide: cut a torn last line (${log.truncatedBytes} bytes) off ${values.record}`,
+        );
+      }
+      engine = recordingEngine(engine, log, {
+        surface: 'decide',
+        requestSha256Only: values['record-hash-only'] === true,
+      });
+    }
   } catch (e) {
+    await engine?.dispose();
     console.error(`clef-web decide: ${(e as Error).message}`);
     return 1;
   }
@@ -223,6 +247,7 @@ export async function decideMain(argv: string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await log?.close();
     await engine.dispose();
   }
 }

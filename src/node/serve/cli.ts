@@ -9,6 +9,7 @@ import type { NodeEngineOptions } from '../engine.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../../core/defaults.js';
 import { startEnginePool } from './engine-pool.js';
 import { checkAccessOptions } from './access.js';
+import { openRecordLog, type RecordLog } from '../record/log.js';
 import { isLoopbackHost } from './refusals.js';
 import {
   DEFAULT_CLIENT_TIMEOUT_MS,
@@ -30,6 +31,8 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
   [--insecure-no-auth]            allow a non-loopback --host without a key
   [--workers N]                   engines in worker threads, each deciding on its own core, default 1
   [--cache-mb N]                  prefix cache per worker in MiB, default ${DEFAULT_CACHE_BUDGET_BYTES / 2 ** 20} (0: off)
+  [--record <records.jsonl>]      append a decision record per answer, synced before it is sent (docs/records.md)
+  [--record-hash-only]            records keep each request's SHA-256, not the request
   [--threads N] [--quiet]         onnxruntime threads per worker (default: 1 with --workers > 1)`;
 
 /** The environment variable `serve` reads its API key from when --api-key is not given. */
@@ -75,8 +78,14 @@ export async function serveMain(argv: string[]): Promise<number> {
         quiet: { type: 'boolean' },
         'api-key': { type: 'string' },
         'insecure-no-auth': { type: 'boolean' },
+        record: { type: 'string' },
+        'record-hash-only': { type: 'boolean' },
       },
     }));
+    if (values.record === '') throw new Error('--record needs a file');
+    if (values['record-hash-only'] && !values.record) {
+      throw new Error('--record-hash-only needs --record <file>');
+    }
     if (positionals.length > 1) throw new Error('at most one package directory');
     port = positiveInt('port', values.port, DEFAULT_PORT, 0);
     options = {
@@ -105,14 +114,30 @@ export async function serveMain(argv: string[]): Promise<number> {
   }
 
   let engine;
+  let log: RecordLog | null = null;
   try {
     const engineOptions: NodeEngineOptions = {};
     if (threads !== null) engineOptions.threads = threads;
     if (cacheMb !== null) engineOptions.cacheBudgetBytes = cacheMb * 2 ** 20;
     // No package named: the bundled clef-nano, so `npx clef-web serve` answers at once.
     const dir = positionals[0] ?? bundledModelDir();
-    engine = await startEnginePool(dir, workers, engineOptions);
+    if (values.record) {
+      log = await openRecordLog(values.record);
+      if (log.truncatedBytes > 0) {
+        console.error(
+          `clef-web serve: cut a torn last line (${log.truncatedBytes} bytes) off ${values.record}`,
+        );
+      }
+    }
+    // With --record every worker makes its decisions' records; this thread writes them.
+    engine = await startEnginePool(
+      dir,
+      workers,
+      engineOptions,
+      log ? { log, requestSha256Only: values['record-hash-only'] === true } : null,
+    );
   } catch (e) {
+    await engine?.dispose();
     console.error(`clef-web serve: ${(e as Error).message}`);
     return 1;
   }
@@ -162,6 +187,7 @@ export async function serveMain(argv: string[]): Promise<number> {
       }, graceMs);
       void server
         .close()
+        .then(() => log?.close())
         .then(() => engine.dispose())
         .then(() => {
           clearTimeout(deadline);

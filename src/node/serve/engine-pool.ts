@@ -6,6 +6,10 @@
  * package and its own prefix cache: memory grows with N (docs/reliability.md, "Cores").
  *
  * A worker that dies fails the decision it was running (500) and is replaced (no test kills one).
+ *
+ * With a record log (`serve --record`), each worker makes every decision's record line and
+ * sends it here; this thread appends it to the one file and answers when it is synced, and only
+ * then does the worker answer the request (an answered decision is a recorded one).
  */
 import { Worker } from 'node:worker_threads';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
@@ -14,6 +18,7 @@ import type { ModelCard } from '../../protocol/types.js';
 import { EngineError } from '../../wire/errors.js';
 import { fromWireError, type WireError } from '../../wire/wire.js';
 import type { NodeEngineOptions } from '../engine.js';
+import type { RecordLog } from '../record/log.js';
 import type { RouteReply, RouteRequest } from './route-job.js';
 import type { ServeEngine } from './server.js';
 
@@ -25,6 +30,7 @@ export type PoolRequest =
 /** What a worker sends back. */
 export type PoolReply =
   | { type: 'ready'; manifest: PackageManifest; cards: ModelCard[] }
+  | { type: 'record'; seq: number; line: string }
   | { type: 'load-failed'; error: WireError }
   | { type: 'answer'; id: number; json: string; calibrated?: CalibratedDecision }
   | ({ type: 'routed'; id: number } & RouteReply)
@@ -67,11 +73,47 @@ function newWorker(workerData: unknown): Worker {
   return new Worker(code, { eval: true, workerData });
 }
 
+/** Records the pool keeps: where, and whether requests are kept as their SHA-256 only. */
+export interface PoolRecording {
+  log: RecordLog;
+  requestSha256Only: boolean;
+}
+
+/** The data an engine worker starts with. */
+export interface EngineWorkerData {
+  dir: string;
+  options: NodeEngineOptions;
+  record: { requestSha256Only: boolean } | null;
+}
+
+/** The main thread's answer to a worker's `record` message. */
+export interface RecordedReply {
+  type: 'recorded';
+  seq: number;
+  error?: string;
+}
+
 function startWorker(
   dir: string,
   options: NodeEngineOptions,
+  recording: PoolRecording | null,
 ): Promise<{ worker: Worker; ready: Extract<PoolReply, { type: 'ready' }> }> {
-  const worker = newWorker({ dir, options });
+  const data: EngineWorkerData = {
+    dir,
+    options,
+    record: recording ? { requestSha256Only: recording.requestSha256Only } : null,
+  };
+  const worker = newWorker(data);
+  if (recording) {
+    worker.on('message', (m: PoolReply) => {
+      if (m.type !== 'record') return;
+      const reply = (r: RecordedReply) => worker.postMessage(r);
+      recording.log.appendLine(m.line).then(
+        () => reply({ type: 'recorded', seq: m.seq }),
+        (e: unknown) => reply({ type: 'recorded', seq: m.seq, error: (e as Error).message }),
+      );
+    });
+  }
   return new Promise((resolve, reject) => {
     const onMessage = (m: PoolReply) => {
       if (m.type === 'ready') {
@@ -100,11 +142,12 @@ export async function startEnginePool(
   dir: string,
   workers: number,
   options: NodeEngineOptions = {},
+  recording: PoolRecording | null = null,
 ): Promise<EnginePool> {
   const perWorker = { ...options, threads: options.threads ?? (workers > 1 ? 1 : undefined) };
   if (perWorker.threads === undefined) delete perWorker.threads;
   const started = await Promise.allSettled(
-    Array.from({ length: workers }, () => startWorker(dir, perWorker)),
+    Array.from({ length: workers }, () => startWorker(dir, perWorker, recording)),
   );
   const failed = started.find((s) => s.status === 'rejected');
   if (failed) {
@@ -154,7 +197,7 @@ export async function startEnginePool(
       lane.job?.reject(new EngineError(`The engine worker exited (${code}) while deciding`));
       if (disposed) return;
       // Replace it; until it is ready the other lanes go on.
-      void startWorker(dir, perWorker).then(
+      void startWorker(dir, perWorker, recording).then(
         ({ worker: fresh }) => {
           if (disposed) void fresh.terminate();
           else {

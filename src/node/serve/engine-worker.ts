@@ -8,16 +8,30 @@ import type { CalibrationAsk } from '../../calibrate/index.js';
 import { handleRoute } from '../../http/routes.js';
 import type { ModelCard } from '../../protocol/types.js';
 import { toWireError } from '../../wire/wire.js';
-import { loadNodePackage, type NodeEngine, type NodeEngineOptions } from '../engine.js';
-import type { PoolReply, PoolRequest } from './engine-pool.js';
+import { loadNodePackage, type NodeEngine } from '../engine.js';
+import { recordLine } from '../../core/record.js';
+import { recordingEngine, type RecordLog } from '../record/log.js';
+import type { EngineWorkerData, PoolReply, PoolRequest, RecordedReply } from './engine-pool.js';
 import { escapeLoneSurrogates } from '../../http/json-text.js';
 
 const port = parentPort;
 if (port === null) throw new Error('engine-worker.ts runs as a worker thread only');
-const { dir, options } = workerData as { dir: string; options: NodeEngineOptions };
+const { dir, options, record } = workerData as EngineWorkerData;
 
 const post = (message: PoolReply, transfer: ArrayBuffer[] = []) =>
   port.postMessage(message, transfer);
+
+/** Record lines go to the pool's one log file (engine-pool.ts) and settle once it has synced. */
+const waitingRecords = new Map<number, { done: () => void; failed: (e: Error) => void }>();
+let nextRecord = 0;
+const poolLog: Pick<RecordLog, 'appendLine'> = {
+  appendLine: (line) =>
+    new Promise<void>((done, failed) => {
+      const seq = nextRecord++;
+      waitingRecords.set(seq, { done, failed });
+      post({ type: 'record', seq, line });
+    }),
+};
 
 /** The request as handleRoute answers it in `clef-web serve`'s own process (server.ts). */
 async function route(
@@ -47,14 +61,28 @@ async function route(
 }
 
 try {
-  const engine = await loadNodePackage(dir, options);
+  const loaded: NodeEngine = await loadNodePackage(dir, options);
+  const engine = record
+    ? recordingEngine(
+        loaded,
+        { append: (r) => poolLog.appendLine(recordLine(r)) },
+        { surface: 'serve', requestSha256Only: record.requestSha256Only },
+      )
+    : loaded;
   const { model, variant } = engine.manifest;
   const cards = engine.models.map((name) => ({
     name,
     description: `${model.name} (${variant.dtype}) served by clef-web on onnxruntime-node`,
     release_date: model.releaseDate,
   }));
-  port.on('message', (m: PoolRequest | { type: 'dispose' }) => {
+  port.on('message', (m: PoolRequest | RecordedReply | { type: 'dispose' }) => {
+    if (m.type === 'recorded') {
+      const waiting = waitingRecords.get(m.seq);
+      waitingRecords.delete(m.seq);
+      if (m.error === undefined) waiting?.done();
+      else waiting?.failed(new Error(`the decision record could not be written: ${m.error}`));
+      return;
+    }
     if (m.type === 'dispose') {
       void engine.dispose().then(() => port.close());
       return;

@@ -1,0 +1,150 @@
+/**
+ * Decision records in the page (docs/records.md): `createClef({ record })` and
+ * `<clef-decide record>` build each record with src/core/record.ts's buildRecord and keep it in
+ * this origin's IndexedDB (database `clef-web-records`), or hand it to the page's callback.
+ * Nothing here touches the network: records never leave the browser unless the page sends them.
+ */
+import type { CalibrationAsk } from '../calibrate/index.js';
+import {
+  buildRecord,
+  recordLine,
+  requestSha256,
+  type DecisionRecord,
+  type RecordSurface,
+} from '../core/record.js';
+import type { SystemOneResponse } from '../protocol/types.js';
+import { EngineError } from '../wire/errors.js';
+import type { DecisionWire, EngineInfo } from '../wire/wire.js';
+
+export interface RecordOptions {
+  /**
+   * Where each record goes: 'indexeddb' (default; `clef.exportRecords()` reads them back as
+   * JSONL) or a function the page gives, called with each record.
+   */
+  to?: 'indexeddb' | ((record: DecisionRecord) => void | Promise<void>);
+  /** Keep only each request's SHA-256, not the request (it cannot be replayed then). */
+  requestSha256Only?: boolean;
+}
+
+/** The IndexedDB database and store the records are kept in (this page's origin only). */
+export const RECORDS_DB = 'clef-web-records';
+const STORE = 'records';
+
+function done<T>(req: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+/**
+ * One object store of an IndexedDB database (created at version 1): each call opens the
+ * database, runs `work` in one transaction and resolves once the transaction has committed.
+ */
+export function indexedDbStore(name: string, store: string, parameters: IDBObjectStoreParameters) {
+  return async function withStore<T>(
+    mode: IDBTransactionMode,
+    work: (store: IDBObjectStore) => IDBRequest<T>,
+  ): Promise<T> {
+    const open = indexedDB.open(name, 1);
+    open.onupgradeneeded = () => {
+      open.result.createObjectStore(store, parameters);
+    };
+    const db = await done(open);
+    try {
+      const tx = db.transaction(store, mode);
+      const result = await done(work(tx.objectStore(store)));
+      await new Promise<void>((resolve, reject) => {
+        tx.oncomplete = () => resolve();
+        tx.onerror = () => reject(tx.error);
+        tx.onabort = () => reject(tx.error);
+      });
+      return result;
+    } finally {
+      db.close();
+    }
+  };
+}
+
+const withStore = indexedDbStore(RECORDS_DB, STORE, { autoIncrement: true });
+
+/** Every record kept in IndexedDB, oldest first, as JSONL (one record a line). */
+export async function storedRecordsJsonl(): Promise<string> {
+  const all = await withStore('readonly', (s) => s.getAll() as IDBRequest<DecisionRecord[]>);
+  return all.map((r) => `${recordLine(r)}\n`).join('');
+}
+
+/** Records one local decision; null when recording is off. */
+export type Recorder = (
+  request: unknown,
+  wire: DecisionWire,
+  ask: CalibrationAsk | null,
+  info: EngineInfo,
+) => Promise<void>;
+
+export function checkRecordOptions(option: boolean | RecordOptions | undefined): void {
+  if (option === undefined || typeof option === 'boolean') return;
+  if (typeof option !== 'object' || option === null) {
+    throw new TypeError(`record must be true, false or { to, requestSha256Only }`);
+  }
+  const { to } = option;
+  if (to !== undefined && to !== 'indexeddb' && typeof to !== 'function') {
+    throw new TypeError(`record.to must be 'indexeddb' or a function, not ${String(to)}`);
+  }
+}
+
+/** The record of one decision made in this page (buildRecord with what the page knows). */
+export async function pageRecord(
+  surface: RecordSurface,
+  request: unknown,
+  wire: DecisionWire,
+  ask: CalibrationAsk | null,
+  info: EngineInfo,
+  requestSha256Only = false,
+): Promise<DecisionRecord> {
+  const t = wire.timings;
+  return buildRecord({
+    source: {
+      surface,
+      model: info.model,
+      manifestSha256: info.manifestSha256,
+      calibrationSha256: info.calibrationSha256,
+      device: info.device,
+      runtime: info.loadMs.runtime?.build ?? 'onnxruntime-web',
+    },
+    request,
+    requestSha256: await requestSha256(request),
+    requestSha256Only,
+    response: wire.response as SystemOneResponse,
+    ...(ask ? { abstainBelow: ask.abstainBelow ?? null } : {}),
+    ...(wire.calibrated ? { calibrated: wire.calibrated } : {}),
+    timings: {
+      total_ms: t.totalMs,
+      encode_ms: t.encodeMs,
+      backbone_ms: t.backboneMs,
+      head_ms: t.headMs,
+      prefix_hit: t.prefixHit,
+    },
+    time: new Date(),
+  });
+}
+
+export function pageRecorder(
+  option: boolean | RecordOptions | undefined,
+  surface: RecordSurface,
+): Recorder | null {
+  checkRecordOptions(option);
+  if (option === undefined || option === false) return null;
+  const opts: RecordOptions = option === true ? {} : option;
+  const to = opts.to ?? 'indexeddb';
+  return async (request, wire, ask, info) => {
+    const record = await pageRecord(surface, request, wire, ask, info, opts.requestSha256Only);
+    try {
+      if (to === 'indexeddb') await withStore('readwrite', (s) => s.add(record));
+      else await to(record);
+    } catch (e) {
+      // An answered decision is a recorded one: a record that cannot be kept fails the call.
+      throw new EngineError(`The decision could not be recorded: ${String(e)}`);
+    }
+  };
+}
