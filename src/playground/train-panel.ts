@@ -19,7 +19,7 @@ import type {
   TrainWorkerApi,
 } from '../train-web/train-wire.js';
 import { loadLocalPackage } from './local-package.js';
-import { saveTrainedPackage } from './trained-store.js';
+import { folderName, removeTrainedPackage, saveTrainedPackage } from './trained-store.js';
 import { zipStored } from './zip.js';
 
 export interface ClefTrainedDetail {
@@ -48,6 +48,9 @@ export function labelCounts(text: string): Map<string, Map<string, number>> {
   }
   return counts;
 }
+
+/** The OPFS folder the verify phase loads the package from (removed after the run). */
+const VERIFYING = '.verifying';
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
@@ -110,7 +113,7 @@ export class ClefTrainPanel extends LitElement {
     let verifying: Clef | null = null;
     const host: PageVerifyHost = {
       open: async (files) => {
-        const dir = await saveTrainedPackage('.verifying', files);
+        const dir = await saveTrainedPackage(VERIFYING, files);
         verifying = await createClef({ model: await loadLocalPackage(dir), cache: false });
       },
       decide: async (request) => (await (verifying as Clef | null)!.decide(request)).logits ?? [],
@@ -132,12 +135,13 @@ export class ClefTrainPanel extends LitElement {
       }
       this.files = outcome.files;
       this.release = outcome.release;
-      this.saved = await saveTrainedPackage(outcome.result.name, outcome.files);
+      this.saved = await saveTrainedPackage(folderName(outcome.result.name), outcome.files);
       this._result = outcome.result;
     } catch (e) {
       this._failure = { code: 'train_failed', message: (e as Error).message };
     } finally {
       await host.close().catch(() => undefined);
+      await removeTrainedPackage(VERIFYING).catch(() => undefined);
       worker.terminate();
       this._busy = false;
     }
@@ -167,7 +171,7 @@ export class ClefTrainPanel extends LitElement {
     a.href = URL.createObjectURL(
       new Blob([zipStored(entries) as Uint8Array<ArrayBuffer>], { type: 'application/zip' }),
     );
-    a.download = `${result.name}.zip`;
+    a.download = `${name}.zip`;
     a.click();
     setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
   }

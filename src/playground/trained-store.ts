@@ -5,6 +5,11 @@
  */
 const ROOT = 'clef-trained';
 
+/** A model name as a folder (and .zip) name: `@cf/acme/router` → `_cf_acme_router`. */
+export function folderName(model: string): string {
+  return model.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_') || 'model';
+}
+
 async function trainedRoot(): Promise<FileSystemDirectoryHandle> {
   if (!navigator.storage?.getDirectory) {
     throw new Error('This browser has no origin-private file system to keep the trained model in');

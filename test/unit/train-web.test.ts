@@ -11,6 +11,7 @@ import * as fs from '../../src/train-web/node-fs.js';
 import * as path from '../../src/train-web/node-path.js';
 import { crc32, zipStored } from '../../src/playground/zip.js';
 import { labelCounts } from '../../src/playground/train-panel.js';
+import { folderName } from '../../src/playground/trained-store.js';
 import { Rng } from '../../src/node/rng.js';
 import { testSeed } from '../support/seed.js';
 
@@ -124,6 +125,13 @@ describe("the Train panel's .zip and label counts", () => {
     expect(zip.readUInt32LE(end)).toBe(0x06054b50);
     expect(zip.readUInt16LE(end + 10)).toBe(2);
     expect(zip.readUInt32LE(end + 16)).toBe(at); // the central directory starts after them
+  });
+
+  it('names folders and archives safely after the model (no slashes, no leading dot)', () => {
+    expect(folderName('support-router')).toBe('support-router');
+    expect(folderName('@cf/acme/router v2')).toBe('_cf_acme_router_v2');
+    expect(folderName('..')).toBe('_');
+    expect(folderName('')).toBe('model');
   });
 
   it('counts labels per question and option, skipping lines that are not JSON', () => {

@@ -192,7 +192,7 @@ export function modelCard(facts: CardFacts): string {
     `- Fit: ${facts.settings.epochs} epochs at most, batch ${facts.settings.batch}, Adam lr ${facts.settings.lr}, token dropout ${facts.settings.dropout}, seed ${facts.settings.seed}; the epoch kept (${facts.best.epoch}) had the best held-out accuracy (${pct(facts.best.heldOutAccuracy)}).`,
     facts.fidelityRequests > 0
       ? `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`
-      : `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`'s code, without its fidelity pass (no float64 reference runs where this was trained); the check below is the one that stands.`,
+      : `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`'s code, without its fidelity pass against the float64 reference (0 requests: a page cannot run it, and quick builds skip it); the check below is the one that stands.`,
     `- ${facts.verified} of the ${facts.examples.heldOut} held-out examples (all, up to 500) were then run through the package (${facts.verifiedOn}): its probabilities differ from the fitted function's by at most ${facts.maxPackageDeltaP.toExponential(2)}. The held-out figures and the calibration use the package's logits where it ran and the fitted function's elsewhere.`,
     '',
     '## What it does not know',
