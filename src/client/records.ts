@@ -6,9 +6,8 @@
  */
 import type { CalibrationAsk } from '../calibrate/index.js';
 import {
-  buildRecord,
+  recordDecision,
   recordLine,
-  requestSha256,
   type DecisionRecord,
   type RecordSurface,
 } from '../core/record.js';
@@ -102,9 +101,8 @@ export async function pageRecord(
   info: EngineInfo,
   requestSha256Only = false,
 ): Promise<DecisionRecord> {
-  const t = wire.timings;
-  return buildRecord({
-    source: {
+  return recordDecision(
+    {
       surface,
       model: info.model,
       manifestSha256: info.manifestSha256,
@@ -113,20 +111,10 @@ export async function pageRecord(
       runtime: info.loadMs.runtime?.build ?? 'onnxruntime-web',
     },
     request,
-    requestSha256: await requestSha256(request),
+    { ...wire, response: wire.response as SystemOneResponse },
+    ask,
     requestSha256Only,
-    response: wire.response as SystemOneResponse,
-    ...(ask ? { abstainBelow: ask.abstainBelow ?? null } : {}),
-    ...(wire.calibrated ? { calibrated: wire.calibrated } : {}),
-    timings: {
-      total_ms: t.totalMs,
-      encode_ms: t.encodeMs,
-      backbone_ms: t.backboneMs,
-      head_ms: t.headMs,
-      prefix_hit: t.prefixHit,
-    },
-    time: new Date(),
-  });
+  );
 }
 
 export function pageRecorder(

@@ -163,6 +163,50 @@ export function recordLine(record: DecisionRecord): string {
   return writeJson(record);
 }
 
+/** A decision as every engine reports it: the response, its timings, the calibrated part. */
+export interface RecordedDecision {
+  response: SystemOneResponse;
+  calibrated?: CalibratedDecision;
+  timings: {
+    totalMs: number;
+    encodeMs: number;
+    backboneMs: number;
+    headMs: number;
+    prefixHit: boolean;
+  };
+}
+
+/**
+ * The record of `decision`, the answer to `request` (buildRecord with the request's hash and the
+ * timings filled in): what the page's and Node's recorders both call.
+ */
+export async function recordDecision(
+  source: RecordSource,
+  request: unknown,
+  decision: RecordedDecision,
+  ask: { abstainBelow?: number } | null,
+  requestSha256Only: boolean,
+): Promise<DecisionRecord> {
+  const t = decision.timings;
+  return buildRecord({
+    source,
+    request,
+    requestSha256: await requestSha256(request),
+    requestSha256Only,
+    response: decision.response,
+    ...(ask ? { abstainBelow: ask.abstainBelow ?? null } : {}),
+    ...(decision.calibrated ? { calibrated: decision.calibrated } : {}),
+    timings: {
+      total_ms: t.totalMs,
+      encode_ms: t.encodeMs,
+      backbone_ms: t.backboneMs,
+      head_ms: t.headMs,
+      prefix_hit: t.prefixHit,
+    },
+    time: new Date(),
+  });
+}
+
 /** SHA-256 (hex) of writeJson(request) as UTF-8, by Web Crypto (browsers and Node). */
 export async function requestSha256(request: unknown): Promise<string> {
   const bytes = new TextEncoder().encode(writeJson(request));

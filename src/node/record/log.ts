@@ -14,9 +14,8 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import { calibrationAsk } from '../../calibrate/index.js';
 import { calibrationSha256 } from '../../core/calibration.js';
 import {
-  buildRecord,
+  recordDecision,
   recordLine,
-  requestSha256,
   type DecisionRecord,
   type RecordSource,
 } from '../../core/record.js';
@@ -144,24 +143,13 @@ export function recordingEngine(
     async decide(body, run = {}) {
       const decision = await engine.decide(body, run);
       const ask = calibrationAsk(run.calibration);
-      const t = decision.timings;
-      const record = buildRecord({
+      const record = await recordDecision(
         source,
-        request: body,
-        requestSha256: await requestSha256(body),
-        requestSha256Only: options.requestSha256Only === true,
-        response: decision.response,
-        ...(ask ? { abstainBelow: ask.abstainBelow ?? null } : {}),
-        ...(decision.calibrated ? { calibrated: decision.calibrated } : {}),
-        timings: {
-          total_ms: t.totalMs,
-          encode_ms: t.encodeMs,
-          backbone_ms: t.backboneMs,
-          head_ms: t.headMs,
-          prefix_hit: t.prefixHit,
-        },
-        time: new Date(),
-      });
+        body,
+        decision,
+        ask,
+        options.requestSha256Only === true,
+      );
       await log.append(record);
       return decision;
     },
