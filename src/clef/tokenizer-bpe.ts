@@ -2,6 +2,12 @@
  * The BPE core of src/clef/tokenizer.ts: the merge table and the merge loop, kept apart so each
  * file stays small. Semantics follow the `tokenizers` library: lowest rank first, leftmost on ties.
  */
+import { BinaryHeap } from './binary-heap.js';
+
+type Candidate = [rank: number, position: number, left: number, right: number];
+/** The lowest rank first, then the leftmost position. */
+const mergesFirst = (a: Candidate, b: Candidate): boolean =>
+  a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 
 /**
  * Open-addressing hash table from a token-id pair to (rank, merged id), in typed arrays: a
@@ -57,11 +63,11 @@ export function applyMerges(symbols: number[], merges: MergeTable): number[] {
   if (n < 2) return sym;
   const next = Array.from({ length: n }, (_, i) => (i + 1 < n ? i + 1 : -1));
   const prev = Array.from({ length: n }, (_, i) => i - 1);
-  const heap = new MergeHeap();
+  const heap = new BinaryHeap<Candidate>(mergesFirst);
   const push = (i: number) => {
     const j = next[i]!;
     const slot = j < 0 ? -1 : merges.find(sym[i]!, sym[j]!);
-    if (slot >= 0) heap.push(merges.rank[slot]!, i, sym[i]!, sym[j]!);
+    if (slot >= 0) heap.push([merges.rank[slot]!, i, sym[i]!, sym[j]!]);
   };
   for (let i = 0; i + 1 < n; i++) push(i);
   for (let top = heap.pop(); top; top = heap.pop()) {
@@ -79,43 +85,4 @@ export function applyMerges(symbols: number[], merges: MergeTable): number[] {
   const out: number[] = [];
   for (let i = 0; i >= 0; i = next[i]!) out.push(sym[i]!);
   return out;
-}
-
-/** Min-heap of [rank, position, left id, right id], ordered by rank then position. */
-class MergeHeap {
-  private readonly items: Array<[number, number, number, number]> = [];
-
-  push(rank: number, pos: number, left: number, right: number): void {
-    const items = this.items;
-    items.push([rank, pos, left, right]);
-    for (let i = items.length - 1; i > 0;) {
-      const parent = (i - 1) >> 1;
-      if (!MergeHeap.less(items[i]!, items[parent]!)) break;
-      [items[i], items[parent]] = [items[parent]!, items[i]!];
-      i = parent;
-    }
-  }
-
-  pop(): [number, number, number, number] | undefined {
-    const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length > 0 && last) {
-      items[0] = last;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1;
-        let m = i;
-        if (l < items.length && MergeHeap.less(items[l]!, items[m]!)) m = l;
-        if (l + 1 < items.length && MergeHeap.less(items[l + 1]!, items[m]!)) m = l + 1;
-        if (m === i) break;
-        [items[i], items[m]] = [items[m]!, items[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-
-  private static less(a: readonly number[], b: readonly number[]): boolean {
-    return a[0]! < b[0]! || (a[0] === b[0] && a[1]! < b[1]!);
-  }
 }

@@ -5,6 +5,7 @@
  * tokens (ids after the BPE vocabulary, in Qwen's order). Deterministic: the same corpus (as a
  * multiset) gives the same files. `clef-web train` and the test fixture both use it.
  */
+import { BinaryHeap } from '../../clef/binary-heap.js';
 import { QWEN3_5_SPLIT_REGEX, byteLevelAlphabet, compileSplitRegex } from '../../clef/tokenizer.js';
 
 export interface TrainedTokenizer {
@@ -118,12 +119,15 @@ function trainBpe(counts: Map<string, number>, targetVocab: number) {
     .map(([w, count]) => ({ symbols: Array.from(w, (ch) => idOf.get(ch)!), count }));
   const pairCount = new Map<number, number>();
   // Lazy max-heap of (count, key): entries whose count is no longer current are skipped.
-  const candidates = new PairHeap();
+  // [count, pair key]: the highest count first, then the smaller key (deterministic).
+  const candidates = new BinaryHeap<[number, number]>(
+    (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] < b[1]),
+  );
   const touched = new Set<number>();
   const requeueTouched = () => {
     for (const key of touched) {
       const count = pairCount.get(key) ?? 0;
-      if (count >= 2) candidates.push(count, key);
+      if (count >= 2) candidates.push([count, key]);
     }
     touched.clear();
   };
@@ -183,45 +187,6 @@ function trainBpe(counts: Map<string, number>, targetVocab: number) {
     requeueTouched();
   }
   return { tokens, merges };
-}
-
-/** Max-heap of [count, pair key]: higher count first, then the smaller key (deterministic). */
-class PairHeap {
-  private readonly items: Array<[number, number]> = [];
-
-  push(count: number, key: number): void {
-    const items = this.items;
-    items.push([count, key]);
-    for (let i = items.length - 1; i > 0;) {
-      const parent = (i - 1) >> 1;
-      if (!PairHeap.before(items[i]!, items[parent]!)) break;
-      [items[i], items[parent]] = [items[parent]!, items[i]!];
-      i = parent;
-    }
-  }
-
-  pop(): [number, number] | undefined {
-    const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length > 0 && last) {
-      items[0] = last;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1;
-        let m = i;
-        if (l < items.length && PairHeap.before(items[l]!, items[m]!)) m = l;
-        if (l + 1 < items.length && PairHeap.before(items[l + 1]!, items[m]!)) m = l + 1;
-        if (m === i) break;
-        [items[i], items[m]] = [items[m]!, items[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-
-  private static before(a: [number, number], b: [number, number]): boolean {
-    return a[0] > b[0] || (a[0] === b[0] && a[1] < b[1]);
-  }
 }
 
 function addedTokenEntry(id: number, content: string, special: boolean) {
