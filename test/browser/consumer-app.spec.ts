@@ -196,6 +196,19 @@ test('the published types check a user’s request literal', () => {
   run('node', [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], app);
 });
 
+test('clef-web/protocol loads in Node from the installed package and refuses a bad body', () => {
+  const out = run(
+    'node',
+    [
+      '--input-type=module',
+      '-e',
+      "import('clef-web/protocol').then((p) => { try { p.validateRequest({ model: 'm' }); } catch (e) { console.log(`refused: ${e instanceof p.SystemOneError} ${e.status}`); } })",
+    ],
+    app,
+  );
+  expect(out).toContain('refused: true 422');
+});
+
 test('React JSX, every element in HTMLElementTagNameMap, the documented snippets: typed', () => {
   typecheck(app, 'typed.tsx', TYPED_TSX, {
     module: 'ESNext',

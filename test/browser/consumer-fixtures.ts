@@ -34,8 +34,12 @@ import { createClef, type Clef } from 'clef-web';
 import clefWeb from 'clef-web/vite';
 import { createSystemOneRoute } from 'clef-web/sw';
 import { loadNodePackage } from 'clef-web/node';
+import { validateRequest, type ValidRequest } from 'clef-web/protocol';
 
 export const plugin = clefWeb();
+export const valid: ValidRequest = validateRequest({ model: 'm', state: 's', questions: {} });
+// @ts-expect-error validateRequest takes the body
+validateRequest();
 export const route = createSystemOneRoute;
 export const node = loadNodePackage;
 export async function decide(): Promise<string> {

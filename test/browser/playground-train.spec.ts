@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { loadNodePackage } from '../../src/node/engine.js';
 import { runTraining } from '../../src/node/train/pipeline.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
@@ -38,6 +38,19 @@ function readStoredZip(bytes: Buffer): Map<string, Buffer> {
   return out;
 }
 
+/** The playground on the tiny package (quick to load), on WASM, in `context`. */
+async function openPlayground(context: BrowserContext): Promise<Page> {
+  await context.addInitScript(() =>
+    localStorage.setItem(
+      'clef-playground.settings',
+      JSON.stringify({ source: 'url', url: '/models/tiny/', device: 'wasm' }),
+    ),
+  );
+  const page = await context.newPage();
+  await page.goto('/');
+  return page;
+}
+
 interface ManifestFile {
   path: string;
   role: string;
@@ -60,14 +73,7 @@ test('trains in the page, verifies through the page engine, downloads and uses t
       foreign.push(url);
     }
   });
-  await context.addInitScript(() =>
-    localStorage.setItem(
-      'clef-playground.settings',
-      JSON.stringify({ source: 'url', url: '/models/tiny/', device: 'wasm' }),
-    ),
-  );
-  const page = await context.newPage();
-  await page.goto('/');
+  const page = await openPlayground(context);
   await expect(page.getByTestId('device')).toContainText('wasm', { timeout: 120_000 });
 
   await page.getByLabel('Training data (labelled JSONL)').setInputFiles({
@@ -173,14 +179,7 @@ test('refuses a file it cannot learn from, saying why, before any work', async (
   browser,
 }, testInfo) => {
   const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-  await context.addInitScript(() =>
-    localStorage.setItem(
-      'clef-playground.settings',
-      JSON.stringify({ source: 'url', url: '/models/tiny/', device: 'wasm' }),
-    ),
-  );
-  const page = await context.newPage();
-  await page.goto('/');
+  const page = await openPlayground(context);
   // Three examples of one option: five are needed.
   const lines = plantedJsonl(40, 3).split('\n').filter(Boolean);
   const few = lines
