@@ -239,37 +239,43 @@ test('an abort at every stage (queued, encoding, backbone, head) rejects with Ab
           () => null,
           (e: unknown) => window.enginePage.errorData(e),
         );
+      const waitFor = async (ready: () => Promise<boolean>) => {
+        while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 5));
+      };
       const errors = [];
       const answers = [];
-      for (const stage of stages) {
+      // Queued: a request waits behind one held in the encoding stall, and is aborted there.
+      const runningAbort = new AbortController();
+      const running = errorOf(clef.decide(long, { signal: runningAbort.signal }));
+      await waitFor(async () => (await clef.info()).stalledAt === 'encoding');
+      const queuedAbort = new AbortController();
+      const queued = errorOf(clef.decide(good, { signal: queuedAbort.signal }));
+      await waitFor(async () => (await clef.info()).counters.pending === 2);
+      queuedAbort.abort();
+      errors.push(await queued);
+      runningAbort.abort();
+      errors.push(await running);
+      for (const stage of stages.slice(1)) {
         const abort = new AbortController();
         const call = errorOf(clef.decide(long, { signal: abort.signal }));
         // Aborted once the request is known to wait in that stage.
-        while ((await clef.info()).stalledAt !== stage) {
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
+        await waitFor(async () => (await clef.info()).stalledAt === stage);
         abort.abort();
         errors.push(await call);
       }
       // (Not between the stalls: the next decision to reach a stall's stage would wait in it.)
       answers.push((await clef.decide(good)).json);
-      // Queued behind a running request.
-      const running = clef.decide(long);
-      const abort = new AbortController();
-      const queued = errorOf(clef.decide(good, { signal: abort.signal }));
-      abort.abort();
-      errors.push(await queued);
-      answers.push((await running).json, (await clef.decide(good)).json);
+      answers.push((await clef.decide(long)).json, (await clef.decide(good)).json);
       answers.push((await clef.decide(long)).json);
       return { errors, answers, info: await clef.info() };
     },
     [GOOD, long, stages] as const,
   );
   const expectedMessages = [
+    /queued/,
     /running \(encoding\)/,
     /running \(backbone\)/,
     /running \(head\)/,
-    /queued/,
   ];
   expect(out.errors).toHaveLength(4);
   out.errors.forEach((error, k) => {
@@ -277,12 +283,12 @@ test('an abort at every stage (queued, encoding, backbone, head) rejects with Ab
     expect(error!.message).toMatch(expectedMessages[k]!);
   });
   const refGood = await reference(GOOD);
-  // answers: a good request after the stalls, the long one that ran while one was queued, good.
+  // answers: a good request after the aborts, the long one, good, the long one again.
   for (const json of [out.answers[0]!, out.answers[2]!]) {
     expectResponseNear(JSON.parse(json), refGood, TOLERANCE.wasm.fp32.probability);
   }
-  // The long request answered while one was queued equals a later serial answer (the aborted
-  // attempts left nothing wrong in the prefix cache).
+  // The long request answers the same bytes twice (the aborted attempts left nothing wrong in
+  // the prefix cache).
   expect(out.answers[1]).toBe(out.answers[3]);
   expect(out.info.stalledAt).toBeUndefined();
   await expectIdleAndClean(page, 'a');
