@@ -190,7 +190,8 @@ export class EngineHost implements WorkerApi {
         preparedGraphs: this.session.preparedGraphs ?? 0,
         training: m.training ?? null,
         contextTokens: m.contextTokens,
-        threads: caps.threads,
+        threads: this.session.runtime?.threads ?? caps.threads,
+        threadsReason: this.session.runtime?.threadsReason ?? null,
         loadMs: {
           download: stats.downloadMs,
           verify: stats.verifyMs,

@@ -18,8 +18,16 @@ export type OrtSession = OrtTypes.InferenceSession;
 
 /** The onnxruntime-web builds, and their wasm files under /ort/. */
 export const RUNTIME_BUILDS = {
-  plain: { entry: 'onnxruntime-web/wasm', wasm: 'ort-wasm-simd-threaded.wasm' },
-  asyncify: { entry: 'onnxruntime-web/webgpu', wasm: 'ort-wasm-simd-threaded.asyncify.wasm' },
+  plain: {
+    entry: 'onnxruntime-web/wasm',
+    wasm: 'ort-wasm-simd-threaded.wasm',
+    loader: 'ort-wasm-simd-threaded.mjs',
+  },
+  asyncify: {
+    entry: 'onnxruntime-web/webgpu',
+    wasm: 'ort-wasm-simd-threaded.asyncify.wasm',
+    loader: 'ort-wasm-simd-threaded.asyncify.mjs',
+  },
 } as const;
 export type RuntimeBuild = keyof typeof RUNTIME_BUILDS;
 
@@ -61,6 +69,39 @@ function wasmResource(file: string): PerformanceResourceTiming | undefined {
 }
 
 /**
+ * The threads the server lets the runtime start. onnxruntime's thread workers run its loader
+ * (`/ort/*.mjs`) as their script, and in a cross-origin-isolated page the browser refuses a
+ * worker script served without Cross-Origin-Embedder-Policy: the runtime then waits for ever
+ * for a thread that never starts. So before asking for threads, the loader's headers are read
+ * (one HEAD request); without COEP the runtime runs on one thread, and info() says why.
+ */
+async function threadsServed(
+  options: RuntimeOptions,
+  build: RuntimeBuild,
+): Promise<{ threads: number; threadsReason: string | null }> {
+  const wanted = { threads: options.threads, threadsReason: null };
+  if (options.threads <= 1) return wanted;
+  const loader = new URL(RUNTIME_BUILDS[build].loader, options.wasmBase);
+  let policy: string | null;
+  try {
+    const response = await fetch(loader, { method: 'HEAD' });
+    // A loader the server does not have fails the import with its own error, named there.
+    if (!response.ok) return wanted;
+    policy = response.headers.get('cross-origin-embedder-policy');
+  } catch {
+    return wanted;
+  }
+  if (policy !== null && /^\s*(require-corp|credentialless)\b/.test(policy)) return wanted;
+  return {
+    threads: 1,
+    threadsReason:
+      `1 thread, not ${options.threads}: ${loader.pathname} is served without ` +
+      'Cross-Origin-Embedder-Policy, and the browser refuses it as the script of a thread ' +
+      "worker; send COOP/COEP on /ort/ too (the clef-web/vite plugin and 'clef-web serve' do)",
+  };
+}
+
+/**
  * Loads and starts the runtime for `device` once per worker (later calls share the first):
  * import, wasm, back end. Called as soon as the device is known, so it overlaps the package's
  * download; session creation then only builds graphs.
@@ -76,7 +117,8 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
       const ort = await importBuild(build);
       const t1 = performance.now();
       ort.env.wasm.wasmPaths = options.wasmBase;
-      ort.env.wasm.numThreads = options.threads;
+      const threads = await threadsServed(options, build);
+      ort.env.wasm.numThreads = threads.threads;
       ort.env.logLevel = 'error';
       dropLegacyRuntimeCache();
       timeWasmInstantiation();
@@ -97,6 +139,7 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
           wasmFetchMs: fetched ? fetched.responseEnd - fetched.startTime : null,
           wasmTransferBytes: fetched ? fetched.transferSize : null,
           wasmSource: wasmSourceOf(fetched),
+          ...threads,
         },
       };
     })();

@@ -255,7 +255,10 @@ export interface EngineInfo {
    */
   training: TrainingSummary | null;
   contextTokens: number;
+  /** WASM threads: `min(4, cores - 1)` in a cross-origin-isolated page, else 1. */
   threads: number;
+  /** Why `threads` is fewer than the page allows (loadMs.runtime.threadsReason), else null. */
+  threadsReason: string | null;
   loadMs: LoadPhases;
   /** Why package files are not cached locally, or null when they are. */
   cacheProblem: string | null;
@@ -287,6 +290,10 @@ export interface RuntimePhases {
    * compiled code too), 'network': its bytes were downloaded.
    */
   wasmSource: 'cache' | 'network';
+  /** The threads the runtime was started with. */
+  threads: number;
+  /** Why fewer threads than the page allows (a server without COEP on /ort/), else null. */
+  threadsReason: string | null;
 }
 
 /**
