@@ -5,9 +5,10 @@
  * a feed the graph has no input for (onnxruntime-node does) is made to refuse it.
  */
 import { PackageError } from '../wire/errors.js';
+import type { BackboneGroupSpec } from './graph-spec.js';
 import type { SessionLike } from './runtime-types.js';
 
-/** The inputs each graph must have for this runner (checked when sessions are created). */
+/** The inputs the runner feeds each head graph. */
 export const REQUIRED_INPUTS = {
   headMemory: ['hidden', 'past_memory'],
   headDecide: [
@@ -21,27 +22,28 @@ export const REQUIRED_INPUTS = {
   ],
 } as const;
 
-/**
- * Refuses a session that lacks an input the runner feeds. A runtime may silently ignore an
- * unknown feed (onnxruntime-node does), so a package converted for another graph layout would
- * answer wrongly instead of failing.
- */
-export function checkInputs(session: SessionLike, file: string, names: readonly string[]): void {
-  const missing = names.filter((n) => !session.inputNames.includes(n));
-  if (missing.length > 0) {
-    throw new Error(
-      `${file} has no input ${missing.join(', ')}: the package was converted by another clef-web version; convert it again`,
-    );
-  }
+/** The inputs the runner feeds one backbone graph: its stream in, and each state it carries. */
+export function backboneInputs(group: Pick<BackboneGroupSpec, 'input' | 'states'>): string[] {
+  return [group.input, ...group.states.map((s) => s.input)];
 }
 
 /**
- * onnxruntime-node ignores feeds the graph has no input for, so a package converted before a
- * graph gained an input (e.g. head_memory's past_memory) would run and answer wrongly. Refuse
- * instead, naming the file.
+ * The one guard on a graph's session, in the page and in Node: a session that lacks an input
+ * the runner feeds (`required`) is refused now, and a feed the graph has no input for is
+ * refused when run. A runtime may silently ignore an unknown feed (onnxruntime-node does), so
+ * a package converted for another graph layout would otherwise answer wrongly, not fail.
  */
-export function strictFeeds(session: SessionLike, path: string): SessionLike {
+export function guardSession(
+  session: SessionLike,
+  file: string,
+  required: readonly string[],
+): SessionLike {
   const inputs = new Set(session.inputNames);
+  const converted = 'the package was converted for another version of the engine; convert it again';
+  const missing = required.filter((name) => !inputs.has(name));
+  if (missing.length > 0) {
+    throw new PackageError(`${file} has no input ${missing.join(', ')}: ${converted}`, { file });
+  }
   return {
     inputNames: session.inputNames,
     outputNames: session.outputNames,
@@ -49,9 +51,8 @@ export function strictFeeds(session: SessionLike, path: string): SessionLike {
       const unknown = Object.keys(feeds).filter((name) => !inputs.has(name));
       if (unknown.length > 0) {
         throw new PackageError(
-          `${path} has no input ${unknown.join(', ')} (inputs: ${session.inputNames.join(', ')}): ` +
-            'the package was converted for another version of the engine; convert it again',
-          { file: path },
+          `${file} has no input ${unknown.join(', ')} (inputs: ${session.inputNames.join(', ')}): ${converted}`,
+          { file },
         );
       }
       return session.run(feeds);

@@ -23,7 +23,7 @@ import type { DecisionSession, SessionOptions } from './session.js';
 import type { GroupLoad } from '../wire/wire.js';
 import { packageChunkTokens } from '../core/defaults.js';
 import { runtimeAdapter } from '../core/runtime-types.js';
-import { checkInputs, REQUIRED_INPUTS } from '../core/input-guard.js';
+import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';
 
 /** Where the worker finds onnxruntime-web's wasm: same origin, ORT_PUBLIC_PATH (/ort/). */
 function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
@@ -98,12 +98,17 @@ export async function createOrtDecisionSession(
       ...headData,
     ]);
     loans.push(headLoan);
-    const headMemory = (await create('headMemory', memoryFile, headData, ['memory'], headLoan))
-      .session;
-    const headDecide = (await create('headDecide', decideFile, headData, [], headLoan)).session;
+    const headMemory = guardSession(
+      (await create('headMemory', memoryFile, headData, ['memory'], headLoan)).session,
+      memoryFile.path,
+      REQUIRED_INPUTS.headMemory,
+    );
+    const headDecide = guardSession(
+      (await create('headDecide', decideFile, headData, [], headLoan)).session,
+      decideFile.path,
+      REQUIRED_INPUTS.headDecide,
+    );
     headLoan.release();
-    checkInputs(headMemory, memoryFile.path, REQUIRED_INPUTS.headMemory);
-    checkInputs(headDecide, decideFile.path, REQUIRED_INPUTS.headDecide);
     const { lexicon, lexiconLoan, lexiconSource } = await openLexicon(
       pkg,
       requireFile(m, 'lexicon'),
@@ -114,8 +119,8 @@ export async function createOrtDecisionSession(
     for (const g of groups) {
       const name = groups.length === 1 ? 'backbone' : `backbone.${g.index}`;
       const out = await create(name, g.graph, g.data, gpuOutputs(g));
-      checkInputs(out.session, g.graph.path, [g.input, ...g.states.map((s) => s.input)]);
-      backbone.push({ session: out.session, states: g.states, input: g.input, output: g.output });
+      const session = guardSession(out.session, g.graph.path, backboneInputs(g));
+      backbone.push({ session, states: g.states, input: g.input, output: g.output });
       const { fetchMs, createMs, bytes } = out;
       groupLoads.push({ group: g.index, layers: g.layers, bytes, fetchMs, createMs });
     }

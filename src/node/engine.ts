@@ -46,7 +46,7 @@ import { DEFAULT_CACHE_BUDGET_BYTES, packageChunkTokens } from '../core/defaults
 import { readPackageCalibration } from '../core/calibration.js';
 import { loadOrtNode, type NodeSessionOptions } from './ort-node.js';
 import { checkChunkTokens, RunnerSet } from './runner-set.js';
-import { strictFeeds } from '../core/input-guard.js';
+import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';
 
 /** Files the engine reads itself: up to this size they are read once and held. */
 const IN_MEMORY_MAX_BYTES = 256 * 2 ** 20;
@@ -303,23 +303,30 @@ export async function loadNodePackage(
   const sessions: SessionLike[] = [];
   let handle: FileHandle | null = null;
   try {
-    const create = async (file: ManifestFile) => {
+    const create = async (file: ManifestFile, required: readonly string[]) => {
+      let session: SessionLike;
       try {
-        const session = await ort.InferenceSession.create(pathOf(file), sessionOptions);
-        sessions.push(session);
-        return strictFeeds(session, file.path);
+        session = await ort.InferenceSession.create(pathOf(file), sessionOptions);
       } catch (e) {
         throw new PackageError(`${file.path}: onnxruntime cannot load it: ${(e as Error).message}`);
       }
+      sessions.push(session);
+      return guardSession(session, file.path, required);
     };
     // A split backbone: one session per group, in run order (each reads its own data files).
     const backbone: BackboneStage[] = [];
     for (const g of groups) {
-      const session = await create(g.graph);
+      const session = await create(g.graph, backboneInputs(g));
       backbone.push({ session, states: g.states, input: g.input, output: g.output });
     }
-    const headMemory = await create(requireFile(manifest, 'head-memory'));
-    const headDecide = await create(requireFile(manifest, 'head-decide'));
+    const headMemory = await create(
+      requireFile(manifest, 'head-memory'),
+      REQUIRED_INPUTS.headMemory,
+    );
+    const headDecide = await create(
+      requireFile(manifest, 'head-decide'),
+      REQUIRED_INPUTS.headDecide,
+    );
     const opened = await openLexicon(pathOf(lexiconFile), bytesOf(lexiconFile));
     handle = opened.handle;
     const graphs: RunnerGraphs = { backbone, headMemory, headDecide };
