@@ -25,7 +25,7 @@ import { chooseKv, type KvChoice } from './kv-choice.js';
 import { openPackage, type PackageSource } from './package-fetch.js';
 import type { EngineHooks } from './hooks.js';
 import { noDeviceError, readOwnFiles, result } from './host-util.js';
-import { cpuDevice, deviceOf, type Capabilities, type DeviceName } from '../core/devices.js';
+import { cpuDevice, deviceOf, type DeviceName } from '../core/devices.js';
 import { SerialQueue, type JobContext } from '../core/queue.js';
 import type { RunOptions } from '../core/runner.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
@@ -75,7 +75,8 @@ export class EngineHost implements WorkerApi {
       const started = performance.now();
       this.options = options;
       this.hooks.loading?.(options);
-      const caps = this.capabilities(await probeCapabilities());
+      const probed = await probeCapabilities();
+      const caps = this.hooks.capabilities?.(probed) ?? probed;
       const report = (p: LoadProgress) => onProgress?.(p);
       // A device's runtime starts as soon as the device is known, so it overlaps the download:
       // now, when the request and the probe settle it (docs/benchmarks.md: the runtime's start
@@ -283,10 +284,6 @@ export class EngineHost implements WorkerApi {
       },
     };
     return this.hooks.info?.(info) ?? info;
-  }
-
-  private capabilities(caps: Capabilities): Capabilities {
-    return this.hooks.capabilities?.(caps) ?? caps;
   }
 
   /**
