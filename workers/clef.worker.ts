@@ -1,7 +1,6 @@
 /// <reference lib="webworker" />
-// The engine's worker: a Comlink endpoint around EngineHost with the onnxruntime session.
-// The resource counters go in first, before the runtime creates any buffer or wasm memory.
-import './install-counters.js';
+// The engine's worker: a Comlink endpoint around EngineHost with the onnxruntime session. No
+// EngineHooks: the test build with instrumentation is test/worker/instrumented.worker.ts.
 import * as Comlink from 'comlink';
 import { createOrtDecisionSession, startOrtRuntime } from '../src/engine/clef-session.js';
 import { EngineHost } from '../src/engine/host.js';

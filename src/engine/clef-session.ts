@@ -112,7 +112,7 @@ export async function createOrtDecisionSession(
     const { lexicon, lexiconLoan, lexiconSource } = await openLexicon(
       pkg,
       requireFile(m, 'lexicon'),
-      options.lexiconFromStorage === true,
+      options.lexiconInMemoryBelowBytes ?? LEXICON_IN_MEMORY_BELOW_BYTES,
     );
     if (lexiconLoan) loans.push(lexiconLoan);
     const backbone: BackboneStage[] = [];
@@ -133,9 +133,8 @@ export async function createOrtDecisionSession(
       m.architecture.headWidth,
     );
     let lost = false;
-    let gpuDevice: { lost?: Promise<unknown>; destroy?(): void } | undefined;
     if (gpu) {
-      gpuDevice = (await ort.env.webgpu.device) as typeof gpuDevice;
+      const gpuDevice = (await ort.env.webgpu.device) as { lost?: Promise<unknown> } | undefined;
       void gpuDevice?.lost?.then(() => {
         lost = true;
       });
@@ -152,7 +151,6 @@ export async function createOrtDecisionSession(
       lost: () => lost,
       cacheStats: () => runner.cacheStats(),
       counters: () => runner.counters(),
-      simulateDeviceLoss: () => gpuDevice?.destroy?.(),
       dispose: async () => {
         await runner.dispose();
         lexiconLoan?.release();
@@ -185,7 +183,7 @@ const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
 async function openLexicon(
   pkg: PackageSource,
   file: ManifestFile,
-  fromStorage: boolean,
+  inMemoryBelowBytes: number,
 ): Promise<{
   lexicon: SpanMeanSource;
   lexiconLoan: { release(): void } | null;
@@ -193,8 +191,7 @@ async function openLexicon(
 }> {
   // Fetched (and verified, and cached) either way: a corrupt file is refused here.
   const loan = await pkg.fetchFiles([file]);
-  const blob =
-    fromStorage || file.bytes >= LEXICON_IN_MEMORY_BELOW_BYTES ? await pkg.cachedBlob(file) : null;
+  const blob = file.bytes >= inMemoryBelowBytes ? await pkg.cachedBlob(file) : null;
   if (blob && blob.size === file.bytes) {
     loan.release();
     const lexicon = await RangeLexicon.open((start, end) => blob.slice(start, end).arrayBuffer());

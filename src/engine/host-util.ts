@@ -1,13 +1,12 @@
 /**
- * Helpers of the worker's EngineHost (host.ts): results, the files it reads itself, waiting, the
- * no-device refusal, the test hooks' capabilities.
+ * Helpers of the worker's EngineHost (host.ts): results, the files it reads itself, the no-device
+ * refusal.
  */
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';
 import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
-import type { Capabilities } from '../core/devices.js';
 import type { DevicePlan } from './capabilities.js';
-import { toWireError, type FaultSimulation, type WireResult } from '../wire/wire.js';
+import { toWireError, type WireResult } from '../wire/wire.js';
 import { readPackageCalibration } from '../core/calibration.js';
 import { requireFile, type PackageManifest } from '../core/manifest.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
@@ -59,14 +58,6 @@ export async function readOwnFiles(pkg: PackageSource): Promise<{
   }
 }
 
-/** Waits until `cancelled()` turns true, checking between tasks; gives up after `limitMs`. */
-export async function waitForCancel(cancelled: () => boolean, limitMs: number): Promise<void> {
-  const until = performance.now() + limitMs;
-  while (!cancelled() && performance.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 /** The typed refusal when no device can run the package, naming every device's reason. */
 export function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['skipped']): Error {
   const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
@@ -76,27 +67,4 @@ export function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['sk
     });
   }
   return new DeviceError(`No device can run ${manifest.model.name} here: ${reasons}`, { reasons });
-}
-
-/** The probed capabilities as the test hooks reshape them (no WebGPU, smaller buffer limits). */
-export function simulatedCapabilities(
-  caps: Capabilities,
-  simulate?: FaultSimulation,
-): Capabilities {
-  let out = caps;
-  if (simulate?.noWebgpu) {
-    out = {
-      ...out,
-      webgpu: false,
-      shaderF16: false,
-      adapter: null,
-      fallbackAdapter: false,
-      webgpuReason: 'WebGPU disabled by the caller (simulate.noWebgpu)',
-    };
-  }
-  const limit = simulate?.adapterLimitBytes;
-  if (limit !== undefined && out.webgpu) {
-    out = { ...out, maxStorageBufferBindingSize: limit, maxBufferSize: limit };
-  }
-  return out;
 }

@@ -23,24 +23,17 @@ import {
 import { unusedGraphs } from './graph-choice.js';
 import { chooseKv, type KvChoice } from './kv-choice.js';
 import { openPackage, type PackageSource } from './package-fetch.js';
-import {
-  noDeviceError,
-  readOwnFiles,
-  result,
-  simulatedCapabilities,
-  waitForCancel,
-} from './host-util.js';
+import type { EngineHooks } from './hooks.js';
+import { noDeviceError, readOwnFiles, result } from './host-util.js';
 import { cpuDevice, deviceOf, type DeviceName } from '../core/devices.js';
 import { SerialQueue, type JobContext } from '../core/queue.js';
-import { resourceCounts } from './resource-counters.js';
 import type { RunOptions } from '../core/runner.js';
-import type { DecisionSession, RuntimeStarter, SessionFactory } from './session.js';
+import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
 import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
 import {
   type DecisionStage,
   type DecisionWire,
   type EngineInfo,
-  type FaultSimulation,
   type LoadOptionsWire,
   type LoadProgress,
   type RuntimePhases,
@@ -50,7 +43,7 @@ import {
 
 interface DecideOptions {
   ask?: CalibrationAsk | null;
-  /** The fault hooks of `simulate` (off for the engine's own warm-up). */
+  /** Calls EngineHooks.stage (not for the engine's own warm-up). */
   hooks?: boolean;
   prefixCache?: boolean;
 }
@@ -64,16 +57,14 @@ export class EngineHost implements WorkerApi {
   private readonly queue = new SerialQueue();
   private disposed = false;
   private readonly counters = { decisions: 0, backboneTokens: 0, prefixHits: 0, prefixMisses: 0 };
-  /** simulate.stallAt, consumed as decisions reach each stage. */
-  private stalls: DecisionStage[] = [];
-  private deviceLossPending = false;
   /** The engine's own warm-up decision, until it has settled (not a request: not pending). */
   private warming: WarmUp | null = null;
-  private stalledAt: DecisionStage | null = null;
 
   constructor(
     private readonly createSession: SessionFactory,
     private readonly startRuntime?: RuntimeStarter,
+    /** Test and benchmark instrumentation; the shipped worker passes none. */
+    private readonly hooks: EngineHooks = {},
   ) {}
 
   load(
@@ -83,8 +74,9 @@ export class EngineHost implements WorkerApi {
     return result(async () => {
       const started = performance.now();
       this.options = options;
-      await this.arm(options.simulate ?? {});
-      const caps = simulatedCapabilities(await probeCapabilities(), options.simulate);
+      this.hooks.loading?.(options);
+      const probed = await probeCapabilities();
+      const caps = this.hooks.capabilities?.(probed) ?? probed;
       const report = (p: LoadProgress) => onProgress?.(p);
       // A device's runtime starts as soon as the device is known, so it overlaps the download:
       // now, when the request and the probe settle it (docs/benchmarks.md: the runtime's start
@@ -139,9 +131,7 @@ export class EngineHost implements WorkerApi {
       let kv: KvChoice | null = null;
       for (const device of order) {
         try {
-          if (deviceOf(device).gpu && options.simulate?.failWebgpuLoad) {
-            throw new EngineError('WebGPU session creation failed (simulate.failWebgpuLoad)');
-          }
+          this.hooks.openingSession?.(device);
           kv = chooseKv(options.kvDtype ?? 'auto', device, pkg.manifest, caps);
           this.session = await this.openSession(pkg, device, caps.threads, kv);
           break;
@@ -215,7 +205,7 @@ export class EngineHost implements WorkerApi {
           decide: (body, ctx) => this.decide(body, ctx, { hooks: false, prefixCache: false }),
           counters: this.counters,
           disposed: () => this.disposed,
-          hold: options.simulate?.holdWarmUp === true,
+          stage: this.hooks.warmUpStage?.bind(this.hooks),
           tries: deviceOf(this.session.device).warmUpRetries ? WARM_UP_TRIES : 1,
           finished: (ms) => {
             this.infoBase!.loadMs = { ...this.infoBase!.loadMs, warmup: ms };
@@ -248,11 +238,6 @@ export class EngineHost implements WorkerApi {
     return this.queue.cancel(id);
   }
 
-  async arm(simulate: FaultSimulation): Promise<void> {
-    this.stalls = [...(simulate.stallAt ?? [])];
-    this.deviceLossPending = simulate.loseWebgpuMidDecision === true;
-  }
-
   async lifeline(name: string): Promise<boolean> {
     const locks = globalThis.navigator?.locks;
     if (!locks) return false;
@@ -281,7 +266,7 @@ export class EngineHost implements WorkerApi {
     if (!this.infoBase || !this.session) throw new DisposedError('No model is loaded');
     const cache = this.session.cacheStats();
     const session = this.session.counters?.();
-    return {
+    const info: EngineInfo = {
       ...this.infoBase,
       device: this.session.device,
       counters: {
@@ -293,16 +278,19 @@ export class EngineHost implements WorkerApi {
         warmingUp: this.warming !== null,
         liveTensors: session?.liveTensors ?? 0,
         cachedTensors: session?.cachedTensors ?? 0,
-        ...resourceCounts(),
+        // The platform's own resources are seen only by an instrumented worker (EngineHooks).
+        gpuBuffers: null,
+        gpuBufferBytes: null,
+        wasmMemoryBytes: null,
       },
-      ...(this.stalledAt ? { stalledAt: this.stalledAt } : {}),
     };
+    return this.hooks.info?.(info) ?? info;
   }
 
   /**
    * The job's context with stages: an abort says where it stopped ("while running (head)"), and
-   * the fault hooks (simulate.stallAt, loseWebgpuMidDecision) act at their stage. The second
-   * 'backbone' entry is the first point between two backbone chunks.
+   * EngineHooks.stage runs at each. The second 'backbone' entry is the first point between two
+   * backbone chunks.
    */
   private staged(ctx: JobContext): JobContext {
     let stage: DecisionStage = 'encoding';
@@ -316,21 +304,8 @@ export class EngineHost implements WorkerApi {
       enter: async (next) => {
         stage = next;
         const between = next !== 'backbone' || ++backboneEntries === 2;
-        if (!between) return;
-        const session = this.session;
-        const gpu = session !== null && deviceOf(session.device).gpu;
-        if (next === 'backbone' && this.deviceLossPending && gpu) {
-          this.deviceLossPending = false;
-          session.simulateDeviceLoss?.();
-        }
-        if (this.stalls[0] === next) {
-          this.stalls.shift();
-          this.stalledAt = next;
-          try {
-            await waitForCancel(() => ctx.cancelled(), 30_000);
-          } finally {
-            this.stalledAt = null;
-          }
+        if (between && this.hooks.stage && this.session) {
+          await this.hooks.stage(next, ctx, this.session);
         }
       },
     };
@@ -382,14 +357,18 @@ export class EngineHost implements WorkerApi {
     kv: KvChoice,
   ): Promise<DecisionSession> {
     const options = this.options!;
-    return this.createSession(pkg, device, {
+    const sessionOptions: SessionOptions = {
       threads,
       cacheBudgetBytes: options.cacheBudgetBytes,
       wasmBuild: options.wasmBuild,
       kvDtype: kv.dtype,
-      lexiconFromStorage: options.simulate?.lexiconFromStorage === true,
       preparedGraphs: options.preparedGraphs ?? true,
-    });
+    };
+    return this.createSession(
+      pkg,
+      device,
+      this.hooks.sessionOptions?.(sessionOptions) ?? sessionOptions,
+    );
   }
 
   /** A WebGPU failure while running (a lost device) moves the engine to WASM and retries once. */

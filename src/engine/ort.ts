@@ -10,7 +10,6 @@ import type * as OrtTypes from 'onnxruntime-web';
 import { deviceOf, type DeviceName } from '../core/devices.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
 import { dropLegacyRuntimeCache, wasmSourceOf } from './wasm-cache.js';
-import { instantiationMs, timeWasmInstantiation } from './wasm-timing.js';
 import type { RuntimePhases } from '../wire/wire.js';
 
 export type OrtModule = typeof OrtTypes;
@@ -121,7 +120,6 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
       ort.env.wasm.numThreads = threads.threads;
       ort.env.logLevel = 'error';
       dropLegacyRuntimeCache();
-      timeWasmInstantiation();
       const probe = await ort.InferenceSession.create(IDENTITY_GRAPH, {
         executionProviders: [deviceOf(device).executionProvider],
         logSeverityLevel: 3, // its Identity runs on the CPU EP: no warning about that
@@ -135,7 +133,8 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
           build: RUNTIME_BUILDS[build].entry,
           importMs: t1 - t0,
           initMs: t2 - t1,
-          instantiateMs: instantiationMs(RUNTIME_BUILDS[build].wasm),
+          // Only a worker that wraps WebAssembly.instantiateStreaming can time it (EngineHooks).
+          instantiateMs: null,
           wasmFetchMs: fetched ? fetched.responseEnd - fetched.startTime : null,
           wasmTransferBytes: fetched ? fetched.transferSize : null,
           wasmSource: wasmSourceOf(fetched),

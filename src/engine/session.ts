@@ -30,8 +30,6 @@ export interface DecisionSession {
    * cache holds (optional: benchmarks and leak checks read them).
    */
   counters?(): { readbackBytes: number; liveTensors?: number; cachedTensors?: number };
-  /** Test hook: destroy the GPU device under the running session (WebGPU only). */
-  simulateDeviceLoss?(): void;
   dispose(): Promise<void>;
   /** How many of its graphs it created from WASM-prepared files (not optimised at load). */
   preparedGraphs?: number;
@@ -43,8 +41,11 @@ export interface SessionOptions {
   cacheBudgetBytes: number;
   /** The KV cache's precision (default float32; float16 runs the package's kv16 graphs). */
   kvDtype?: KvDtype;
-  /** Test hook: read the lexicon from Cache Storage whatever its size. */
-  lexiconFromStorage?: boolean;
+  /**
+   * A lexicon from this size on is read row by row from its cached copy, not held in memory
+   * (default 64 MiB, clef-session.ts).
+   */
+  lexiconInMemoryBelowBytes?: number;
   /** On WASM, create the package's WASM-prepared graphs where it has them (default true). */
   preparedGraphs?: boolean;
 }

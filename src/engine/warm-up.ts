@@ -27,8 +27,8 @@ export interface WarmUpHost {
   /** The counters the decision moves; put back as they were after each try. */
   counters: object;
   disposed(): boolean;
-  /** Test hook (simulate.holdWarmUp): the first try waits after encoding for a request. */
-  hold: boolean;
+  /** Called as each try reaches a stage; the try waits for it (EngineHooks.warmUpStage). */
+  stage?(tryNumber: number, queued: () => number, cancelled: () => boolean): Promise<void>;
   /** The finished try's duration (ms). */
   finished(ms: number): void;
   /** How long the queue must stay empty before a try after the first (default WARM_UP_IDLE_MS). */
@@ -52,8 +52,7 @@ export function warmUp(host: WarmUpHost): WarmUp {
   };
   let tries = 0;
   const job = async (ctx: JobContext) => {
-    tries++;
-    const held = host.hold && tries === 1;
+    const tryNumber = ++tries;
     const before = { ...host.counters };
     const givesWay = () => ctx.cancelled() || host.queue.size > 1;
     const warm: JobContext = {
@@ -62,7 +61,11 @@ export function warmUp(host: WarmUpHost): WarmUp {
         if (givesWay()) throw new AbortedError('The warm-up gave way to a request');
       },
       enter: async () => {
-        while (held && host.queue.size < 2 && !ctx.cancelled()) await nextTask(5);
+        await host.stage?.(
+          tryNumber,
+          () => host.queue.size,
+          () => ctx.cancelled(),
+        );
         await nextTask(0);
       },
     };

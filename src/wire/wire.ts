@@ -136,7 +136,10 @@ export interface LoadOptionsWire {
   kvDtype?: 'auto' | 'float32' | 'float16';
   /** On WASM, use the package's WASM-prepared graphs (default true; see ClefOptions). */
   preparedGraphs?: boolean;
-  /** Test hooks for the fault paths (see FaultSimulation). */
+  /**
+   * Test hooks for the fault paths (see FaultSimulation): only the instrumented test worker
+   * (test/worker/instrumented.worker.ts) acts on them; the shipped worker ignores them.
+   */
   simulate?: FaultSimulation;
 }
 
@@ -196,11 +199,15 @@ export interface EngineCounters {
   /**
    * GPUBuffers created in the worker and not destroyed, with their bytes: onnxruntime's buffer
    * pool included (it keeps freed buffers for reuse), so it levels off rather than returning to
-   * zero. null where WebGPU is absent.
+   * zero. null where WebGPU is absent, and always from the shipped worker: only the
+   * instrumented test worker counts them (test/worker/resource-counters.ts).
    */
   gpuBuffers: number | null;
   gpuBufferBytes: number | null;
-  /** Size of the worker's WebAssembly memories (onnxruntime's heap); null if none was seen. */
+  /**
+   * Size of the worker's WebAssembly memories (onnxruntime's heap); null if none was seen, and
+   * always from the shipped worker (as gpuBuffers).
+   */
   wasmMemoryBytes: number | null;
 }
 
@@ -263,7 +270,7 @@ export interface EngineInfo {
   /** Why package files are not cached locally, or null when they are. */
   cacheProblem: string | null;
   counters: EngineCounters;
-  /** Only under simulate.stallAt: the stage a decision is waiting in for its abort. */
+  /** Only under simulate.stallAt (test worker): the stage a decision waits in for its abort. */
   stalledAt?: DecisionStage;
 }
 
@@ -277,8 +284,9 @@ export interface RuntimePhases {
   initMs: number;
   /**
    * Of initMs, the wasm's fetch, compile and instantiation (`WebAssembly.instantiateStreaming`),
-   * or null when the runtime did not stream it; the rest is the runtime's own start (its
-   * environment and first session, on WebGPU its device too).
+   * timed only by the instrumented test worker (test/worker/wasm-timing.ts): null from the
+   * shipped worker, and when the runtime did not stream it. The rest is the runtime's own start
+   * (its environment and first session, on WebGPU its device too).
    */
   instantiateMs: number | null;
   /** The wasm's fetch as resource timing saw it (ms), when it did. */
@@ -404,11 +412,6 @@ export interface WorkerApi {
    * terminated, closed or crashed worker sends no message). False where Web Locks are missing.
    */
   lifeline(name: string): Promise<boolean>;
-  /**
-   * Test hook: arms the one-shot fault simulations (stallAt, loseWebgpuMidDecision) in this
-   * worker, replacing what load's `simulate` armed. Not reachable from the page API.
-   */
-  arm(simulate: FaultSimulation): Promise<void>;
   info(): Promise<WireResult<EngineInfo>>;
   dispose(): Promise<void>;
 }

@@ -13,8 +13,10 @@ test('100 varied decisions, bad and aborted requests included: tensors back to b
 }) => {
   test.setTimeout(150_000);
   await openPage(page, '/test/browser/pages/reliability.html');
-  await mustLoad(page, 'off', { model: FP32, device: 'wasm', cacheBudgetBytes: 0 });
+  const off = await mustLoad(page, 'off', { model: FP32, device: 'wasm', cacheBudgetBytes: 0 });
   await mustLoad(page, 'on', { model: FP32, device: 'wasm' });
+  // The test pages' instrumented worker (test/worker) counts the platform's resources too.
+  expect(off.counters.wasmMemoryBytes).toBeGreaterThan(0);
   // Four sizes of state (6 to 200 words), 3-4 questions each.
   const requests = [6, 24, 80, 200].flatMap((words, k) => randomRequests(300 + k, 25, words));
   const bad = { model: MODEL, state: 5, questions: { a: { type: 'noul' } } };

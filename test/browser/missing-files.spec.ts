@@ -66,8 +66,10 @@ test("the worker's script not served: WorkerLostError saying so, not 'crashed'",
   page,
 }) => {
   await openPage(page);
-  // The checkout's dev server serves the worker from its source; a page without it gets a 404.
-  await page.context().route('**/workers/clef.worker.ts*', (r) => r.fulfill({ status: 404 }));
+  // The checkout's dev server serves the worker from its source (the test pages' instrumented
+  // one, test/worker/, and the shipped one); a page without it gets a 404.
+  const workerScript = /\/(workers\/clef|test\/worker\/instrumented)\.worker\.ts/;
+  await page.context().route(workerScript, (r) => r.fulfill({ status: 404 }));
   const out = await loadClef(page, 'm', { model: BUNDLED, device: 'wasm' });
   expect(out.ok).toBe(false);
   if (out.ok) return;

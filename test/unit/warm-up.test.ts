@@ -13,7 +13,6 @@ function host(decide: (ctx: JobContext) => Promise<void>) {
     queue: new SerialQueue(),
     counters: { decisions: 0 },
     disposed: () => false,
-    hold: false,
     idleMs: 20,
     decide: async (_body, ctx) => {
       log.push('warm-up starts');

@@ -3,12 +3,8 @@
  * data Playwright can carry back (errors as class name, code, status, body, details), so the
  * spec files assert on what a page script would see. Loaded by engine.html and sdk.html.
  */
-import {
-  createInstrumentedClef as createClef,
-  type Clef,
-  type ClefOptions,
-  type InstrumentOptions,
-} from '../../../src/client/clef.js';
+import type { Clef, ClefOptions, InstrumentOptions } from '../../../src/client/clef.js';
+import { createTestClef as createClef } from './test-clef.js';
 import type { LoadProgress } from '../../../src/wire/wire.js';
 import { SystemOneError } from '../../../src/protocol/errors.js';
 

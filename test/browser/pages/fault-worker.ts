@@ -1,3 +1,3 @@
-// The engine's worker with the test fault hooks installed first (see fault-hooks.ts).
+// The instrumented engine worker with the test fault hooks installed first (see fault-hooks.ts).
 import './fault-hooks.js';
-import '../../../workers/clef.worker.js';
+import '../../worker/instrumented.worker.js';

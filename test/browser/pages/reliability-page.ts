@@ -4,12 +4,10 @@
  * `<clef-decide>` element, and batch helpers that keep thousands of calls inside the page.
  */
 import * as Comlink from 'comlink';
-import {
-  createInstrumentedClef as createClef,
-  type ClefOptions,
-  type InstrumentOptions,
-} from '../../../src/client/clef.js';
-import type { FaultSimulation, WorkerApi } from '../../../src/wire/wire.js';
+import type { ClefOptions, InstrumentOptions } from '../../../src/client/clef.js';
+import type { FaultSimulation } from '../../../src/wire/wire.js';
+import type { InstrumentedWorkerApi } from '../../worker/hooks.js';
+import { createTestClef as createClef } from './test-clef.js';
 import '../../../src/element/index.js';
 import { sharedRegistry } from '../../../src/element/index.js';
 import { SystemOneError } from '../../../src/protocol/errors.js';
@@ -71,7 +69,7 @@ function live(name: string): Worker {
  * Proxies the tests opened on workers, kept forever: a collected Comlink proxy tells the worker
  * to release its endpoint, which would cut the engine's own proxy off.
  */
-const testProxies: Array<Comlink.Remote<WorkerApi>> = [];
+const testProxies: Array<Comlink.Remote<InstrumentedWorkerApi>> = [];
 
 export const reliability = {
   /** createClef with a fault worker factory (a lost worker is replaced by a new fault worker). */
@@ -88,9 +86,9 @@ export const reliability = {
       return { ok: false, error: errorData(e) } as Outcome<unknown>;
     }
   },
-  /** Arms one-shot fault simulations in the live worker of `name` (WorkerApi.arm). */
+  /** Arms one-shot fault simulations in the live worker of `name` (InstrumentedWorkerApi.arm). */
   arm: async (name: string, simulate: FaultSimulation) => {
-    const api = Comlink.wrap<WorkerApi>(live(name));
+    const api = Comlink.wrap<InstrumentedWorkerApi>(live(name));
     testProxies.push(api);
     await api.arm(simulate);
   },

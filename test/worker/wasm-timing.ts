@@ -1,7 +1,8 @@
 /**
  * How long the runtime's `WebAssembly.instantiateStreaming` took (fetch, compile, instantiate),
- * by wasm file name. onnxruntime-web's loader makes that call itself, so the engine times it by
- * wrapping the function, once per worker; the call passes through unchanged. What is left of a
+ * by wasm file name, for info().loadMs.runtime.instantiateMs in the instrumented worker.
+ * onnxruntime-web's loader makes that call itself, so it is timed by wrapping the function, once
+ * per worker; the call passes through unchanged. What is left of a
  * runtime's init is its own start in wasm (docs/benchmarks.md: its environment and first session).
  */
 const took = new Map<string, number>();

@@ -1,0 +1,35 @@
+/**
+ * What a test or benchmark build of the worker may add to the engine, injected as the
+ * SessionFactory is. The shipped worker (workers/clef.worker.ts) passes none: it has no fault
+ * paths and patches no globals. test/worker/instrumented.worker.ts passes the fault simulations
+ * (LoadOptionsWire.simulate) and the resource counters. Every hook is optional; the host calls
+ * each at one point and does nothing else when it is absent.
+ */
+import type { Capabilities } from '../core/devices.js';
+import type { DeviceName } from '../core/devices.js';
+import type { JobContext } from '../core/queue.js';
+import type { DecisionSession, SessionOptions } from './session.js';
+import type { DecisionStage, EngineInfo, LoadOptionsWire } from '../wire/wire.js';
+
+export interface EngineHooks {
+  /** A load begins, with its options. */
+  loading?(options: LoadOptionsWire): void;
+  /** The probed capabilities, as the engine should see them. */
+  capabilities?(caps: Capabilities): Capabilities;
+  /** Before the sessions on `device` are created: a throw is that device failing to load. */
+  openingSession?(device: DeviceName): void;
+  /** The options the sessions are created with. */
+  sessionOptions?(options: SessionOptions): SessionOptions;
+  /**
+   * A request's decision reached `stage` (the second 'backbone' is the first point between two
+   * backbone chunks); the decision waits for the returned promise.
+   */
+  stage?(stage: DecisionStage, ctx: JobContext, session: DecisionSession): Promise<void>;
+  /**
+   * The engine's warm-up (try `tryNumber`, from 1) reached a stage; it waits for the returned
+   * promise. `queued`: the queue's size, the warm-up included.
+   */
+  warmUpStage?(tryNumber: number, queued: () => number, cancelled: () => boolean): Promise<void>;
+  /** What info() answers, completed (counters the engine cannot see itself). */
+  info?(info: EngineInfo): EngineInfo;
+}

@@ -1,0 +1,27 @@
+/**
+ * createClef as the test pages and benchmarks use it: with the measurement switches
+ * (createInstrumentedClef) and, unless the caller gives its own, the instrumented worker
+ * (test/worker/instrumented.worker.ts), whose EngineHooks act on `simulate` and fill the
+ * resource counters. The shipped worker has neither.
+ */
+import {
+  createInstrumentedClef,
+  type Clef,
+  type ClefOptions,
+  type InstrumentOptions,
+} from '../../../src/client/clef.js';
+
+/** A new instrumented worker (named as the shipped one is, unless `name` is given). */
+export function instrumentedWorker(name = 'clef-web'): Worker {
+  return new Worker(new URL('../../worker/instrumented.worker.ts', import.meta.url), {
+    type: 'module',
+    name,
+  });
+}
+
+export function createTestClef(options: ClefOptions & InstrumentOptions = {}): Promise<Clef> {
+  return createInstrumentedClef({
+    ...options,
+    worker: options.worker ?? (() => instrumentedWorker()),
+  });
+}
