@@ -9,8 +9,8 @@
  * the steady one.
  *
  * Warm-up: `--warmup` decisions at least, then more in steps of `--warmup-step` until RSS (after
- * GCs) has stopped rising: a step that adds less than `--plateau-pct` (1%) to the RSS of the step
- * before ends it, and the warm level is that sample, at most `--warmup-max` decisions in (then
+ * GCs) has stopped rising: two steps in a row that each add less than `--plateau-pct` (1%) to the
+ * RSS of the step before end it (one flat step can fall in a flat stretch of a cache's sawtooth), and the warm level is that sample, at most `--warmup-max` decisions in (then
  * the soak says the plateau was not reached and the bound is measured from there anyway). Every
  * warm-up sample is printed, so the reader sees where the level was taken. A fixed warm-up was
  * read too early once: with caches that fill and empty (`--distinct-words`), RSS climbed +11%
@@ -242,13 +242,15 @@ async function parent(): Promise<void> {
     await decide(0, warmupMin);
     warmup = warmupMin;
     await sample(`warm-up ${warmup}`);
+    let flatSteps = 0;
     while (warmup < warmupMax) {
       const before = samples[samples.length - 1]!.rss;
       const to = Math.min(warmupMax, warmup + warmupStep);
       await decide(warmup, to);
       warmup = to;
       await sample(`warm-up ${warmup}`);
-      if (samples[samples.length - 1]!.rss < before * (1 + plateau)) {
+      flatSteps = samples[samples.length - 1]!.rss < before * (1 + plateau) ? flatSteps + 1 : 0;
+      if (flatSteps === 2) {
         plateauReached = true;
         break;
       }
@@ -274,7 +276,7 @@ async function parent(): Promise<void> {
     total,
     warmup,
     plateauReached
-      ? `RSS within ${values['plateau-pct']}% of the step before`
+      ? `two steps in a row each within ${values['plateau-pct']}% RSS of the one before`
       : 'no plateau reached',
     performance.now() - started,
     cacheBytes,
