@@ -1,8 +1,9 @@
-// The server's decision queue with N lanes (src/node/serve/lanes.ts): jobs start in arrival
-// order, never more than N at once; a waiting job can be cancelled; one cancelled while running
-// finishes and then rejects, as SerialQueue's do.
+// The server's decision queue with N lanes (src/node/serve/lanes.ts): one client's jobs start in
+// arrival order, never more than N at once; between clients the one that used the least engine
+// time goes next; a full queue refuses the largest holder's excess, not a newcomer; a waiting job
+// can be cancelled; one cancelled while running finishes and then rejects, as SerialQueue's do.
 import { describe, expect, it } from 'vitest';
-import { LaneQueue } from '../../src/node/serve/lanes.js';
+import { LaneQueue, QueueFullError } from '../../src/node/serve/lanes.js';
 import { AbortedError } from '../../src/wire/errors.js';
 
 function gate() {
@@ -57,5 +58,76 @@ describe('LaneQueue', () => {
     await expect(first).rejects.toBeInstanceOf(AbortedError);
     expect(await third).toBe('third');
     expect(ranSecond).toBe(false);
+  });
+
+  it("starts a newcomer before a flooding client's backlog; each client's jobs in its own order", async () => {
+    const q = new LaneQueue(1);
+    const started: string[] = [];
+    const gates: Array<ReturnType<typeof gate>> = [];
+    const job = (name: string) => async () => {
+      started.push(name);
+      const g = gate();
+      gates.push(g);
+      await g.opened;
+      return name;
+    };
+    const all: Array<Promise<string>> = [];
+    for (let i = 0; i < 6; i++) all.push(q.push(i, job(`heavy${i}`), '127.0.0.2'));
+    await Promise.resolve();
+    all.push(q.push(100, job('normal0'), '127.0.0.1'));
+    all.push(q.push(101, job('normal1'), '127.0.0.1'));
+    expect(q.sizeOf('127.0.0.2')).toBe(6);
+    expect(q.sizeOf('127.0.0.1')).toBe(2);
+    // Release the running job, one at a time, and watch what starts next.
+    for (let n = 0; n < 8; n++) {
+      await new Promise((r) => setTimeout(r, 2));
+      gates[n]!.open();
+    }
+    await Promise.all(all);
+    // heavy0 was running when the normal client came; its first job goes next (before the
+    // heavy backlog), and its two jobs keep their own order.
+    expect(started.slice(0, 2)).toEqual(['heavy0', 'normal0']);
+    expect(started.indexOf('normal1')).toBeLessThan(5);
+    expect(started.filter((s) => s.startsWith('heavy'))).toEqual(
+      Array.from({ length: 6 }, (_, i) => `heavy${i}`),
+    );
+  });
+
+  it('charges time: a client whose jobs run 10x longer gets about the same time, not the same count', async () => {
+    const q = new LaneQueue(1);
+    const started: string[] = [];
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const all: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 4; i++) {
+      all.push(q.push(i, () => (started.push('slow'), sleep(40)), 'slow'));
+    }
+    for (let i = 0; i < 20; i++) {
+      all.push(q.push(10 + i, () => (started.push('fast'), sleep(4)), 'fast'));
+    }
+    await Promise.all(all);
+    // Once the first slow job (40 ms) has been charged, the fast client runs several jobs
+    // before the slow one's next (arrival order would have run all 4 slow ones first).
+    const secondSlow = started.indexOf('slow', 1);
+    expect(started.slice(0, secondSlow).filter((s) => s === 'fast').length).toBeGreaterThanOrEqual(
+      3,
+    );
+  });
+
+  it("when full, pushes out the largest holder's newest waiting job, not a newcomer", async () => {
+    const q = new LaneQueue(1, 4);
+    const g = gate();
+    const flood = Array.from({ length: 4 }, (_, i) =>
+      q.push(i, async () => (await g.opened, `a${i}`), 'a'),
+    );
+    const refused = await q.push(9, async () => 'a9', 'a').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(QueueFullError);
+    expect((refused as QueueFullError).ownShare).toBe(true);
+    expect((refused as Error).message).toMatch(/This client has 4 of the server's 4 queued/);
+    const newcomer = q.push(20, async () => 'b', 'b');
+    await expect(flood[3]).rejects.toBeInstanceOf(QueueFullError);
+    expect(q.size).toBe(4);
+    g.open();
+    expect(await newcomer).toBe('b');
+    expect(await Promise.all(flood.slice(0, 3))).toEqual(['a0', 'a1', 'a2']);
   });
 });

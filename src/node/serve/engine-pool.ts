@@ -1,8 +1,8 @@
 /**
  * `clef-web serve`'s engines: N worker threads (engine-worker.ts), each with its own copy of the
  * package loaded, so decisions run on N cores at once and the HTTP event loop never waits for a
- * tokenizer or a model run. The server hands out at most `lanes` (= N) decisions at a time, in
- * arrival order (lanes.ts); the pool gives each to an idle worker. Every worker holds the whole
+ * tokenizer or a model run. The server hands out at most `lanes` (= N) decisions at a time, fairly
+ * between client addresses (lanes.ts); the pool gives each to an idle worker. Every worker holds the whole
  * package and its own prefix cache: memory grows with N (docs/reliability.md, "Cores").
  *
  * A worker that dies fails the decision it was running (500) and is replaced (no test kills one).

@@ -1,9 +1,36 @@
 /**
- * The server's decision queue: jobs start in arrival order, up to `lanes` at once (one per
- * engine worker). A job still waiting can be cancelled (dropped at once); one that started
- * runs to its end and then rejects with AbortedError, as src/core/queue.ts's SerialQueue does.
+ * The server's decision queue: up to `lanes` jobs run at once (one per engine worker), and the
+ * next one to start is chosen fairly between clients (docs/reliability.md, "Fairness"):
+ *
+ * - Each client (the server passes the remote address) has its own first-in-first-out line, so
+ *   one client's requests start in the order it sent them.
+ * - Between clients, the next job comes from the waiting client that has used the least engine
+ *   time: each job charges its client the milliseconds it ran (a provisional average while it
+ *   runs, so several lanes are not all handed to one client before it is charged). A client
+ *   that was idle starts level with the clients being served, not with credit saved up. So a
+ *   client whose requests are expensive (1 MiB bodies, long states) gets the same share of time
+ *   as one whose requests are cheap, not the same number of requests, and a client sending one
+ *   request at a time waits for at most the jobs already running.
+ * - `capacity` jobs may wait or run in all. When the queue is full, a new job from a client that
+ *   holds fewer than the largest holder pushes out that holder's newest waiting job (which
+ *   rejects with `QueueFullError`); otherwise the new job is refused. So a flooding client is
+ *   refused its own excess, not the other clients their share.
+ *
+ * A waiting job can be cancelled (dropped at once); one that started runs to its end and then
+ * rejects with AbortedError, as src/core/queue.ts's SerialQueue does.
  */
 import { AbortedError } from '../../wire/errors.js';
+
+/** Why a job was not queued, or was pushed out of the queue: a full queue. */
+export class QueueFullError extends Error {
+  override readonly name = 'QueueFullError';
+  /** True when the client's own share was the limit (others' requests were still taken). */
+  readonly ownShare: boolean;
+  constructor(message: string, ownShare: boolean) {
+    super(message);
+    this.ownShare = ownShare;
+  }
+}
 
 interface Waiting {
   id: number;
@@ -12,22 +39,73 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
+interface Flow {
+  client: string;
+  waiting: Waiting[];
+  running: number;
+  /** Engine milliseconds charged to this client (virtual time). */
+  used: number;
+}
+
+/** Idle clients remembered (with their time used) before the oldest are forgotten. */
+const MAX_IDLE_FLOWS = 1024;
+
 export class LaneQueue {
-  private readonly waiting: Waiting[] = [];
+  private readonly flows = new Map<string, Flow>();
+  private readonly flowOf = new Map<number, Flow>();
+  private size_ = 0;
   private running = 0;
+  /** The time used of the client last started: where an idle client re-enters. */
+  private virtualTime = 0;
+  /** Running average of a job's engine time, charged provisionally when a job starts. */
+  private meanMs = 1;
   private readonly cancelledWhileRunning = new Set<number>();
   private readonly runningIds = new Set<number>();
 
-  constructor(private readonly lanes: number) {}
+  constructor(
+    private readonly lanes: number,
+    private readonly capacity = Infinity,
+  ) {}
 
   /** Jobs waiting or running. */
   get size(): number {
-    return this.waiting.length + this.running;
+    return this.size_;
   }
 
-  push<T>(id: number, run: () => Promise<T>): Promise<T> {
+  /** Jobs of `client` waiting or running. */
+  sizeOf(client: string): number {
+    const flow = this.flows.get(client);
+    return flow ? flow.waiting.length + flow.running : 0;
+  }
+
+  /**
+   * Queues `run` for `client` (all jobs without one share a single line, in arrival order).
+   * Rejects with QueueFullError when the queue is full and this client holds the most.
+   */
+  push<T>(id: number, run: () => Promise<T>, client = ''): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ id, run, resolve: resolve as (v: unknown) => void, reject });
+      if (this.size_ >= this.capacity && !this.pushOutFor(client)) {
+        const own = this.sizeOf(client);
+        reject(
+          new QueueFullError(
+            own > 0 && own * this.flowsHolding() >= this.size_
+              ? `This client has ${own} of the server's ${this.size_} queued requests, its share; try again shortly`
+              : `The server has ${this.size_} requests queued; try again shortly`,
+            own > 0,
+          ),
+        );
+        return;
+      }
+      let flow = this.flows.get(client);
+      if (!flow) {
+        flow = { client, waiting: [], running: 0, used: this.virtualTime };
+        this.flows.set(client, flow);
+      } else if (flow.waiting.length === 0 && flow.running === 0) {
+        flow.used = Math.max(flow.used, this.virtualTime);
+      }
+      flow.waiting.push({ id, run, resolve: resolve as (v: unknown) => void, reject });
+      this.flowOf.set(id, flow);
+      this.size_++;
       this.pump();
     });
   }
@@ -35,21 +113,97 @@ export class LaneQueue {
   /** Drops a job that has not started yet (it rejects with AbortedError). */
   cancel(id: number): void {
     if (this.runningIds.has(id)) this.cancelledWhileRunning.add(id);
-    const index = this.waiting.findIndex((w) => w.id === id);
+    const flow = this.flowOf.get(id);
+    const index = flow ? flow.waiting.findIndex((w) => w.id === id) : -1;
     if (index < 0) return;
-    const [entry] = this.waiting.splice(index, 1);
+    const [entry] = flow!.waiting.splice(index, 1);
+    this.flowOf.delete(id);
+    this.size_--;
+    this.forgetIfIdle(flow!);
     entry!.reject(new AbortedError('The request was aborted while queued'));
   }
 
+  /** Clients with at least one job waiting or running. */
+  private flowsHolding(): number {
+    let n = 0;
+    for (const flow of this.flows.values()) if (flow.waiting.length + flow.running > 0) n++;
+    return n;
+  }
+
+  /**
+   * Makes room for `client` by refusing the newest waiting job of the client that holds the
+   * most, if that client holds more than `client` will once its job is in. False: no room.
+   */
+  private pushOutFor(client: string): boolean {
+    const mine = this.sizeOf(client) + 1;
+    let largest: Flow | undefined;
+    for (const flow of this.flows.values()) {
+      if (flow.client === client || flow.waiting.length === 0) continue;
+      const held = flow.waiting.length + flow.running;
+      if (held > mine && (!largest || held > largest.waiting.length + largest.running)) {
+        largest = flow;
+      }
+    }
+    if (!largest) return false;
+    const held = largest.waiting.length + largest.running;
+    const victim = largest.waiting.pop()!;
+    this.flowOf.delete(victim.id);
+    this.size_--;
+    victim.reject(
+      new QueueFullError(
+        `This client had ${held} of the server's ${this.size_ + 1} queued requests, more than its share, when another client's request came; try again shortly`,
+        true,
+      ),
+    );
+    return true;
+  }
+
+  /** The waiting client that has used the least time (the first such one on a tie). */
+  private next(): Flow | undefined {
+    let best: Flow | undefined;
+    for (const flow of this.flows.values()) {
+      if (flow.waiting.length > 0 && (!best || flow.used < best.used)) best = flow;
+    }
+    return best;
+  }
+
+  private forgetIfIdle(flow: Flow): void {
+    if (flow.waiting.length > 0 || flow.running > 0) return;
+    // An idle client that used no more than the clients being served has nothing to remember.
+    if (flow.used <= this.virtualTime) this.flows.delete(flow.client);
+    else if (this.flows.size > MAX_IDLE_FLOWS) {
+      for (const f of this.flows.values()) {
+        if (f.waiting.length === 0 && f.running === 0) this.flows.delete(f.client);
+      }
+    }
+  }
+
   private pump(): void {
-    while (this.running < this.lanes && this.waiting.length > 0) {
-      const job = this.waiting.shift()!;
+    while (this.running < this.lanes) {
+      const flow = this.next();
+      if (!flow) return;
+      const job = flow.waiting.shift()!;
+      // Round robin on ties: the client served goes to the back of the map's order.
+      this.flows.delete(flow.client);
+      this.flows.set(flow.client, flow);
+      this.virtualTime = Math.max(this.virtualTime, flow.used);
+      const charged = this.meanMs;
+      flow.used += charged;
+      flow.running++;
       this.running++;
       this.runningIds.add(job.id);
+      const started = performance.now();
       const settle = () => {
+        const ms = performance.now() - started;
+        this.meanMs += (ms - this.meanMs) / 8;
+        flow.used += ms - charged;
+        flow.running--;
         this.running--;
+        this.size_--;
         this.runningIds.delete(job.id);
+        this.flowOf.delete(job.id);
         const cancelled = this.cancelledWhileRunning.delete(job.id);
+        this.forgetIfIdle(flow);
         this.pump();
         return cancelled;
       };

@@ -6,7 +6,8 @@
  * CORS headers and refuses requests that carry another origin's `Origin`, so a web page can
  * neither read its answers nor spend its CPU; it refuses a `Host` other than the address it
  * serves (DNS rebinding); it caps body size, queued requests and the time a client may take to
- * send its request. Decisions start in arrival order, as many at once as the engine has lanes (workers).
+ * send its request. Decisions start fairly between client addresses (lanes.ts), as many at once as
+ * the engine has lanes (workers).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -16,7 +17,7 @@ import { allowedHostHeaders, checkAccessOptions } from './access.js';
 import { authenticationError } from '../../http/openai-errors.js';
 import { handleRoute, routeDialect } from '../../http/routes.js';
 import { AbortedError } from '../../wire/errors.js';
-import { LaneQueue } from './lanes.js';
+import { LaneQueue, QueueFullError } from './lanes.js';
 import type { RouteReply, RouteRequest } from './route-job.js';
 import { overloadedError } from '../../protocol/errors.js';
 import type { ModelCard } from '../../protocol/types.js';
@@ -75,7 +76,11 @@ export interface ServeOptions {
   port?: number;
   /** Largest request body accepted (default 1 MiB); larger ones get 413. */
   maxBodyBytes?: number;
-  /** Requests waiting for or in the engine (default 128); one more gets 503 overloaded. */
+  /**
+   * Requests waiting for or in the engine (default 128). When full, a request from a client
+   * address holding fewer than the largest holder pushes that holder's newest waiting request
+   * out (503 overloaded); otherwise the new one gets 503 overloaded.
+   */
   maxQueue?: number;
   /**
    * Time a client has to send a request's headers (from opening the connection, or from the
@@ -105,7 +110,10 @@ export interface ResponseLogEntry {
   requestId: string;
   /** Arrival number of the HTTP request, from 1. */
   seq: number;
-  /** Place in the engine queue, from 1 (0: never queued): decisions are answered in this order. */
+  /**
+   * Place in the engine queue, from 1 (0: never queued): one client address's decisions are
+   * answered in this order (between clients the queue is fair, lanes.ts).
+   */
   job: number;
   method: string;
   path: string;
@@ -188,29 +196,30 @@ export async function startServer(
   const clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
   const apiKey = options.apiKey;
   checkAccessOptions(host, options);
-  const queue = new LaneQueue(engine.lanes ?? 1);
+  const queue = new LaneQueue(engine.lanes ?? 1, maxQueue);
   let allowedHosts = new Set<string>();
   let closing = false;
   let received = 0;
   let nextJob = 1;
   let boundUrlHost = '';
 
-  /** Runs `work` in the engine's queue as the request `ticket` stands for. */
+  /** Runs `work` in the engine's queue, in `client`'s line, as the request `ticket` stands for. */
   const queued = async <T extends { json: string }>(
     work: () => Promise<T>,
     signal: AbortSignal | undefined,
     ticket: { job: number },
+    client: string,
   ): Promise<T> => {
-    if (queue.size >= maxQueue) {
-      throw overloadedError(`The server has ${queue.size} requests queued; try again shortly`);
-    }
     const id = nextJob++;
     ticket.job = id;
     const onAbort = () => queue.cancel(id);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const out = await queue.push(id, work);
+      const out = await queue.push(id, work, client);
       return { ...out, json: escapeLoneSurrogates(out.json) };
+    } catch (e) {
+      if (e instanceof QueueFullError) throw overloadedError(e.message);
+      throw e;
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
@@ -219,6 +228,8 @@ export async function startServer(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const seq = ++received;
     const started = performance.now();
+    // Whose line in the decision queue this request waits in (lanes.ts).
+    const client = req.socket.remoteAddress ?? '';
     const ticket = { job: 0 };
     const rawPath = req.url ?? '/';
     // Absolute-form targets (`http://host/path`) are read as their path once their host
@@ -347,9 +358,8 @@ export async function startServer(
       if (!res.writableFinished) gone.abort();
     });
     const routeInEngine = engine.route?.bind(engine);
-    if (routeInEngine && method === 'POST' && queue.size < maxQueue) {
-      // In arrival order like any decision; a full queue falls through to handleRoute below,
-      // whose decide answers 503 overloaded in the path's dialect.
+    if (routeInEngine && method === 'POST') {
+      // In the client's line like any decision.
       const id = nextJob++;
       ticket.job = id;
       const onAbort = () => queue.cancel(id);
@@ -361,9 +371,13 @@ export async function startServer(
         const contentType = String(req.headers['content-type'] ?? 'application/json');
         const job: RouteRequest = { method, url: url.href, contentType };
         if (bytes !== undefined) job.body = bytes as ArrayBuffer;
-        reply = await queue.push(id, () => routeInEngine(job));
+        reply = await queue.push(id, () => routeInEngine(job), client);
       } catch (e) {
         if (e instanceof AbortedError) return; // nobody is listening any more
+        if (e instanceof QueueFullError) {
+          res.setHeader('retry-after', String(RETRY_AFTER_S));
+          return refuse(res, path, { status: 503, message: e.message });
+        }
         const message = `Internal error: ${(e as Error).message}`;
         return refuse(res, path, { status: 500, message });
       } finally {
@@ -386,12 +400,12 @@ export async function startServer(
     try {
       const calibrated = engine.decideCalibrated?.bind(engine);
       response = await handleRoute(request, {
-        decide: (b, signal) => queued(() => engine.decide(b), signal, ticket),
+        decide: (b, signal) => queued(() => engine.decide(b), signal, ticket, client),
         models: () => engine.modelCards(),
         ...(calibrated
           ? {
               decideCalibrated: (b, ask, signal) =>
-                queued(() => calibrated(b, ask), signal, ticket),
+                queued(() => calibrated(b, ask), signal, ticket, client),
             }
           : {}),
       });
