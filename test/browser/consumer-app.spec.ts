@@ -4,7 +4,9 @@
  * the system's temp folder. The app is built by each bundler the README documents (Vite dev and
  * build with `clef-web/vite`, also from a CommonJS package; webpack 5 and esbuild with
  * `npx clef-web assets`), served (`vite preview`, a plain static server) and makes a decision
- * in Chromium from `createClef()` (the bundled clef-nano), every request to its own origin.
+ * from `createClef()` (the bundled clef-nano), every request to its own origin: in Chromium,
+ * and the built apps (Vite build, webpack, esbuild, the one script tag) in Debian's Firefox ESR
+ * too, started once for the file.
  * The published types are checked as users write them (request literals, React JSX, the
  * documented snippets, clef-web/node without onnxruntime-node). The same app runs
  * `npx clef-web serve` (first without onnxruntime-node: a one-line message naming the
@@ -17,12 +19,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { startFirefox, type RunningFirefox } from '../firefox/support/launch.js';
 import { ELEMENT_PAGE, MAIN_JS, NODE_TS, TYPED_TS, TYPED_TSX } from './consumer-fixtures.js';
 import {
   leftoverProcesses,
   decideOnStaticSite,
   expectFraudRoute,
   firstDecision,
+  firstDecisionInFirefox,
   run,
   start,
   staticServer,
@@ -36,6 +40,8 @@ const MIB = 1024 * 1024;
 const PACKED_LIMIT = 8 * MIB;
 
 let app = '';
+/** Debian's Firefox ESR, for the built apps' decisions in a second browser engine. */
+let firefox: RunningFirefox | null = null;
 let pack: PackResult;
 let tarball = '';
 
@@ -103,9 +109,17 @@ test.beforeAll(async () => {
   console.log(
     `[consumer] npm install (tarball, vite, webpack, esbuild, @types/react): ${Date.now() - installStart} ms`,
   );
+  firefox = await startFirefox('default');
 });
 
-test.afterAll(() => {
+/** The suite's Firefox (started once, in beforeAll). */
+const inFirefox = (): RunningFirefox => {
+  if (!firefox) throw new Error('Firefox did not start (see beforeAll)');
+  return firefox;
+};
+
+test.afterAll(async () => {
+  await firefox?.stop();
   if (app) rmSync(app, { recursive: true, force: true });
   // Every server a test started is gone, with what it started in turn (npx's node, Vite's
   // esbuild service): nothing of the suite outlives it.
@@ -275,6 +289,9 @@ test('createClef() decides in a fresh Vite app built with clef-web/vite, same-or
     const result = await firstDecision(browser, origin);
     console.log(`[consumer] vite build + preview: page load to first answer ${result.ms} ms`);
     expectFraudRoute(result, origin);
+    const firefoxResult = await firstDecisionInFirefox(inFirefox(), origin);
+    console.log(`[consumer] vite build + preview in Firefox: ${firefoxResult.ms} ms`);
+    expectFraudRoute(firefoxResult, origin);
   } finally {
     await preview.stop();
   }
@@ -301,6 +318,7 @@ test('webpack 5 with its defaults builds the app; clef-web assets; any static se
     join(app, 'webpack-dist'),
     '<script src="/main.js"></script>',
     'webpack 5',
+    inFirefox(),
   );
 });
 
@@ -318,6 +336,7 @@ test('esbuild --bundle builds the app; clef-web assets copies the worker too', a
     site,
     '<script type="module" src="/main.js"></script>',
     'esbuild',
+    inFirefox(),
   );
 });
 
@@ -430,6 +449,13 @@ test('one script tag: `clef-web assets --element` and any static server', async 
     expect(response.answers.route.choice).toBe('card_declined');
     expect(requested.filter((url) => !url.startsWith(`${origin}/`))).toEqual([]);
     await page.close();
+    const firefoxResponse = await firstDecisionInFirefox(inFirefox(), origin);
+    expect(firefoxResponse.model).toBe('clef-nano');
+    expect(firefoxResponse.answers.route.choice).toBe('card_declined');
+    expect(firefoxResponse.requested.length).toBeGreaterThan(5);
+    expect(
+      firefoxResponse.requested.filter((url: string) => !url.startsWith(`${origin}/`)),
+    ).toEqual([]);
   } finally {
     await close();
   }

@@ -7,6 +7,8 @@ import { expect, type Browser } from '@playwright/test';
 import { spawnSync, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { groupMembers, spawnGroup, stopGroup } from '../support/processes.js';
+import puppeteer from 'puppeteer-core';
+import type { RunningFirefox } from '../firefox/support/launch.js';
 import { createServer, type Server } from 'node:http';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -164,6 +166,38 @@ export async function firstDecision(browser: Browser, origin: string) {
   }
 }
 
+/**
+ * The same first decision in Firefox ESR (a session on `firefox`, in a fresh browser context):
+ * `window.__clefResult` and every request the page and its workers made.
+ */
+export async function firstDecisionInFirefox(firefox: RunningFirefox, origin: string) {
+  const browser = await puppeteer.connect({
+    browserWSEndpoint: firefox.wsEndpoint,
+    protocol: 'webDriverBiDi',
+    protocolTimeout: 150_000,
+  });
+  const context = await browser.createBrowserContext();
+  const requested: string[] = [];
+  const errors: string[] = [];
+  const started = Date.now();
+  try {
+    const page = await context.newPage();
+    page.on('request', (r) => requested.push(r.url()));
+    page.on('pageerror', (e) => errors.push(String((e as Error).message ?? e)));
+    await page.goto(`${origin}/`);
+    const handle = await page
+      .waitForFunction(() => (window as any).__clefResult, { timeout: 120_000 })
+      .catch((e: Error) => {
+        throw new Error(`Firefox: ${e.message}\npage errors: ${errors.join('\n')}`);
+      });
+    const result = (await handle.jsonValue()) as any;
+    return { ...result, requested, ms: Date.now() - started };
+  } finally {
+    await context.close();
+    await browser.disconnect();
+  }
+}
+
 /** The page decided the fraud message with the bundled model, on WASM, same-origin only. */
 export function expectFraudRoute(result: any, origin: string) {
   expect(result.isolated).toBe(true);
@@ -180,12 +214,16 @@ export function expectFraudRoute(result: any, origin: string) {
   expect(result.requested.filter((url: string) => !url.startsWith(`${origin}/`))).toEqual([]);
 }
 
-/** Writes `site`'s index.html, serves `site` statically and decides in it (nothing 404s). */
+/**
+ * Writes `site`'s index.html, serves `site` statically and decides in it, in Chromium and in
+ * Firefox (nothing 404s).
+ */
 export async function decideOnStaticSite(
   browser: Browser,
   site: string,
   script: string,
   label: string,
+  firefox: RunningFirefox,
 ) {
   writeFileSync(join(site, 'index.html'), `<!doctype html><title>${label}</title>${script}\n`);
   const server = await staticServer(site);
@@ -193,6 +231,9 @@ export async function decideOnStaticSite(
     const result = await firstDecision(browser, server.origin);
     console.log(`[consumer] ${label}: page load to first answer ${result.ms} ms`);
     expectFraudRoute(result, server.origin);
+    const inFirefox = await firstDecisionInFirefox(firefox, server.origin);
+    console.log(`[consumer] ${label} in Firefox: page load to first answer ${inFirefox.ms} ms`);
+    expectFraudRoute(inFirefox, server.origin);
     expect(server.missing.filter((path) => path !== '/favicon.ico')).toEqual([]);
   } finally {
     await server.close();
