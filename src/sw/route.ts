@@ -23,7 +23,8 @@ import { AbortedError } from '../wire/errors.js';
 import { fromWireError } from '../wire/wire.js';
 import { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
 import { handleRoute, type RouteBackend } from '../http/routes.js';
-import { parseWorkersAiPath } from '../http/workers-ai-path.js';
+import { jsonResponse } from '../http/route-common.js';
+import { isServedPath } from '../http/route-table.js';
 
 export { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
 
@@ -71,26 +72,15 @@ export interface SystemOneRoute {
   onMessage(event: SwMessageEventLike): boolean;
 }
 
-const ROUTE_PATH = /^\/v1\/(?:systemone|decisions|models|chat\/completions)$/;
 /**
- * clef-web's own namespace (`/v1/clef/calibrated`, ...). The worker answers all of it, so a path
- * there it does not serve (the calibrated route is not relayed yet, or any unknown one) is a
- * JSON 404 from `handleRoute`, never the page server's answer (an SPA fallback's 200 HTML).
- */
-const CLEF_PATH = /^\/v1\/clef(?:\/|$)/;
-
-/**
- * The route path of a URL path under `basePath`, or null when it is neither a System One route
- * nor under clef-web's `/v1/clef/`.
+ * The route path of a URL path under `basePath`, or null when the worker does not answer it
+ * (`isServedPath`: a route of src/http/route-table.ts, or clef-web's own `/v1/clef/`).
  */
 export function systemOneRoutePath(pathname: string, basePath = ''): string | null {
   const base = basePath.replace(/\/+$/, '');
   if (base && !pathname.startsWith(`${base}/`)) return null;
   const path = pathname.slice(base.length);
-  // The Workers AI route with the model's slashes literal or percent-encoded (Cloudflare's SDK).
-  return ROUTE_PATH.test(path) || CLEF_PATH.test(path) || parseWorkersAiPath(path) !== null
-    ? path
-    : null;
+  return isServedPath(path) ? path : null;
 }
 
 /** True for a request to this origin's System One routes. */
@@ -101,13 +91,6 @@ export function matchesSystemOneRoute(request: Request, origin: string, basePath
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
-}
-
-function jsonResponse(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json', 'x-typesafe-request-id': crypto.randomUUID() },
-  });
 }
 
 export function createSystemOneRoute(
@@ -237,8 +220,11 @@ export function createSystemOneRoute(
       } catch (e) {
         if (isRecord(e) && e['name'] === 'AbortError') return Response.error();
         // The models route lets its backend's failure through: answer it the contract's way.
-        if (e instanceof SystemOneError) return jsonResponse(e.status, e.body);
-        return jsonResponse(500, internalError(`The service worker failed: ${String(e)}`).body);
+        const error =
+          e instanceof SystemOneError
+            ? e
+            : internalError(`The service worker failed: ${String(e)}`);
+        return jsonResponse(error.status, JSON.stringify(error.body));
       }
     },
     onMessage(event) {

@@ -14,7 +14,8 @@ import type { Socket } from 'node:net';
 import { checkBearer } from '../../http/bearer.js';
 import { allowedHostHeaders, checkAccessOptions } from './access.js';
 import { authenticationError } from '../../http/openai-errors.js';
-import { handleRoute, routeDialect } from '../../http/routes.js';
+import { handleRoute } from '../../http/routes.js';
+import { allowedMethods, routeDialect } from '../../http/route-table.js';
 import { AbortedError } from '../../wire/errors.js';
 import { LaneQueue } from './lanes.js';
 import type { RouteReply, RouteRequest } from './route-job.js';
@@ -24,7 +25,6 @@ import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.j
 import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
-import { escapeLoneSurrogates } from '../../http/json-text.js';
 import { notJsonBytes, refusalBody, type Refusal } from './refusals.js';
 import {
   answerAndClose,
@@ -33,7 +33,7 @@ import {
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   limitConnectionsPerClient,
 } from './connections.js';
-import { allowedMethods, notJsonContentType, targetOf } from './request-target.js';
+import { notJsonContentType, targetOf } from './request-target.js';
 
 /** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
 export interface ServeEngine {
@@ -209,8 +209,7 @@ export async function startServer(
     const onAbort = () => queue.cancel(id);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const out = await queue.push(id, work);
-      return { ...out, json: escapeLoneSurrogates(out.json) };
+      return await queue.push(id, work);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
