@@ -97,7 +97,10 @@ export interface DecideOptions {
 }
 
 export interface Clef {
-  /** Decides a System One request; resolves to exactly the response body. */
+  /**
+   * Decides a System One request; resolves to exactly the response body (the `response` of
+   * `decide`, for a caller who wants only the answer).
+   */
   systemone(request: SystemOneRequest, options?: DecideOptions): Promise<SystemOneResponse>;
   /**
    * Like systemone, with the JSON text (request key order kept) and timings. Takes any body

@@ -62,7 +62,7 @@ export function isLoopbackHost(host: string): boolean {
  * `json.loads` ignores it, but the fetch API's `text()` strips a second one too (undici), which
  * would let a body no JSON parser reads through.
  */
-export function notJsonBytes(body: Uint8Array): string | undefined {
+export function notJsonBodyBytes(body: Uint8Array): string | undefined {
   if (!isUtf8(body)) return 'it is not valid UTF-8';
   const bom = (at: number) => body[at] === 0xef && body[at + 1] === 0xbb && body[at + 2] === 0xbf;
   if (bom(0) && bom(3)) return 'it starts with two byte order marks';

@@ -25,7 +25,7 @@ import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.j
 import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
-import { notJsonBytes, refusalBody, type Refusal } from './refusals.js';
+import { notJsonBodyBytes, refusalBody, type Refusal } from './refusals.js';
 import {
   answerAndClose,
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
@@ -319,7 +319,7 @@ export async function startServer(
       }
       if (res.headersSent) return;
       // Bytes that cannot be JSON text: 400 as system-one.md's "body is not JSON".
-      const notJson = notJsonBytes(body);
+      const notJson = notJsonBodyBytes(body);
       if (notJson !== undefined) {
         // Not JSON: on /v1/decisions nothing says it is OpenAI's, so System One answers (as
         // handleRoute does).
