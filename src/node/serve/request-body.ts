@@ -5,6 +5,7 @@
  * anything parses them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { notJsonBodyMessage } from '../../http/route-common.js';
 import { routeDialect } from '../../http/route-table.js';
 import { AbortedError } from '../../wire/errors.js';
 import { notJsonBodyBytes, refusalBody, type Refusal } from './refusals.js';
@@ -93,7 +94,7 @@ export async function receiveBody(
     const dialect = routeDialect(path) === 'decisions' ? 'system-one' : undefined;
     const refusal = {
       status: 400,
-      message: `Request body is not valid JSON: ${notJson}`,
+      message: notJsonBodyMessage(notJson),
       code: 'invalid_json',
     };
     const text = refusalBody(path, refusal, dialect);
