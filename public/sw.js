@@ -12,7 +12,8 @@
  *   (read by src/sw/engine-cache.ts, bundled into sw-engine-cache.js, with the engine's cache
  *   name, keys and parts) and never stored twice.
  * - /local-packages/<id>/...: files of a folder the user picked, read through the directory
- *   handle the page stored in IndexedDB (see src/playground/local-package.ts).
+ *   handle the page stored in IndexedDB (src/playground/local-package-store.ts, bundled into
+ *   sw-local-packages.js, names the database for both).
  * - Anything else same-origin (the app's code, Vite's modules in dev): network first, cached.
  * - Message {type: 'precache', urls}: makes sure each URL is available offline; replies on the
  *   given port with {cached, failed}.
@@ -35,10 +36,14 @@ importScripts('/sw-routes.js', '/sw-engine-cache.js');
 const systemOne = /** @type {any} */ (sw).clefSystemOne.createSystemOneRoute(sw);
 /** @type {(url: string, sha256: string) => Promise<Response | undefined>} */
 const enginePackageFile = /** @type {any} */ (sw).clefEngineCache.enginePackageFile;
+// The playground's picked folders, with the page's own database and path names:
+// src/playground/local-package-store.ts, bundled into sw-local-packages.js.
+importScripts('/sw-local-packages.js');
+/** @type {{LOCAL_PACKAGES_PATH: string, storedDirectory(id: string): Promise<FileSystemDirectoryHandle | undefined>}} */
+const local = /** @type {any} */ (sw).clefLocalPackages;
 
 const CACHE = 'clef-playground-v1';
-const LOCAL_DB = 'clef-local-packages';
-const LOCAL_PREFIX = '/local-packages/';
+const LOCAL_PREFIX = local.LOCAL_PACKAGES_PATH;
 /**
  * Stored responses are matched by URL only: a dev server's `Vary: Origin` would otherwise make
  * a module script's request (CORS mode, with Origin) miss what a precache fetch stored.
@@ -252,30 +257,6 @@ async function precache(urls) {
   return { cached, failed, ort: ort.map((r) => r.url) };
 }
 
-/** @returns {Promise<IDBDatabase>} */
-function openLocalDb() {
-  return new Promise((resolve, reject) => {
-    const open = indexedDB.open(LOCAL_DB, 1);
-    open.onupgradeneeded = () => open.result.createObjectStore('handles', { keyPath: 'id' });
-    open.onsuccess = () => resolve(open.result);
-    open.onerror = () => reject(open.error);
-  });
-}
-
-/** @param {string} id @returns {Promise<FileSystemDirectoryHandle | undefined>} */
-async function localHandle(id) {
-  const db = await openLocalDb();
-  try {
-    return await new Promise((resolve, reject) => {
-      const get = db.transaction('handles').objectStore('handles').get(id);
-      get.onsuccess = () => resolve(get.result?.handle);
-      get.onerror = () => reject(get.error);
-    });
-  } finally {
-    db.close();
-  }
-}
-
 /** @param {number} status @param {string} message */
 function textResponse(status, message) {
   return new Response(message, {
@@ -299,7 +280,7 @@ async function localFile(url) {
     return textResponse(404, 'Not a file of a local package');
   }
   try {
-    const root = await localHandle(id);
+    const root = await local.storedDirectory(id);
     if (!root) return textResponse(404, `No local package ${id}: pick the folder again`);
     // queryPermission is Chromium's File System Access API (not in TypeScript's DOM types).
     const withPermission =

@@ -2,20 +2,17 @@
  * The page API. Everything heavy runs in a dedicated module Worker behind Comlink; this side
  * only forwards calls, turns wire errors back into typed errors and serves `clef.fetch`.
  */
-import * as Comlink from 'comlink';
 import type { ModelCard, SystemOneRequest, SystemOneResponse } from '../protocol/types.js';
-import { validateRequest } from '../protocol/validate.js';
-import { AbortedError, DisposedError, EngineError, WorkerLostError } from '../wire/errors.js';
-import {
-  fromWireError,
-  type DecisionWire,
-  type EngineInfo,
-  type FaultSimulation,
-  type LoadOptionsWire,
-  type LoadProgress,
-  type WireResult,
+import { DisposedError, WorkerLostError } from '../wire/errors.js';
+import type {
+  DecisionWire,
+  EngineInfo,
+  FaultSimulation,
+  LoadOptionsWire,
+  LoadProgress,
 } from '../wire/wire.js';
-import { connect, type Connection } from './connection.js';
+import { connect } from './connection.js';
+import { unwrap, WorkerSession } from './worker-session.js';
 import { defaultWorker } from './default-worker.js';
 import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
 import { handleRoute } from '../http/routes.js';
@@ -97,7 +94,10 @@ export interface DecideOptions {
 }
 
 export interface Clef {
-  /** Decides a System One request; resolves to exactly the response body. */
+  /**
+   * Decides a System One request; resolves to exactly the response body (the `response` of
+   * `decide`, for a caller who wants only the answer).
+   */
   systemone(request: SystemOneRequest, options?: DecideOptions): Promise<SystemOneResponse>;
   /**
    * Like systemone, with the JSON text (request key order kept) and timings. Takes any body
@@ -112,30 +112,6 @@ export interface Clef {
   /** The decision records kept in this origin's IndexedDB, oldest first, as JSONL. */
   exportRecords(): Promise<string>;
   dispose(): Promise<void>;
-}
-
-function unwrap<T>(result: WireResult<T>): T {
-  if (result.ok) return result.value;
-  throw fromWireError(result.error);
-}
-
-/** A request the page sent (or will send) to the worker and has no answer for yet. */
-interface Pending {
-  id: number;
-  body: unknown;
-  /** Calibrated answers asked for (null: the plain decision). */
-  ask: CalibrationAsk | null;
-  resolve: (wire: DecisionWire) => void;
-  reject: (error: unknown) => void;
-  /** The worker it was sent to; null while waiting for a replacement worker. */
-  sentTo: Connection | null;
-  aborted: boolean;
-}
-
-/** Structured clone refused the body (a function, a symbol): answer as the contract says. */
-function cloneFailure(body: unknown, error: unknown): Error {
-  validateRequest(body); // throws the 422 for what is not JSON
-  return new EngineError(`The request could not be sent to the engine: ${String(error)}`);
 }
 
 /** The bundled clef-nano's URL in a page served with the `clef-web/vite` plugin. */
@@ -168,7 +144,8 @@ export function createInstrumentedClef(
   return openClef(rest, { simulate, wasmBuild });
 }
 
-async function openClef(options: ClefOptions, instrument: InstrumentOptions): Promise<Clef> {
+/** Refuses options of the wrong type before any worker starts. */
+function checkClefOptions(options: ClefOptions): void {
   if (options.remote) checkRemoteOptions(options.remote);
   const kv = options.kvDtype;
   if (kv !== undefined && kv !== 'auto' && kv !== 'float32' && kv !== 'float16') {
@@ -179,18 +156,23 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
       `preparedGraphs must be true or false, not ${String(options.preparedGraphs)}`,
     );
   }
-  const defaultAsk = calibrationAsk(options.calibration);
-  const recorder = pageRecorder(options.record, 'page');
-  const given = options.worker;
+}
+
+/** What starts a worker: the default one, the page's factory, or the one Worker it gave (once). */
+function workerFactory(given: ClefOptions['worker']): () => Worker {
   let givenUsed = false;
-  const makeWorker = (): Worker => {
+  return () => {
     if (typeof given === 'function') return given();
     if (!given) return defaultWorker();
     if (givenUsed) throw new WorkerLostError('The Worker given to createClef was lost');
     givenUsed = true;
     return given;
   };
-  const loadOptions: LoadOptionsWire = {
+}
+
+/** The load options the worker gets, defaults filled in. */
+function loadOptionsOf(options: ClefOptions, instrument: InstrumentOptions): LoadOptionsWire {
+  return {
     model: new URL(String(options.model ?? BUNDLED_MODEL_URL), globalThis.location?.href).href,
     device: options.device ?? 'auto',
     dtype: options.dtype,
@@ -202,170 +184,48 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
     ...(options.preparedGraphs !== undefined ? { preparedGraphs: options.preparedGraphs } : {}),
     simulate: instrument.simulate,
   };
-  let disposed = false;
-  let nextId = 1;
-  /** In send order: the worker serves its queue in that order too. */
-  const pending = new Map<number, Pending>();
-  let current: Connection | null = await connect(makeWorker(), loadOptions, options.onProgress);
-  let restarting: Promise<Connection> | null = null;
+}
 
-  function settle(p: Pending, work: () => DecisionWire): void {
-    if (pending.get(p.id) !== p) return;
-    pending.delete(p.id);
-    try {
-      p.resolve(work());
-    } catch (e) {
-      p.reject(e);
-    }
-  }
+/** The load options of a replacement worker: one-shot fault hooks happened in the lost one. */
+function restartOptions(loadOptions: LoadOptionsWire): LoadOptionsWire {
+  const { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage } =
+    loadOptions.simulate ?? {};
+  return {
+    ...loadOptions,
+    simulate: { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage },
+  };
+}
 
-  function send(p: Pending, conn: Connection): void {
-    p.sentTo = conn;
-    const call =
-      p.ask === null ? conn.api.systemone(p.id, p.body) : conn.api.systemone(p.id, p.body, p.ask);
-    call.then(
-      (result) => p.sentTo === conn && settle(p, () => unwrap(result)),
-      (error: unknown) =>
-        p.sentTo === conn &&
-        settle(p, () => {
-          throw cloneFailure(p.body, error);
-        }),
-    );
-  }
+async function openClef(options: ClefOptions, instrument: InstrumentOptions): Promise<Clef> {
+  checkClefOptions(options);
+  const defaultAsk = calibrationAsk(options.calibration);
+  const askOf = (opts: DecideOptions) =>
+    opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
+  const recorder = pageRecorder(options.record, 'page');
+  const makeWorker = workerFactory(options.worker);
+  const loadOptions = loadOptionsOf(options, instrument);
+  const first = await connect(makeWorker(), loadOptions, options.onProgress);
+  const session = new WorkerSession(first, () =>
+    connect(makeWorker(), restartOptions(loadOptions)),
+  );
 
-  /**
-   * The worker is gone. The request it was running (the oldest one sent to it) fails with
-   * WorkerLostError: it may be what killed the worker, so it is not retried. Requests queued
-   * behind it go to a new worker, in their order, and are answered as if nothing happened.
-   */
-  function onLost(conn: Connection, reason: string): void {
-    if (disposed || conn !== current) return;
-    conn.close();
-    current = null;
-    const sent = [...pending.values()].filter((p) => p.sentTo === conn);
-    sent.forEach((p, index) => {
-      p.sentTo = null;
-      if (p.aborted) {
-        pending.delete(p.id);
-        p.reject(new AbortedError('The request was aborted while queued'));
-      } else if (index === 0) {
-        pending.delete(p.id);
-        p.reject(
-          new WorkerLostError(
-            `The engine's worker was lost while this request was running: ${reason}`,
-            { reason },
-          ),
-        );
-      }
-    });
-    void connection().then(
-      (fresh) => {
-        for (const p of pending.values()) if (!p.sentTo) send(p, fresh);
-      },
-      () => undefined,
-    );
-  }
-
-  function watch(conn: Connection): Connection {
-    void conn.lost.then((reason) => onLost(conn, reason));
-    return conn;
-  }
-  watch(current);
-
-  /** The live worker, or a new one when the last was lost (one restart at a time). */
-  function connection(): Promise<Connection> {
-    if (current) return Promise.resolve(current);
-    if (disposed) return Promise.reject(new DisposedError());
-    restarting ??= (async () => {
-      try {
-        // One-shot fault hooks happened in the lost worker; they are not armed again.
-        const { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage } =
-          loadOptions.simulate ?? {};
-        const again = {
-          ...loadOptions,
-          simulate: { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage },
-        };
-        const fresh = await connect(makeWorker(), again);
-        if (disposed) {
-          fresh.close();
-          throw new DisposedError();
-        }
-        current = watch(fresh);
-        return current;
-      } catch (e) {
-        const error = new WorkerLostError(
-          `The engine's worker was lost and could not be restarted: ${(e as Error).message}`,
-        );
-        for (const p of [...pending.values()]) {
-          if (p.sentTo) continue;
-          pending.delete(p.id);
-          p.reject(error);
-        }
-        throw error;
-      } finally {
-        restarting = null;
-      }
-    })();
-    return restarting;
-  }
+  const currentInfo = async (): Promise<EngineInfo> => {
+    if (session.disposed) throw new DisposedError();
+    return unwrap(await (await session.connection()).api.info());
+  };
 
   /** The local decision, recorded (when asked) before it is returned. */
   async function decideLocally(request: unknown, opts: DecideOptions = {}): Promise<DecisionWire> {
-    const wire = await decideInWorker(request, opts);
-    if (recorder) {
-      const ask = opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
-      await recorder(request, wire, ask, await currentInfo());
-    }
+    const wire = await session.decide(request, opts.signal, () => askOf(opts));
+    if (recorder) await recorder(request, wire, askOf(opts), await currentInfo());
     return wire;
-  }
-
-  async function decideInWorker(request: unknown, opts: DecideOptions = {}): Promise<DecisionWire> {
-    if (disposed) throw new DisposedError();
-    const { signal } = opts;
-    if (signal?.aborted) throw new AbortedError();
-    const ask = opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
-    const id = nextId++;
-    return new Promise<DecisionWire>((resolve, reject) => {
-      const onAbort = () => {
-        if (pending.get(id) !== p) return;
-        p.aborted = true;
-        if (p.sentTo) void p.sentTo.api.cancel(id);
-        else
-          settle(p, () => {
-            throw new AbortedError('The request was aborted while queued');
-          });
-      };
-      const done = () => signal?.removeEventListener('abort', onAbort);
-      const p: Pending = {
-        id,
-        body: request,
-        ask,
-        resolve: (v) => (done(), resolve(v)),
-        reject: (e) => (done(), reject(e)),
-        sentTo: null,
-        aborted: false,
-      };
-      pending.set(id, p);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (current) send(p, current);
-      else
-        void connection().then(
-          (conn) => !p.sentTo && pending.has(id) && send(p, conn),
-          () => undefined,
-        );
-    });
   }
 
   const decide = options.remote
     ? escalating(options.remote, decideLocally, () => {
-        if (disposed) throw new DisposedError();
+        if (session.disposed) throw new DisposedError();
       })
     : decideLocally;
-
-  const currentInfo = async (): Promise<EngineInfo> => {
-    if (disposed) throw new DisposedError();
-    return unwrap(await (await connection()).api.info());
-  };
 
   const models = async (): Promise<ModelCard[]> => {
     const current = await currentInfo();
@@ -390,23 +250,6 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
     models: { list: async () => ({ models: await models() }) },
     info: currentInfo,
     exportRecords: storedRecordsJsonl,
-    async dispose() {
-      if (disposed) return;
-      disposed = true;
-      const conn = current;
-      current = null;
-      try {
-        if (conn) await Promise.race([conn.api.dispose(), conn.lost]);
-      } finally {
-        for (const p of [...pending.values()]) {
-          pending.delete(p.id);
-          p.reject(new DisposedError());
-        }
-        if (conn) {
-          conn.api[Comlink.releaseProxy]();
-          conn.close();
-        }
-      }
-    },
+    dispose: () => session.dispose(),
   };
 }

@@ -143,14 +143,12 @@ async function askPersistence(): Promise<boolean | null> {
   return storage.persist().catch(() => false);
 }
 
-/** Reads the manifest and opens the cache; fetches no other file (see PackageSource). */
-export async function openPackage(
+/** manifest.json's bytes; DownloadError when it cannot be fetched. */
+async function fetchManifest(
   baseUrl: string,
-  options: FetchOptions = {},
-): Promise<PackageSource> {
-  const { onProgress, signal } = options;
-  const manifestUrl = packageUrl(baseUrl, 'manifest.json');
-  onProgress?.({ phase: 'manifest', loadedBytes: 0, totalBytes: 0 });
+  manifestUrl: string,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array> {
   let manifestResponse: Response;
   try {
     manifestResponse = await fetch(manifestUrl, { signal, cache: 'no-cache' });
@@ -165,10 +163,13 @@ export async function openPackage(
       status,
     });
   }
-  const manifestBytes = new Uint8Array(await manifestResponse.arrayBuffer());
-  let manifestJson: unknown;
+  return new Uint8Array(await manifestResponse.arrayBuffer());
+}
+
+/** manifest.json's bytes as JSON; PackageError (naming a served HTML page) when they are not. */
+function manifestJsonOf(baseUrl: string, manifestUrl: string, manifestBytes: Uint8Array): unknown {
   try {
-    manifestJson = JSON.parse(new TextDecoder().decode(manifestBytes));
+    return JSON.parse(new TextDecoder().decode(manifestBytes));
   } catch {
     // A server's fallback page (Vite dev answers index.html) means nothing is served there.
     const html = /^\s*</.test(new TextDecoder().decode(manifestBytes.subarray(0, 64)));
@@ -178,25 +179,50 @@ export async function openPackage(
         : `${manifestUrl} is not JSON`,
     );
   }
-  const manifest = parseManifest(manifestJson);
-  const unused = new Set(options.onManifest?.(manifest)?.unused ?? []);
-  const wanted = manifest.files.filter((f) => !unused.has(f.path));
-  const manifestSha256 = await sha256Hex(manifestBytes);
+}
 
-  let { cache, problem } =
+/** The cache the package's files go to, or null and why not (off, unavailable, no room). */
+async function packageCache(
+  options: FetchOptions,
+  baseUrl: string,
+  wanted: readonly ManifestFile[],
+): Promise<{ cache: Cache | null; problem: string | null }> {
+  const opened =
     options.cache === false ? { cache: null, problem: 'caching disabled' } : await openCache();
-  const totalBytes = wanted.reduce((n, f) => n + f.bytes, 0);
-  if (cache) {
+  if (opened.cache) {
     // Before downloading gigabytes: will what is not cached yet fit in the quota?
-    const room = await storageRoom(cache, baseUrl, wanted);
-    if (room.problem) {
-      problem = room.problem;
-      cache = null;
-    }
+    const room = await storageRoom(opened.cache, baseUrl, wanted);
+    if (room.problem) return { cache: null, problem: room.problem };
   }
-  const persistAbove = options.persistAboveBytes ?? PERSIST_ABOVE_BYTES;
-  const persisted = totalBytes >= persistAbove ? await askPersistence() : null;
-  const stats: FetchStats = {
+  return opened;
+}
+
+/** A loan of `contents` (`bytes` in all), counted in `stats` until released. */
+function loanOf(contents: Map<string, Uint8Array>, bytes: number, stats: FetchStats): FileLoan {
+  let held: Map<string, Uint8Array> | null = contents;
+  return {
+    bytes,
+    read(file) {
+      const data = held?.get(file.path);
+      if (!data) throw new PackageError(`${file.path} is not part of this loan`);
+      return data;
+    },
+    release() {
+      if (held === null) return;
+      held = null;
+      hold(stats, -bytes);
+    },
+  };
+}
+
+function hold(stats: FetchStats, n: number): void {
+  stats.heldBytes += n;
+  stats.peakHeldBytes = Math.max(stats.peakHeldBytes, stats.heldBytes);
+}
+
+/** An opened package's files: fetched on demand, verified, cached, counted (see PackageSource). */
+class OpenedPackage implements PackageSource {
+  readonly stats: FetchStats = {
     resumes: 0,
     bytesFromNetwork: 0,
     bytesFromCache: 0,
@@ -205,31 +231,70 @@ export async function openPackage(
     heldBytes: 0,
     peakHeldBytes: 0,
   };
-  let loadedBytes = 0;
-  // A file fetched again (a device fallback re-creates sessions) is not progress again.
-  const reported = new Set<string>();
+  private loadedBytes = 0;
+  /** A file fetched again (a device fallback re-creates sessions) is not progress again. */
+  private readonly reported = new Set<string>();
 
-  async function fetchOne(file: ManifestFile): Promise<Uint8Array> {
-    const url = packageUrl(baseUrl, file.path);
-    const cacheKey = cacheKeyOf(baseUrl, file);
-    const report = !reported.has(file.path);
-    reported.add(file.path);
+  constructor(
+    readonly manifest: PackageManifest,
+    readonly baseUrl: string,
+    readonly manifestSha256: string,
+    readonly persisted: boolean | null,
+    private cache: Cache | null,
+    private problem: string | null,
+    private readonly totalBytes: number,
+    private readonly options: FetchOptions,
+  ) {}
+
+  get cacheProblem(): string | null {
+    return this.problem;
+  }
+
+  async cachedBlob(file: ManifestFile): Promise<Blob | null> {
+    const { cache } = this;
+    return cache ? matchBlob(cache, cacheKeyOf(this.baseUrl, file)).catch(() => null) : null;
+  }
+
+  async fetchFiles(files: readonly ManifestFile[]): Promise<FileLoan> {
+    const contents = new Map<string, Uint8Array>();
+    let bytes = 0;
+    try {
+      for (const file of files) {
+        const data = await this.fetchOne(file);
+        contents.set(file.path, data);
+        bytes += data.byteLength;
+        hold(this.stats, data.byteLength);
+      }
+    } catch (e) {
+      hold(this.stats, -bytes);
+      throw e;
+    }
+    return loanOf(contents, bytes, this.stats);
+  }
+
+  /** One file's verified bytes, from the cache or the network (then stored in the cache). */
+  private async fetchOne(file: ManifestFile): Promise<Uint8Array> {
+    const { stats, totalBytes } = this;
+    const cacheKey = cacheKeyOf(this.baseUrl, file);
+    const report = !this.reported.has(file.path);
+    this.reported.add(file.path);
     const progress = (p: LoadProgress) => {
-      if (report) onProgress?.(p);
+      if (report) this.options.onProgress?.(p);
     };
     let data: Uint8Array | null = null;
     let fromCache = false;
     const fetchStart = performance.now();
-    if (cache) {
-      data = await matchFile(cache, cacheKey, file.bytes).catch(() => null);
+    if (this.cache) {
+      data = await matchFile(this.cache, cacheKey, file.bytes).catch(() => null);
       fromCache = data !== null;
     }
     if (!data) {
-      const downloaded = await downloadFile(url, file.bytes, {
-        signal,
+      const downloaded = await downloadFile(packageUrl(this.baseUrl, file.path), file.bytes, {
+        signal: this.options.signal,
         name: file.path,
         onChunk: (n) => {
-          if (report) loadedBytes += n;
+          if (report) this.loadedBytes += n;
+          const loadedBytes = this.loadedBytes;
           progress({ phase: 'download', file: file.path, loadedBytes, totalBytes });
         },
       });
@@ -237,77 +302,62 @@ export async function openPackage(
       stats.resumes += downloaded.resumes;
       stats.bytesFromNetwork += data.byteLength;
     } else {
-      if (report) loadedBytes += data.byteLength;
+      if (report) this.loadedBytes += data.byteLength;
       stats.bytesFromCache += data.byteLength;
+      const loadedBytes = this.loadedBytes;
       progress({ phase: 'download', file: file.path, loadedBytes, totalBytes, fromCache });
     }
     const verifyStart = performance.now();
     stats.downloadMs += verifyStart - fetchStart;
-    progress({ phase: 'verify', file: file.path, loadedBytes, totalBytes });
+    progress({ phase: 'verify', file: file.path, loadedBytes: this.loadedBytes, totalBytes });
     const actual = await sha256Hex(data);
     stats.verifyMs += performance.now() - verifyStart;
     if (actual !== file.sha256) {
-      if (fromCache && cache) await deleteFile(cache, cacheKey);
+      if (fromCache && this.cache) await deleteFile(this.cache, cacheKey);
       throw new IntegrityError(file.path, file.sha256, actual);
     }
-    if (cache && !fromCache) {
-      try {
-        // In parts when big: Chromium refuses single entries above ~256 MiB (cache-parts.ts).
-        await putFile(cache, cacheKey, data);
-      } catch (e) {
-        // A full quota must not fail the load: carry on uncached, and say so in info().
-        problem = `Not cached: ${(e as Error).name === 'QuotaExceededError' ? 'storage quota exceeded' : (e as Error).message}`;
-        cache = null;
-      }
-    }
+    if (this.cache && !fromCache) await this.store(cacheKey, data);
     return data;
   }
 
-  return {
+  private async store(cacheKey: string, data: Uint8Array): Promise<void> {
+    try {
+      // In parts when big: Chromium refuses single entries above ~256 MiB (cache-parts.ts).
+      await putFile(this.cache!, cacheKey, data);
+    } catch (e) {
+      // A full quota must not fail the load: carry on uncached, and say so in info().
+      this.problem = `Not cached: ${(e as Error).name === 'QuotaExceededError' ? 'storage quota exceeded' : (e as Error).message}`;
+      this.cache = null;
+    }
+  }
+}
+
+/** Reads the manifest and opens the cache; fetches no other file (see PackageSource). */
+export async function openPackage(
+  baseUrl: string,
+  options: FetchOptions = {},
+): Promise<PackageSource> {
+  const manifestUrl = packageUrl(baseUrl, 'manifest.json');
+  options.onProgress?.({ phase: 'manifest', loadedBytes: 0, totalBytes: 0 });
+  const manifestBytes = await fetchManifest(baseUrl, manifestUrl, options.signal);
+  const manifest = parseManifest(manifestJsonOf(baseUrl, manifestUrl, manifestBytes));
+  const unused = new Set(options.onManifest?.(manifest)?.unused ?? []);
+  const wanted = manifest.files.filter((f) => !unused.has(f.path));
+  const manifestSha256 = await sha256Hex(manifestBytes);
+  const { cache, problem } = await packageCache(options, baseUrl, wanted);
+  const totalBytes = wanted.reduce((n, f) => n + f.bytes, 0);
+  const persistAbove = options.persistAboveBytes ?? PERSIST_ABOVE_BYTES;
+  const persisted = totalBytes >= persistAbove ? await askPersistence() : null;
+  return new OpenedPackage(
     manifest,
     baseUrl,
     manifestSha256,
-    get cacheProblem() {
-      return problem;
-    },
     persisted,
-    stats,
-    async cachedBlob(file) {
-      return cache ? matchBlob(cache, cacheKeyOf(baseUrl, file)).catch(() => null) : null;
-    },
-    async fetchFiles(files) {
-      let contents: Map<string, Uint8Array> | null = new Map();
-      let bytes = 0;
-      const hold = (n: number) => {
-        stats.heldBytes += n;
-        stats.peakHeldBytes = Math.max(stats.peakHeldBytes, stats.heldBytes);
-      };
-      try {
-        for (const file of files) {
-          const data = await fetchOne(file);
-          contents.set(file.path, data);
-          bytes += data.byteLength;
-          hold(data.byteLength);
-        }
-      } catch (e) {
-        hold(-bytes);
-        throw e;
-      }
-      return {
-        bytes,
-        read(file) {
-          const data = contents?.get(file.path);
-          if (!data) throw new PackageError(`${file.path} is not part of this loan`);
-          return data;
-        },
-        release() {
-          if (contents === null) return;
-          contents = null;
-          hold(-bytes);
-        },
-      };
-    },
-  };
+    cache,
+    problem,
+    totalBytes,
+    options,
+  );
 }
 
 /** Fetches and verifies every file of a package and holds them all. */

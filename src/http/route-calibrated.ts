@@ -14,16 +14,8 @@ import {
   type RouteBackend,
 } from './route-common.js';
 
-const CALIBRATED_ROUTE = '/v1/clef/calibrated';
-
-export function servesCalibrated(path: string, backend: RouteBackend): boolean {
-  return path === CALIBRATED_ROUTE && backend.decideCalibrated !== undefined;
-}
-
+/** Answers a POST on the route (routes.ts checks the method, and that the backend serves it). */
 export async function calibratedRoute(request: Request, backend: RouteBackend): Promise<Response> {
-  if (request.method !== 'POST') {
-    return jsonResponse(405, JSON.stringify({ detail: 'Method Not Allowed' }));
-  }
   try {
     const below = new URL(request.url).searchParams.get('abstain_below');
     const ask = calibrationAsk(below === null ? true : { abstainBelow: Number(below) }) ?? {};

@@ -44,6 +44,11 @@ export class NotJsonBody extends Error {
   readonly code = 'not_json';
 }
 
+/** What every edge answers a body that is not JSON with, `why` being a NotJsonBody's message. */
+export function notJsonBodyMessage(why: string): string {
+  return `Request body is not valid JSON: ${why}`;
+}
+
 /**
  * The body's JSON text. RFC 8259 §8.1: JSON between systems is UTF-8, so other bytes are not
  * JSON (decoding them would answer U+FFFD as if the client had sent it); one leading byte order
@@ -84,7 +89,7 @@ export function rethrowAbort(error: unknown): void {
 /** Maps any failure to the contract's status and body. */
 export function errorToHttp(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof NotJsonBody) {
-    const e = notJsonBodyError(`Request body is not valid JSON: ${error.message}`);
+    const e = notJsonBodyError(notJsonBodyMessage(error.message));
     return { status: e.status, body: e.body };
   }
   if (error instanceof SystemOneError) return { status: error.status, body: error.body };

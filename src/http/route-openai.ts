@@ -13,6 +13,7 @@ import { invalidRequest, openAiErrorFrom, type OpenAiError } from './openai-erro
 import {
   jsonResponse,
   NotJsonBody,
+  notJsonBodyMessage,
   readJsonBody,
   rethrowAbort,
   type RouteBackend,
@@ -24,7 +25,7 @@ export function invalidJson(why: string): OpenAiError {
     {
       param: null,
       code: 'invalid_json',
-      message: `Request body is not valid JSON: ${why}`,
+      message: notJsonBodyMessage(why),
     },
   ]);
 }

@@ -1,21 +1,15 @@
 /**
- * The HTTP routes of system-one.md and the OpenAI dialects, as a function from a fetch
+ * Answers the HTTP routes of system-one.md and the OpenAI dialects, as a function from a fetch
  * `Request` to a `Response`. The page API's `clef.fetch` uses it, and so do the service worker
  * (src/sw/route.ts) and `clef-web serve`: it needs only a backend that decides a parsed body and
- * lists models. Which route, and which dialect answers errors:
+ * lists models. Which paths there are, and which dialect answers each one's errors, is the
+ * table in ./route-table.ts; here each kind of route gets its handler.
  *
- * | path                                            | dialect                                 |
- * |-------------------------------------------------|-----------------------------------------|
- * | `POST /v1/systemone`                            | System One                              |
- * | `POST /v1/decisions`                            | OpenAI Decisions if the body is one (1), else System One |
- * | `POST /client/v4/accounts/<a>/ai/run/<model>`   | Workers AI envelope; `<model>` literal or percent-encoded (2) |
- * | `POST /v1/chat/completions`                     | OpenAI Chat Completions (./route-openai.ts) |
- * | `GET /v1/models`                                | System One                              |
- *
- * (1) `isOpenAiDecisionsBody`: `questions` is an array, or `input` without `state`. A body that
- * is not JSON cannot be told apart, so it gets System One's 400.
- * (2) `parseWorkersAiPath`; a model outside `@cf/cloudflare/` is a 404 in the envelope.
+ * On `/v1/decisions`, `isOpenAiDecisionsBody` (`questions` is an array, or `input` without
+ * `state`) picks OpenAI Decisions; a body that is not JSON cannot be told apart, so it gets
+ * System One's 400.
  */
+import { statusError } from '../protocol/errors.js';
 import { isOpenAiDecisionsBody } from './openai-decisions.js';
 import { invalidRequest } from './openai-errors.js';
 import {
@@ -27,36 +21,22 @@ import {
   type RouteBackend,
 } from './route-common.js';
 import { chatCompletions, openAiDecisions } from './route-openai.js';
-import { calibratedRoute, servesCalibrated } from './route-calibrated.js';
+import { calibratedRoute } from './route-calibrated.js';
+import { findRoute, type RouteEntry, type RouteKind } from './route-table.js';
 import { parseWorkersAiPath } from './workers-ai-path.js';
 
 export { errorToHttp, type RouteBackend } from './route-common.js';
-
-export type RouteDialect = 'system-one' | 'workers-ai' | 'openai' | 'decisions';
-
-/** Any `/ai/run/...` path: the Workers AI dialect, served model or not. */
-const WORKERS_AI_SHAPE = /^\/client\/v4\/accounts\/[^/]+\/ai\/run\/./;
-const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';
-
-/**
- * The dialect of a path's error bodies: `decisions` is `/v1/decisions`, where only the body
- * says whether the client speaks System One or OpenAI (see the table above).
- */
-export function routeDialect(pathname: string): RouteDialect {
-  if (WORKERS_AI_SHAPE.test(pathname)) return 'workers-ai';
-  if (pathname === CHAT_COMPLETIONS_PATH) return 'openai';
-  if (pathname === '/v1/decisions') return 'decisions';
-  return 'system-one';
-}
+export { routeDialect, type RouteDialect } from './route-table.js';
 
 const NOT_ALLOWED = JSON.stringify({ detail: 'Method Not Allowed' });
+const NOT_FOUND = JSON.stringify({ detail: 'Not Found' });
 
-function openAiMethodNotAllowed(method: string): Response {
+function openAiMethodNotAllowed(method: string, path: string): Response {
   const e = invalidRequest([
     {
       param: null,
       code: 'method_not_allowed',
-      message: `${method} is not allowed on ${CHAT_COMPLETIONS_PATH}: use POST.`,
+      message: `${method} is not allowed on ${path}: use POST.`,
     },
   ]);
   return jsonResponse(405, JSON.stringify(e.body));
@@ -71,8 +51,7 @@ function workersAiNoModel(path: string): Response {
     // Malformed percent-encoding: name it as sent.
   }
   const message = `No such model ${JSON.stringify(model)}: this server serves @cf/cloudflare/<model> only`;
-  const body = { detail: { error_type: 'api_usage_error' as const, message } };
-  return jsonResponse(404, workersAiError(404, body));
+  return jsonResponse(404, workersAiError(404, statusError(404, message).body));
 }
 
 /** System One (and Workers AI) decisions: the body as parsed goes to the engine. */
@@ -93,40 +72,73 @@ async function systemOne(
   return jsonResponse(200, json);
 }
 
+/** A System One decision on any route that takes one: the body as parsed goes to the engine. */
+async function decision(
+  request: Request,
+  backend: RouteBackend,
+  kind: RouteKind,
+  workersAiModel: string | null,
+): Promise<Response> {
+  try {
+    const body = await readJsonBody(request);
+    if (kind === 'decisions' && isOpenAiDecisionsBody(body)) {
+      return await openAiDecisions(body, backend, request.signal);
+    }
+    return await systemOne(body, backend, request.signal, workersAiModel);
+  } catch (error) {
+    rethrowAbort(error);
+    const { status, body } = errorToHttp(error);
+    const text = workersAiModel !== null ? workersAiError(status, body) : JSON.stringify(body);
+    return jsonResponse(status, text);
+  }
+}
+
+/** What answers a request of the table's method on a route of each kind. */
+const HANDLERS: Record<
+  RouteKind,
+  (request: Request, backend: RouteBackend, path: string) => Promise<Response>
+> = {
+  systemone: (request, backend) => decision(request, backend, 'systemone', null),
+  decisions: (request, backend) => decision(request, backend, 'decisions', null),
+  'workers-ai': (request, backend, path) =>
+    decision(request, backend, 'workers-ai', parseWorkersAiPath(path)!.name),
+  'chat-completions': (request, backend) => chatCompletions(request, backend),
+  calibrated: (request, backend) => calibratedRoute(request, backend),
+  models: async (_request, backend) =>
+    jsonResponse(200, JSON.stringify({ models: await backend.models() })),
+};
+
+/**
+ * The route that answers `path` for this backend, or a response that ends the request first: a
+ * 404 for no route (the calibrated one without `decideCalibrated`, a Workers AI path naming no
+ * model of ours), a 405 for another method.
+ */
+function routeOrRefusal(
+  method: string,
+  path: string,
+  backend: RouteBackend,
+): RouteEntry | Response {
+  const route = findRoute(path);
+  const served =
+    route !== undefined &&
+    (route.kind !== 'calibrated' || backend.decideCalibrated !== undefined) &&
+    (route.kind !== 'workers-ai' || parseWorkersAiPath(path) !== null);
+  if (!served) {
+    if (route?.kind === 'workers-ai' && method === 'POST') return workersAiNoModel(path);
+    return jsonResponse(404, NOT_FOUND);
+  }
+  if (method === route.method) return route;
+  if (route.dialect === 'openai') return openAiMethodNotAllowed(method, path);
+  return jsonResponse(405, NOT_ALLOWED);
+}
+
 /**
  * Answers one HTTP request. Unknown paths give 404, wrong methods 405. An aborted request
  * rejects like `fetch` does (AbortError), rather than answering.
  */
 export async function handleRoute(request: Request, backend: RouteBackend): Promise<Response> {
   const path = new URL(request.url).pathname;
-  const dialect = routeDialect(path);
-
-  if (path === '/v1/models') {
-    if (request.method !== 'GET') return jsonResponse(405, NOT_ALLOWED);
-    return jsonResponse(200, JSON.stringify({ models: await backend.models() }));
-  }
-  if (servesCalibrated(path, backend)) return calibratedRoute(request, backend);
-  if (dialect === 'openai') {
-    if (request.method !== 'POST') return openAiMethodNotAllowed(request.method);
-    return chatCompletions(request, backend);
-  }
-  const workersAi = dialect === 'workers-ai' ? parseWorkersAiPath(path) : null;
-  if (dialect === 'workers-ai' && workersAi === null && request.method === 'POST') {
-    return workersAiNoModel(path);
-  }
-  const isDecision = path === '/v1/systemone' || dialect === 'decisions' || workersAi !== null;
-  if (!isDecision) return jsonResponse(404, JSON.stringify({ detail: 'Not Found' }));
-  if (request.method !== 'POST') return jsonResponse(405, NOT_ALLOWED);
-
-  try {
-    const body = await readJsonBody(request);
-    if (dialect === 'decisions' && isOpenAiDecisionsBody(body)) {
-      return await openAiDecisions(body, backend, request.signal);
-    }
-    return await systemOne(body, backend, request.signal, workersAi?.name ?? null);
-  } catch (error) {
-    rethrowAbort(error);
-    const { status, body } = errorToHttp(error);
-    return jsonResponse(status, workersAi ? workersAiError(status, body) : JSON.stringify(body));
-  }
+  const route = routeOrRefusal(request.method, path, backend);
+  if (route instanceof Response) return route;
+  return HANDLERS[route.kind](request, backend, path);
 }

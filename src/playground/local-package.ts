@@ -9,8 +9,13 @@
  * playground report): then no service worker would be involved.
  */
 
-const DB_NAME = 'clef-local-packages';
-const STORE = 'handles';
+import {
+  done,
+  LOCAL_PACKAGES_PATH,
+  openHandles,
+  type StoredHandle,
+} from './local-package-store.js';
+
 /** Handles kept: the newest few, so going back to a recent folder works. */
 const KEEP = 5;
 
@@ -20,31 +25,9 @@ export class LocalPackageError extends Error {
   }
 }
 
-interface StoredHandle {
-  id: string;
-  name: string;
-  added: number;
-  handle: FileSystemDirectoryHandle;
-}
-
-function done<T>(req: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-async function openDb(): Promise<IDBDatabase> {
-  const open = indexedDB.open(DB_NAME, 1);
-  // The same upgrade as public/sw.js: whichever opens first creates the store.
-  open.onupgradeneeded = () => open.result.createObjectStore(STORE, { keyPath: 'id' });
-  return done(open);
-}
-
 async function remember(entry: StoredHandle): Promise<void> {
-  const db = await openDb();
+  const { db, store } = await openHandles('readwrite');
   try {
-    const store = db.transaction(STORE, 'readwrite').objectStore(STORE);
     const all = (await done(store.getAll())) as StoredHandle[];
     const old = all.sort((a, b) => b.added - a.added).slice(KEEP - 1);
     for (const e of old) store.delete(e.id);
@@ -98,5 +81,5 @@ export async function loadLocalPackage(dir: FileSystemDirectoryHandle): Promise<
   }
   const id = crypto.randomUUID();
   await remember({ id, name: dir.name, added: Date.now(), handle: dir });
-  return new URL(`/local-packages/${id}/`, location.href).href;
+  return new URL(`${LOCAL_PACKAGES_PATH}${id}/`, location.href).href;
 }

@@ -126,10 +126,24 @@ export function isSystemOneError(x: unknown): x is SystemOneError {
   );
 }
 
+/** The one place a System One error body (`{"detail":{error_type,message}}`) is made. */
+function typedError(status: number, errorType: ApiErrorType, message: string): SystemOneError {
+  return new SystemOneError(status, { detail: { error_type: errorType, message } });
+}
+
 function usage(errorType: ApiErrorType, message: string): SystemOneError {
-  return new SystemOneError(STATUS_OF[errorType], {
-    detail: { error_type: errorType, message },
-  });
+  return typedError(STATUS_OF[errorType], errorType, message);
+}
+
+/**
+ * The error for an HTTP status the contract names no type of its own for (a server's refusal
+ * before routing: 401, 403, 404, 408, 413 ...): 503 is `overloaded`, any other 5xx
+ * `internal_error`, the rest `api_usage_error`.
+ */
+export function statusError(status: number, message: string): SystemOneError {
+  const errorType: ApiErrorType =
+    status === 503 ? 'overloaded' : status >= 500 ? 'internal_error' : 'api_usage_error';
+  return typedError(status, errorType, message);
 }
 
 /** 422 listing every schema violation found. */

@@ -23,7 +23,8 @@ import { AbortedError } from '../wire/errors.js';
 import { fromWireError } from '../wire/wire.js';
 import { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
 import { handleRoute, type RouteBackend } from '../http/routes.js';
-import { parseWorkersAiPath } from '../http/workers-ai-path.js';
+import { jsonResponse } from '../http/route-common.js';
+import { isServedPath } from '../http/route-table.js';
 
 export { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
 
@@ -71,26 +72,15 @@ export interface SystemOneRoute {
   onMessage(event: SwMessageEventLike): boolean;
 }
 
-const ROUTE_PATH = /^\/v1\/(?:systemone|decisions|models|chat\/completions)$/;
 /**
- * clef-web's own namespace (`/v1/clef/calibrated`, ...). The worker answers all of it, so a path
- * there it does not serve (the calibrated route is not relayed yet, or any unknown one) is a
- * JSON 404 from `handleRoute`, never the page server's answer (an SPA fallback's 200 HTML).
- */
-const CLEF_PATH = /^\/v1\/clef(?:\/|$)/;
-
-/**
- * The route path of a URL path under `basePath`, or null when it is neither a System One route
- * nor under clef-web's `/v1/clef/`.
+ * The route path of a URL path under `basePath`, or null when the worker does not answer it
+ * (`isServedPath`: a route of src/http/route-table.ts, or clef-web's own `/v1/clef/`).
  */
 export function systemOneRoutePath(pathname: string, basePath = ''): string | null {
   const base = basePath.replace(/\/+$/, '');
   if (base && !pathname.startsWith(`${base}/`)) return null;
   const path = pathname.slice(base.length);
-  // The Workers AI route with the model's slashes literal or percent-encoded (Cloudflare's SDK).
-  return ROUTE_PATH.test(path) || CLEF_PATH.test(path) || parseWorkersAiPath(path) !== null
-    ? path
-    : null;
+  return isServedPath(path) ? path : null;
 }
 
 /** True for a request to this origin's System One routes. */
@@ -103,11 +93,167 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
 }
 
-function jsonResponse(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json', 'x-typesafe-request-id': crypto.randomUUID() },
+/** What the relay keeps between requests: the scope and which pages said they have a model. */
+interface Relay {
+  readonly scope: SwScopeLike;
+  readonly probeTimeoutMs: number;
+  readonly livenessIntervalMs: number;
+  /** Pages that said they have a model, by client id, with when they said it. */
+  readonly ready: Map<string, number>;
+}
+
+/** Sends one relay message; resolves to the page's reply, or null if it timed out. */
+function ask(
+  relay: Relay,
+  client: SwClientLike,
+  message: RelayRequest,
+  { timeoutMs, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<RelayReply | null> {
+  const channel = new MessageChannel();
+  return new Promise<RelayReply | null>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let liveness: ReturnType<typeof setInterval> | undefined;
+    const done = () => {
+      clearTimeout(timer);
+      clearInterval(liveness);
+      signal?.removeEventListener('abort', onAbort);
+      channel.port1.close();
+    };
+    const onAbort = () => {
+      channel.port1.postMessage({ type: RELAY.cancel });
+      done();
+      reject(new AbortedError());
+    };
+    channel.port1.onmessage = (event: MessageEvent) => {
+      done();
+      resolve(event.data as RelayReply);
+    };
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        done();
+        resolve(null);
+      }, timeoutMs);
+    } else {
+      // A decision may take minutes: instead of a deadline, check the page is still open.
+      liveness = setInterval(() => {
+        void relay.scope.clients.get(client.id).then((c) => {
+          if (c) return;
+          done();
+          relay.ready.delete(client.id);
+          reject(overloadedError('The page that was deciding this request was closed'));
+        });
+      }, relay.livenessIntervalMs);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    client.postMessage(message, [channel.port2]);
   });
+}
+
+/** A page with a loaded model: the requesting page first, then announced ones, then probes. */
+async function pickClient(
+  relay: Relay,
+  preferredId: string | undefined,
+): Promise<SwClientLike | null> {
+  const { ready } = relay;
+  const all = await relay.scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const open = new Set(all.map((c) => c.id));
+  for (const id of ready.keys()) if (!open.has(id)) ready.delete(id);
+  const preferredFirst = (a: SwClientLike, b: SwClientLike) =>
+    Number(b.id === preferredId) - Number(a.id === preferredId);
+  const announced = all
+    .filter((c) => ready.has(c.id))
+    .sort((a, b) => preferredFirst(a, b) || ready.get(b.id)! - ready.get(a.id)!);
+  if (announced[0]) return announced[0];
+  const ordered = [...all].sort(preferredFirst);
+  // Nothing announced (a restarted service worker forgets): ask every page at once.
+  const replies = await Promise.all(
+    ordered.map((c) => ask(relay, c, { type: RELAY.ping }, { timeoutMs: relay.probeTimeoutMs })),
+  );
+  const index = replies.findIndex((r) => r?.ok === true && 'ready' in r && r.ready);
+  if (index < 0) return null;
+  const client = ordered[index]!;
+  ready.set(client.id, Date.now());
+  return client;
+}
+
+const noPage = () =>
+  overloadedError(
+    'No page with a loaded model is open: open the app and wait for its model to load',
+  );
+
+/** The page that answers a request, and its reply to `message` (a failure it sent, thrown). */
+async function relayed(
+  relay: Relay,
+  preferredId: string | undefined,
+  message: RelayRequest,
+  signal?: AbortSignal,
+): Promise<RelayReply | null> {
+  const client = await pickClient(relay, preferredId);
+  if (!client) throw noPage();
+  const reply = await ask(relay, client, message, signal ? { signal } : {});
+  if (reply?.ok === false) throw fromWireError(reply.error);
+  return reply;
+}
+
+const unexpectedReply = () =>
+  internalError('The page answered the relay with something unexpected');
+
+/** handleRoute's backend for one request: decisions and models come from a page. */
+function backendFor(relay: Relay, preferredId: string | undefined): RouteBackend {
+  return {
+    async decide(body, signal) {
+      const reply = await relayed(relay, preferredId, { type: RELAY.decide, body }, signal);
+      if (reply && 'json' in reply && typeof reply.json === 'string') return { json: reply.json };
+      throw unexpectedReply();
+    },
+    async models() {
+      const reply = await relayed(relay, preferredId, { type: RELAY.models });
+      if (reply && 'models' in reply && Array.isArray(reply.models)) return reply.models;
+      throw unexpectedReply();
+    },
+  };
+}
+
+/** The request with its path made the route's (`basePath` taken off). */
+async function routedRequest(request: Request, basePath: string): Promise<Request> {
+  if (!basePath) return request;
+  const url = new URL(request.url);
+  url.pathname = systemOneRoutePath(url.pathname, basePath) ?? url.pathname;
+  const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+  return new Request(url, {
+    method: request.method,
+    headers: request.headers,
+    signal: request.signal,
+    ...(hasBody ? { body: await request.arrayBuffer() } : {}),
+  });
+}
+
+/** Answers a matching request; rejects only when it was aborted (a network error then). */
+async function respond(relay: Relay, basePath: string, event: SwFetchEventLike): Promise<Response> {
+  const preferred = event.clientId || event.resultingClientId || undefined;
+  try {
+    return await handleRoute(
+      await routedRequest(event.request, basePath),
+      backendFor(relay, preferred),
+    );
+  } catch (e) {
+    if (isRecord(e) && e['name'] === 'AbortError') return Response.error();
+    // The models route lets its backend's failure through: answer it the contract's way.
+    const error =
+      e instanceof SystemOneError ? e : internalError(`The service worker failed: ${String(e)}`);
+    return jsonResponse(error.status, JSON.stringify(error.body));
+  }
+}
+
+/** A page's announcement (ready, gone); false for a message that is not one. */
+function onAnnouncement(relay: Relay, event: SwMessageEventLike): boolean {
+  const data = event.data;
+  const source = event.source;
+  if (!isRecord(data) || !isRecord(source) || typeof source['id'] !== 'string') return false;
+  if (data['type'] === RELAY.ready) relay.ready.set(source['id'], Date.now());
+  else if (data['type'] === RELAY.gone) relay.ready.delete(source['id']);
+  else return false;
+  return true;
 }
 
 export function createSystemOneRoute(
@@ -115,140 +261,15 @@ export function createSystemOneRoute(
   options: SystemOneRouteOptions = {},
 ): SystemOneRoute {
   const basePath = options.basePath ?? '';
-  const probeTimeoutMs = options.probeTimeoutMs ?? 1000;
-  const livenessIntervalMs = options.livenessIntervalMs ?? 2000;
-  /** Pages that said they have a model, by client id, with when they said it. */
-  const ready = new Map<string, number>();
-
-  /** Sends one relay message; resolves to the page's reply, or null if it timed out. */
-  function ask(
-    client: SwClientLike,
-    message: RelayRequest,
-    { timeoutMs, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
-  ): Promise<RelayReply | null> {
-    const channel = new MessageChannel();
-    return new Promise<RelayReply | null>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let liveness: ReturnType<typeof setInterval> | undefined;
-      const done = () => {
-        clearTimeout(timer);
-        clearInterval(liveness);
-        signal?.removeEventListener('abort', onAbort);
-        channel.port1.close();
-      };
-      const onAbort = () => {
-        channel.port1.postMessage({ type: RELAY.cancel });
-        done();
-        reject(new AbortedError());
-      };
-      channel.port1.onmessage = (event: MessageEvent) => {
-        done();
-        resolve(event.data as RelayReply);
-      };
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() => {
-          done();
-          resolve(null);
-        }, timeoutMs);
-      } else {
-        // A decision may take minutes: instead of a deadline, check the page is still open.
-        liveness = setInterval(() => {
-          void scope.clients.get(client.id).then((c) => {
-            if (c) return;
-            done();
-            ready.delete(client.id);
-            reject(overloadedError('The page that was deciding this request was closed'));
-          });
-        }, livenessIntervalMs);
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      client.postMessage(message, [channel.port2]);
-    });
-  }
-
-  /** A page with a loaded model: the requesting page first, then announced ones, then probes. */
-  async function pickClient(preferredId: string | undefined): Promise<SwClientLike | null> {
-    const all = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
-    const open = new Set(all.map((c) => c.id));
-    for (const id of ready.keys()) if (!open.has(id)) ready.delete(id);
-    const preferredFirst = (a: SwClientLike, b: SwClientLike) =>
-      Number(b.id === preferredId) - Number(a.id === preferredId);
-    const announced = all
-      .filter((c) => ready.has(c.id))
-      .sort((a, b) => preferredFirst(a, b) || ready.get(b.id)! - ready.get(a.id)!);
-    if (announced[0]) return announced[0];
-    const ordered = [...all].sort(preferredFirst);
-    // Nothing announced (a restarted service worker forgets): ask every page at once.
-    const replies = await Promise.all(
-      ordered.map((c) => ask(c, { type: RELAY.ping }, { timeoutMs: probeTimeoutMs })),
-    );
-    const index = replies.findIndex((r) => r?.ok === true && 'ready' in r && r.ready);
-    if (index < 0) return null;
-    const client = ordered[index]!;
-    ready.set(client.id, Date.now());
-    return client;
-  }
-
-  const noPage = () =>
-    overloadedError(
-      'No page with a loaded model is open: open the app and wait for its model to load',
-    );
-
-  function backendFor(preferredId: string | undefined): RouteBackend {
-    return {
-      async decide(body, signal) {
-        const client = await pickClient(preferredId);
-        if (!client) throw noPage();
-        const reply = await ask(client, { type: RELAY.decide, body }, { signal });
-        if (reply?.ok === false) throw fromWireError(reply.error);
-        if (reply && 'json' in reply && typeof reply.json === 'string') return { json: reply.json };
-        throw internalError('The page answered the relay with something unexpected');
-      },
-      async models() {
-        const client = await pickClient(preferredId);
-        if (!client) throw noPage();
-        const reply = await ask(client, { type: RELAY.models });
-        if (reply?.ok === false) throw fromWireError(reply.error);
-        if (reply && 'models' in reply && Array.isArray(reply.models)) return reply.models;
-        throw internalError('The page answered the relay with something unexpected');
-      },
-    };
-  }
-
-  async function routedRequest(request: Request): Promise<Request> {
-    if (!basePath) return request;
-    const url = new URL(request.url);
-    url.pathname = systemOneRoutePath(url.pathname, basePath) ?? url.pathname;
-    const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-    return new Request(url, {
-      method: request.method,
-      headers: request.headers,
-      signal: request.signal,
-      ...(hasBody ? { body: await request.arrayBuffer() } : {}),
-    });
-  }
-
+  const relay: Relay = {
+    scope,
+    probeTimeoutMs: options.probeTimeoutMs ?? 1000,
+    livenessIntervalMs: options.livenessIntervalMs ?? 2000,
+    ready: new Map(),
+  };
   return {
     matches: (request) => matchesSystemOneRoute(request, scope.origin, basePath),
-    async respond(event) {
-      const preferred = event.clientId || event.resultingClientId || undefined;
-      try {
-        return await handleRoute(await routedRequest(event.request), backendFor(preferred));
-      } catch (e) {
-        if (isRecord(e) && e['name'] === 'AbortError') return Response.error();
-        // The models route lets its backend's failure through: answer it the contract's way.
-        if (e instanceof SystemOneError) return jsonResponse(e.status, e.body);
-        return jsonResponse(500, internalError(`The service worker failed: ${String(e)}`).body);
-      }
-    },
-    onMessage(event) {
-      const data = event.data;
-      const source = event.source;
-      if (!isRecord(data) || !isRecord(source) || typeof source['id'] !== 'string') return false;
-      if (data['type'] === RELAY.ready) ready.set(source['id'], Date.now());
-      else if (data['type'] === RELAY.gone) ready.delete(source['id']);
-      else return false;
-      return true;
-    },
+    respond: (event) => respond(relay, basePath, event),
+    onMessage: (event) => onAnnouncement(relay, event),
   };
 }

@@ -74,4 +74,16 @@ describe("the service worker's read of the engine's package cache", () => {
     expect(sw).not.toContain(PACKAGE_CACHE);
     expect(sw).not.toContain('?sha256=');
   });
+
+  it("reads the picked folders' IndexedDB through the page's own code, naming none of it", () => {
+    const sw = readFileSync(resolve(ROOT, 'public/sw.js'), 'utf8');
+    const store = readFileSync(resolve(ROOT, 'src/playground/local-package-store.ts'), 'utf8');
+    expect(sw).toContain("importScripts('/sw-local-packages.js')");
+    expect(sw).toContain('local.storedDirectory(id)');
+    expect(sw).not.toContain('indexedDB');
+    for (const name of store.matchAll(/^const \w+ = ('[^']+');$/gm)) {
+      expect(sw, name[1]).not.toContain(name[1]);
+    }
+    expect(store).toContain("'clef-local-packages'"); // the check above has names to look for
+  });
 });

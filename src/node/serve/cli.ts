@@ -11,6 +11,7 @@ import { startEnginePool } from './engine-pool.js';
 import { checkAccessOptions } from './access.js';
 import { openRecordLog, type RecordLog } from '../record/log.js';
 import { isLoopbackHost } from './refusals.js';
+import { routeListing } from '../../http/route-table.js';
 import {
   DEFAULT_CLIENT_TIMEOUT_MS,
   DEFAULT_HOST,
@@ -157,10 +158,7 @@ export async function serveMain(argv: string[]): Promise<number> {
   console.log(
     `clef-web serve: ${model.name} (${variant.dtype}) listening on ${server.boundUrl}${reach}, ${auth}, ${workers} worker${workers === 1 ? '' : 's'}`,
   );
-  console.log(
-    `  POST /v1/systemone, /v1/decisions (System One or OpenAI), /v1/chat/completions,` +
-      ` /client/v4/accounts/<any>/ai/run/@cf/cloudflare/<model>; GET /v1/models`,
-  );
+  console.log(`  ${routeListing()}`);
   if (!isLoopbackHost(options.host) && options.apiKey === undefined) {
     console.error(
       `warning: bound to ${options.host} with --insecure-no-auth: other machines can reach this` +

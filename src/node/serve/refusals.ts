@@ -9,20 +9,15 @@
  * SDK reads), and each client reads its own member.
  */
 import { isUtf8 } from 'node:buffer';
-import { routeDialect, type RouteDialect } from '../../http/routes.js';
-import type { ApiErrorType } from '../../protocol/types.js';
+import { routeDialect, type RouteDialect } from '../../http/route-table.js';
+import { statusError } from '../../protocol/errors.js';
+import { workersAiError } from '../../http/route-common.js';
 
 export interface Refusal {
   status: number;
   message: string;
   /** OpenAI's `code` (e.g. `invalid_api_key`); by default one for the status. */
   code?: string;
-}
-
-function errorType(status: number): ApiErrorType {
-  if (status === 503) return 'overloaded';
-  if (status >= 500) return 'internal_error';
-  return 'api_usage_error';
 }
 
 const OPENAI_CODE: Record<number, string> = {
@@ -47,18 +42,11 @@ function openAiError(refusal: Refusal) {
 /** The refusal's body for a request to `path` (`dialect` overrides the path's). */
 export function refusalBody(path: string, refusal: Refusal, dialect?: RouteDialect): string {
   const d = dialect ?? routeDialect(path);
-  if (d === 'workers-ai') {
-    return JSON.stringify({
-      success: false,
-      errors: [{ code: refusal.status, message: refusal.message }],
-      result: null,
-      messages: [],
-    });
-  }
   if (d === 'openai') return JSON.stringify({ error: openAiError(refusal) });
-  const detail = { error_type: errorType(refusal.status), message: refusal.message };
-  if (d === 'decisions') return JSON.stringify({ detail, error: openAiError(refusal) });
-  return JSON.stringify({ detail });
+  const body = statusError(refusal.status, refusal.message).body;
+  if (d === 'workers-ai') return workersAiError(refusal.status, body);
+  if (d === 'decisions') return JSON.stringify({ ...body, error: openAiError(refusal) });
+  return JSON.stringify(body);
 }
 
 /** True for addresses only this machine can reach. */
@@ -74,7 +62,7 @@ export function isLoopbackHost(host: string): boolean {
  * `json.loads` ignores it, but the fetch API's `text()` strips a second one too (undici), which
  * would let a body no JSON parser reads through.
  */
-export function notJsonBytes(body: Uint8Array): string | undefined {
+export function notJsonBodyBytes(body: Uint8Array): string | undefined {
   if (!isUtf8(body)) return 'it is not valid UTF-8';
   const bom = (at: number) => body[at] === 0xef && body[at + 1] === 0xbb && body[at + 2] === 0xbf;
   if (bom(0) && bom(3)) return 'it starts with two byte order marks';

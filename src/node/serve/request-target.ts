@@ -1,7 +1,6 @@
 /**
  * What `clef-web serve` reads from a request line and its Content-Type before routing: the
- * target's host (absolute-form or `//host`), the methods a path allows (for 405's `Allow`), and
- * whether a declared body type can be JSON.
+ * target's host (absolute-form or `//host`) and whether a declared body type can be JSON.
  */
 export interface Target {
   /** The path, without query. */
@@ -31,11 +30,6 @@ export function targetOf(raw: string): Target {
   // `url.host` drops a default port; the Host names the server answers to always carry one.
   const host = scheme ? `${url.hostname}:${url.port || '80'}`.toLowerCase() : '';
   return { path: url.pathname, originForm: `${url.pathname}${url.search}`, host };
-}
-
-/** The `Allow` header of a 405 on `path` (the routes of src/http/routes.ts). */
-export function allowedMethods(path: string): string {
-  return path === '/v1/models' ? 'GET, HEAD' : 'POST';
 }
 
 /**

@@ -6,16 +6,17 @@
  * CORS headers and refuses requests that carry another origin's `Origin`, so a web page can
  * neither read its answers nor spend its CPU; it refuses a `Host` other than the address it
  * serves (DNS rebinding); it caps body size, queued requests and the time a client may take to
- * send its request. Decisions start fairly between client addresses (lanes.ts), as many at once as
- * the engine has lanes (workers).
+ * send its request. Decisions start fairly between client addresses (lanes.ts), as many at once
+ * as the engine has lanes (workers).
+ * One request passes the gate (request-gate.ts), has its body read (request-body.ts), and is
+ * routed in an engine worker or here; send.ts writes the answer.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { checkBearer } from '../../http/bearer.js';
 import { allowedHostHeaders, checkAccessOptions } from './access.js';
-import { authenticationError } from '../../http/openai-errors.js';
-import { handleRoute, routeDialect } from '../../http/routes.js';
+import { handleRoute } from '../../http/routes.js';
 import { AbortedError } from '../../wire/errors.js';
 import { LaneQueue, QueueFullError } from './lanes.js';
 import type { RouteReply, RouteRequest } from './route-job.js';
@@ -25,8 +26,7 @@ import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.j
 import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
-import { escapeLoneSurrogates } from '../../http/json-text.js';
-import { notJsonBytes, refusalBody, type Refusal } from './refusals.js';
+import { refusalBody } from './refusals.js';
 import {
   answerAndClose,
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
@@ -34,7 +34,10 @@ import {
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   limitConnectionsPerClient,
 } from './connections.js';
-import { allowedMethods, notJsonContentType, targetOf } from './request-target.js';
+import { targetOf } from './request-target.js';
+import { passGate, type Gate } from './request-gate.js';
+import { receiveBody, type BodyLimits } from './request-body.js';
+import { refuse, RETRY_AFTER_S, sendRouted } from './send.js';
 
 /** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
 export interface ServeEngine {
@@ -144,284 +147,188 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_QUEUE = 128;
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
-/** Seconds a 503 overloaded suggests waiting (clients such as the TypeSafe SDK honour it). */
-const RETRY_AFTER_S = 1;
-
-/** Writes a response; headers go through setHeader so the access log can read the id back. */
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer) {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.setHeader('content-length', body.length);
-  res.setHeader('cache-control', 'no-store');
-  res.setHeader('x-content-type-options', 'nosniff');
-  if (!res.hasHeader('x-typesafe-request-id')) res.setHeader('x-typesafe-request-id', randomUUID());
-  res.writeHead(status);
-  res.end(body);
+/** What every request of one server shares. */
+interface ServerState {
+  readonly engine: ServeEngine;
+  readonly options: ServeOptions;
+  readonly limits: BodyLimits;
+  readonly queue: LaneQueue;
+  /** Set once the server is bound (the names depend on the port). */
+  gate: Gate;
+  closing: boolean;
+  received: number;
+  nextJob: number;
 }
 
-function refuse(res: ServerResponse, path: string, refusal: Refusal, close = false): void {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (close) headers['connection'] = 'close';
-  send(res, refusal.status, headers, Buffer.from(refusalBody(path, refusal)));
+/** Runs `work` in the engine's queue, in `client`'s line, as the request `ticket` stands for. */
+async function queued<T extends { json: string }>(
+  state: ServerState,
+  work: () => Promise<T>,
+  signal: AbortSignal | undefined,
+  ticket: { job: number },
+  client: string,
+): Promise<T> {
+  const { queue } = state;
+  const id = state.nextJob++;
+  ticket.job = id;
+  const onAbort = () => queue.cancel(id);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await queue.push(id, work, client);
+  } catch (e) {
+    if (e instanceof QueueFullError) throw overloadedError(e.message);
+    throw e;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
 }
 
-/** Reads the body; resolves 'too-large' as soon as it passes `limit` bytes. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.pause();
-        resolve('too-large');
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks, size)));
-    req.once('error', reject);
-    req.once('aborted', () => reject(new AbortedError('The client went away while sending')));
+/** A request past the gate and its body, on its way to the routes. */
+interface Routed {
+  method: string;
+  url: URL;
+  path: string;
+  body: Buffer | undefined;
+  /** Fires if the client leaves before its answer: a queued decision is then dropped. */
+  signal: AbortSignal;
+  ticket: { job: number };
+  /** Whose line in the decision queue it waits in (lanes.ts): the client's address. */
+  client: string;
+}
+
+/** Routes a POST in the engine's worker (ServeEngine.route), in the client's line like any decision. */
+async function routeInEngine(
+  state: ServerState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: Routed,
+  route: (request: RouteRequest) => Promise<RouteReply>,
+): Promise<void> {
+  const { queue } = state;
+  const id = state.nextJob++;
+  r.ticket.job = id;
+  const onAbort = () => queue.cancel(id);
+  r.signal.addEventListener('abort', onAbort, { once: true });
+  let reply: RouteReply;
+  try {
+    // A copy: a small Buffer may share node's allocation pool, which must not be transferred.
+    const bytes = r.body?.buffer.slice(r.body.byteOffset, r.body.byteOffset + r.body.length);
+    const contentType = String(req.headers['content-type'] ?? 'application/json');
+    const job: RouteRequest = { method: r.method, url: r.url.href, contentType };
+    if (bytes !== undefined) job.body = bytes as ArrayBuffer;
+    reply = await queue.push(id, () => route(job), r.client);
+  } catch (e) {
+    if (e instanceof AbortedError) return; // nobody is listening any more
+    if (e instanceof QueueFullError) {
+      res.setHeader('retry-after', String(RETRY_AFTER_S));
+      return refuse(res, r.path, { status: 503, message: e.message });
+    }
+    const message = `Internal error: ${(e as Error).message}`;
+    return refuse(res, r.path, { status: 500, message });
+  } finally {
+    r.signal.removeEventListener('abort', onAbort);
+  }
+  const headers = Object.fromEntries(reply.headers);
+  sendRouted(res, r.path, { ...reply, headers, body: Buffer.from(reply.body) }, state.closing);
+}
+
+/** Routes a request on this thread with handleRoute, its decisions through the queue. */
+async function routeHere(
+  state: ServerState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: Routed,
+): Promise<void> {
+  const { engine } = state;
+  const request = new Request(r.url, {
+    method: r.method,
+    headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
+    // A Buffer views an ordinary (never shared) ArrayBuffer, so it is a valid BodyInit.
+    ...(r.body !== undefined ? { body: r.body as Uint8Array<ArrayBuffer> } : {}),
+    signal: r.signal,
+  });
+  let response: Response;
+  try {
+    const calibrated = engine.decideCalibrated?.bind(engine);
+    response = await handleRoute(request, {
+      decide: (b, signal) => queued(state, () => engine.decide(b), signal, r.ticket, r.client),
+      models: () => engine.modelCards(),
+      ...(calibrated
+        ? {
+            decideCalibrated: (b, ask, signal) =>
+              queued(state, () => calibrated(b, ask), signal, r.ticket, r.client),
+          }
+        : {}),
+    });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') return; // nobody is listening any more
+    throw e;
+  }
+  const body = Buffer.from(await response.arrayBuffer());
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => (headers[name] = value));
+  sendRouted(res, r.path, { status: response.status, headers, body }, state.closing);
+}
+
+/** Reports the answered request to `onResponse` once it is sent. */
+function logOnFinish(
+  state: ServerState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: { seq: number; path: string; ticket: { job: number } },
+): void {
+  const started = performance.now();
+  res.on('finish', () => {
+    const requestId = String(res.getHeader('x-typesafe-request-id') ?? '');
+    const ms = Math.round(performance.now() - started);
+    const method = req.method ?? '';
+    const status = res.statusCode;
+    const { seq, path, ticket } = entry;
+    state.options.onResponse?.({ requestId, seq, job: ticket.job, method, path, status, ms });
   });
 }
 
-export async function startServer(
-  engine: ServeEngine,
-  options: ServeOptions = {},
-): Promise<RunningServer> {
-  const host = options.host ?? DEFAULT_HOST;
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
-  const clientTimeoutMs = options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
-  const apiKey = options.apiKey;
-  checkAccessOptions(host, options);
-  const queue = new LaneQueue(engine.lanes ?? 1, maxQueue);
-  let allowedHosts = new Set<string>();
-  let closing = false;
-  let received = 0;
-  let nextJob = 1;
-  let boundUrlHost = '';
+/** One request: the gate, the body, then the routes (in the engine's worker or here). */
+async function handle(state: ServerState, req: IncomingMessage, res: ServerResponse) {
+  const seq = ++state.received;
+  const ticket = { job: 0 };
+  // Absolute-form targets (`http://host/path`) are read as their path once their host
+  // is checked (passGate); anything else is origin-form.
+  const target = targetOf(req.url ?? '/');
+  const path = target.path;
+  logOnFinish(state, req, res, { seq, path, ticket });
+  if (state.closing) res.setHeader('connection', 'close');
 
-  /** Runs `work` in the engine's queue, in `client`'s line, as the request `ticket` stands for. */
-  const queued = async <T extends { json: string }>(
-    work: () => Promise<T>,
-    signal: AbortSignal | undefined,
-    ticket: { job: number },
-    client: string,
-  ): Promise<T> => {
-    const id = nextJob++;
-    ticket.job = id;
-    const onAbort = () => queue.cancel(id);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const out = await queue.push(id, work, client);
-      return { ...out, json: escapeLoneSurrogates(out.json) };
-    } catch (e) {
-      if (e instanceof QueueFullError) throw overloadedError(e.message);
-      throw e;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
-  };
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const seq = ++received;
-    const started = performance.now();
-    // Whose line in the decision queue this request waits in (lanes.ts).
-    const client = req.socket.remoteAddress ?? '';
-    const ticket = { job: 0 };
-    const rawPath = req.url ?? '/';
-    // Absolute-form targets (`http://host/path`) are read as their path once their host
-    // is checked below; anything else is origin-form.
-    const target = targetOf(rawPath);
-    const path = target.path;
-    res.on('finish', () => {
-      const requestId = String(res.getHeader('x-typesafe-request-id') ?? '');
-      const ms = Math.round(performance.now() - started);
-      const method = req.method ?? '';
-      const status = res.statusCode;
-      options.onResponse?.({ requestId, seq, job: ticket.job, method, path, status, ms });
-    });
-    if (closing) res.setHeader('connection', 'close');
-
-    // Node keeps the first of several Host lines; RFC 9112 §3.2 says refuse such a request
-    // (a proxy in front may have read another one).
-    const hostLines = req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'host');
-    if (hostLines.length > 1) {
-      const message = 'The request has more than one Host header';
-      return refuse(res, path, { status: 400, message }, true);
-    }
-    const hostHeader = (req.headers.host ?? '').toLowerCase();
-    if (!allowedHosts.has(hostHeader)) {
-      const message = req.headers.host
-        ? `Host ${req.headers.host} is not served here (only ${[...allowedHosts].join(', ')})`
-        : 'The request has no Host header';
-      return refuse(res, path, { status: req.headers.host ? 421 : 400, message }, true);
-    }
-    const origin = req.headers.origin;
-    const fetchSite = req.headers['sec-fetch-site'];
-    if (
-      (origin !== undefined && origin !== `http://${hostHeader}`) ||
-      (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none')
-    ) {
-      const message = `Cross-origin requests are refused (Origin ${origin ?? fetchSite}): clef-web serve answers programs, not other sites' pages`;
-      return refuse(res, path, { status: 403, message }, true);
-    }
-
-    // The API key, before the body is read: a client without it costs no more than its headers.
-    if (apiKey !== undefined) {
-      const result = checkBearer(req.headers.authorization, apiKey);
-      if (result !== 'ok') {
-        res.setHeader('www-authenticate', 'Bearer');
-        const { message, code } = authenticationError(result);
-        return refuse(res, path, { status: 401, message, code }, true);
-      }
-    }
-
-    // A target that names a host (`//evil.example/...`, `http://evil.example/...`) other than
-    // one this server answers to: refused, not routed as if it were ours.
-    if (target.host !== undefined && !allowedHosts.has(target.host)) {
-      const message = `The request target ${rawPath} names a host this server does not serve`;
-      return refuse(res, path, { status: 400, message }, true);
-    }
-    let url: URL;
-    try {
-      url = new URL(target.originForm, `http://${boundUrlHost}`);
-    } catch {
-      return refuse(res, path, { status: 400, message: `Bad request target ${rawPath}` }, true);
-    }
-
-    let body: Buffer | undefined;
-    // HEAD is answered as GET is, without the body (node:http drops it for HEAD).
-    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
-    if (method !== 'GET') {
-      const declaredType = notJsonContentType(req.headers['content-type']);
-      if (declaredType !== undefined) {
-        const message =
-          `The body is declared as ${declaredType}; send it as application/json ` +
-          `(curl: -H 'content-type: application/json')`;
-        return refuse(res, path, { status: 415, message, code: 'unsupported_media_type' }, true);
-      }
-      const declared = Number(req.headers['content-length'] ?? 0);
-      const tooLarge: Refusal = {
-        status: 413,
-        message: `The request body is larger than this server's limit of ${maxBodyBytes} bytes`,
-      };
-      // Refused before reading, and the connection closed, so a huge upload costs nothing.
-      if (declared > maxBodyBytes) return refuse(res, path, tooLarge, true);
-      const bodyTimer = setTimeout(() => {
-        if (res.headersSent) return;
-        refuse(
-          res,
-          path,
-          { status: 408, message: `The body took over ${clientTimeoutMs} ms` },
-          true,
-        );
-        req.destroy();
-      }, clientTimeoutMs);
-      try {
-        const read = await readBody(req, maxBodyBytes);
-        if (read === 'too-large') return refuse(res, path, tooLarge, true);
-        body = read;
-      } catch {
-        return; // the client went away or timed out (answered above)
-      } finally {
-        clearTimeout(bodyTimer);
-      }
-      if (res.headersSent) return;
-      // Bytes that cannot be JSON text: 400 as system-one.md's "body is not JSON".
-      const notJson = notJsonBytes(body);
-      if (notJson !== undefined) {
-        // Not JSON: on /v1/decisions nothing says it is OpenAI's, so System One answers (as
-        // handleRoute does).
-        const dialect = routeDialect(path) === 'decisions' ? 'system-one' : undefined;
-        const refusal = {
-          status: 400,
-          message: `Request body is not valid JSON: ${notJson}`,
-          code: 'invalid_json',
-        };
-        send(
-          res,
-          400,
-          { 'content-type': 'application/json' },
-          Buffer.from(refusalBody(path, refusal, dialect)),
-        );
-        return;
-      }
-    }
-
-    // The Request carries an abort signal that fires if the client leaves before its answer:
-    // a queued decision is then dropped instead of run.
-    const gone = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    const routeInEngine = engine.route?.bind(engine);
-    if (routeInEngine && method === 'POST') {
-      // In the client's line like any decision.
-      const id = nextJob++;
-      ticket.job = id;
-      const onAbort = () => queue.cancel(id);
-      gone.signal.addEventListener('abort', onAbort, { once: true });
-      let reply: RouteReply;
-      try {
-        // A copy: a small Buffer may share node's allocation pool, which must not be transferred.
-        const bytes = body?.buffer.slice(body.byteOffset, body.byteOffset + body.length);
-        const contentType = String(req.headers['content-type'] ?? 'application/json');
-        const job: RouteRequest = { method, url: url.href, contentType };
-        if (bytes !== undefined) job.body = bytes as ArrayBuffer;
-        reply = await queue.push(id, () => routeInEngine(job), client);
-      } catch (e) {
-        if (e instanceof AbortedError) return; // nobody is listening any more
-        if (e instanceof QueueFullError) {
-          res.setHeader('retry-after', String(RETRY_AFTER_S));
-          return refuse(res, path, { status: 503, message: e.message });
-        }
-        const message = `Internal error: ${(e as Error).message}`;
-        return refuse(res, path, { status: 500, message });
-      } finally {
-        gone.signal.removeEventListener('abort', onAbort);
-      }
-      const headers = Object.fromEntries(reply.headers);
-      if (reply.status === 503) headers['retry-after'] = String(RETRY_AFTER_S);
-      if (reply.status === 405) headers['allow'] = allowedMethods(path);
-      if (closing) headers['connection'] = 'close';
-      return send(res, reply.status, headers, Buffer.from(reply.body));
-    }
-    const request = new Request(url, {
-      method,
-      headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
-      // A Buffer views an ordinary (never shared) ArrayBuffer, so it is a valid BodyInit.
-      ...(body !== undefined ? { body: body as Uint8Array<ArrayBuffer> } : {}),
-      signal: gone.signal,
-    });
-    let response: Response;
-    try {
-      const calibrated = engine.decideCalibrated?.bind(engine);
-      response = await handleRoute(request, {
-        decide: (b, signal) => queued(() => engine.decide(b), signal, ticket, client),
-        models: () => engine.modelCards(),
-        ...(calibrated
-          ? {
-              decideCalibrated: (b, ask, signal) =>
-                queued(() => calibrated(b, ask), signal, ticket, client),
-            }
-          : {}),
-      });
-    } catch (e) {
-      if ((e as Error).name === 'AbortError') return; // nobody is listening any more
-      throw e;
-    }
-    const bytes = Buffer.from(await response.arrayBuffer());
-    const headers: Record<string, string> = {};
-    response.headers.forEach((value, name) => (headers[name] = value));
-    if (response.status === 503) headers['retry-after'] = String(RETRY_AFTER_S);
-    if (response.status === 405) headers['allow'] = allowedMethods(path);
-    if (closing) headers['connection'] = 'close';
-    send(res, response.status, headers, bytes);
+  const gate = passGate(req, target, state.gate);
+  if ('refusal' in gate) {
+    if (gate.challenge) res.setHeader('www-authenticate', 'Bearer');
+    return refuse(res, path, gate.refusal, true);
   }
 
+  let body: Buffer | undefined;
+  // HEAD is answered as GET is, without the body (node:http drops it for HEAD).
+  const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+  if (method !== 'GET') {
+    const received = await receiveBody(req, res, path, state.limits);
+    if (received === 'answered') return;
+    body = received;
+  }
+
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  const client = req.socket.remoteAddress ?? '';
+  const routed: Routed = { method, url: gate.url, path, body, signal: gone.signal, ticket, client };
+  const route = state.engine.route?.bind(state.engine);
+  if (route && method === 'POST') return routeInEngine(state, req, res, routed, route);
+  return routeHere(state, req, res, routed);
+}
+
+/** The HTTP server with its limits and the answers given before a request is routed. */
+function createHttpServer(state: ServerState): Server {
+  const { options } = state;
+  const { clientTimeoutMs, maxBodyBytes } = state.limits;
   const server: Server = createServer(
     {
       requestTimeout: clientTimeoutMs + 1000,
@@ -430,7 +337,7 @@ export async function startServer(
       connectionsCheckingInterval: Math.max(50, Math.min(1000, clientTimeoutMs / 4)),
     },
     (req, res) => {
-      handle(req, res).catch((e: unknown) => {
+      handle(state, req, res).catch((e: unknown) => {
         // handleRoute maps engine failures itself: only a bug lands here.
         if (!res.headersSent) {
           refuse(res, '', { status: 500, message: `Internal error: ${(e as Error).message}` });
@@ -446,6 +353,7 @@ export async function startServer(
   );
   // `Expect: 100-continue`: refuse an oversized body before the client sends it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const apiKey = state.gate.apiKey;
     const authorized =
       apiKey === undefined || checkBearer(req.headers.authorization, apiKey) === 'ok';
     if (authorized && Number(req.headers['content-length'] ?? 0) <= maxBodyBytes)
@@ -470,6 +378,29 @@ export async function startServer(
         `x-typesafe-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${text}`,
     );
   });
+  return server;
+}
+
+export async function startServer(
+  engine: ServeEngine,
+  options: ServeOptions = {},
+): Promise<RunningServer> {
+  const host = options.host ?? DEFAULT_HOST;
+  checkAccessOptions(host, options);
+  const state: ServerState = {
+    engine,
+    options,
+    limits: {
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      clientTimeoutMs: options.clientTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS,
+    },
+    queue: new LaneQueue(engine.lanes ?? 1, options.maxQueue ?? DEFAULT_MAX_QUEUE),
+    gate: { allowedHosts: new Set(), boundUrlHost: '', apiKey: options.apiKey },
+    closing: false,
+    received: 0,
+    nextJob: 1,
+  };
+  const server = createHttpServer(state);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -481,8 +412,9 @@ export async function startServer(
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('unexpected address');
   const port = address.port;
-  boundUrlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  allowedHosts = new Set(allowedHostHeaders(host, port, options.allowedHosts));
+  const boundUrlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const allowedHosts = new Set(allowedHostHeaders(host, port, options.allowedHosts));
+  state.gate = { allowedHosts, boundUrlHost, apiKey: options.apiKey };
   const urlHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : boundUrlHost;
 
   let closed: Promise<void> | null = null;
@@ -491,10 +423,10 @@ export async function startServer(
     boundUrl: `http://${boundUrlHost}:${port}`,
     host,
     port,
-    pending: () => queue.size,
+    pending: () => state.queue.size,
     close() {
       closed ??= new Promise<void>((resolve) => {
-        closing = true;
+        state.closing = true;
         // Node closes idle keep-alive connections here; busy ones end after their answer
         // (sent with `connection: close`).
         server.close(() => resolve());
