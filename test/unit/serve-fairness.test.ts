@@ -4,40 +4,20 @@
 // apart by address). The engines are stand-ins whose decisions take fixed times, so the test
 // measures the server's queue, not the model: once through handleRoute (`decide`) and once
 // through `route`, the path an engine pool (`serve --workers`) takes.
-import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { RouteRequest } from '../../src/node/serve/route-job.js';
 import { startServer, type ServeEngine } from '../../src/node/serve/server.js';
+import { raw } from './support/raw-http.js';
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-function post(port: number, state: string, localAddress: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/v1/systemone',
-        headers: { 'content-type': 'application/json' },
-        agent: false,
-        localAddress,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify({ model: 'm', state, questions: { q: { type: 'noul' } } }));
+/** A decision request from `localAddress` (each loopback address is a client of its own). */
+const post = (port: number, state: string, localAddress: string) =>
+  raw(port, {
+    method: 'POST',
+    path: '/v1/systemone',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', state, questions: { q: { type: 'noul' } } }),
+    localAddress,
   });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -2,7 +2,6 @@
 // TypeSafe SDK and hand-written fetch calls against the server on a tiny package, its defences
 // proven with real HTTP requests, graceful shutdown, and 100 concurrent requests.
 import { spawn } from 'node:child_process';
-import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,6 +23,7 @@ import {
   type RunningServer,
   type ServeEngine,
 } from '../../src/node/serve/server.js';
+import { raw } from './support/raw-http.js';
 import { runLoad } from './support/serve-load.js';
 import {
   buildTinyPackage,
@@ -52,41 +52,6 @@ afterAll(async () => {
   await engine?.dispose();
   tiny?.remove();
 });
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-/** One HTTP/1.1 request with exactly the headers given (Host included, or none at all). */
-function raw(
-  port: number,
-  options: { method?: string; path?: string; headers?: OutgoingHttpHeaders; body?: string },
-): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const headers = { ...options.headers };
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        method: options.method ?? 'GET',
-        path: options.path ?? '/v1/models',
-        headers,
-        setHost: 'host' in headers ? false : true,
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
 
 const sdk = (baseURL: string, retry = {}) =>
   new TypeSafeClient({ apiKey: 'ignored', baseURL, logLevel: 'off', retry });
