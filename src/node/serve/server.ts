@@ -8,21 +8,16 @@
  * serves (DNS rebinding); it caps body size, queued requests and the time a client may take to
  * send its request. Decisions start fairly between client addresses (lanes.ts), as many at once
  * as the engine has lanes (workers).
+ *
  * One request passes the gate (request-gate.ts), has its body read (request-body.ts), and is
- * routed in an engine worker or here; send.ts writes the answer.
+ * routed in an engine worker or here (dispatch.ts); send.ts writes the answer.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { checkBearer } from '../../http/bearer.js';
 import { allowedHostHeaders, checkAccessOptions } from './access.js';
-import { handleRoute } from '../../http/routes.js';
-import { AbortedError } from '../../wire/errors.js';
-import { LaneQueue, QueueFullError } from './lanes.js';
-import type { RouteReply, RouteRequest } from './route-job.js';
-import { overloadedError } from '../../protocol/errors.js';
-import type { ModelCard } from '../../protocol/types.js';
-import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
+import { LaneQueue } from './lanes.js';
 import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
@@ -34,28 +29,19 @@ import {
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   limitConnectionsPerClient,
 } from './connections.js';
+import {
+  routeHere,
+  routeInEngine,
+  type DispatchState,
+  type Routed,
+  type ServeEngine,
+} from './dispatch.js';
 import { targetOf } from './request-target.js';
 import { passGate, type Gate } from './request-gate.js';
 import { receiveBody, type BodyLimits } from './request-body.js';
-import { refuse, RETRY_AFTER_S, sendRouted } from './send.js';
+import { refuse } from './send.js';
 
-/** What the server needs from an engine (a NodeEngine through `nodeEngineBackend`, or a test's). */
-export interface ServeEngine {
-  /** Decisions it can run at once (default 1): an engine pool's worker count. */
-  readonly lanes?: number;
-  decide(body: unknown): Promise<{ json: string }>;
-  modelCards(): ModelCard[];
-  /** Optional: serves `/v1/clef/calibrated` (the body plus the calibrated extension). */
-  decideCalibrated?(
-    body: unknown,
-    ask: CalibrationAsk,
-  ): Promise<{ json: string; calibrated?: CalibratedDecision }>;
-  /**
-   * Optional: routes a whole POST itself (an engine pool does it in a worker, so the body's JSON
-   * is parsed off the HTTP thread). Without it, the server runs handleRoute and calls `decide`.
-   */
-  route?(request: RouteRequest): Promise<RouteReply>;
-}
+export type { ServeEngine } from './dispatch.js';
 
 /** A loaded package as the server's engine; its model cards list the name, then the aliases. */
 export function nodeEngineBackend(engine: NodeEngine): ServeEngine {
@@ -148,126 +134,12 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_QUEUE = 128;
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
 /** What every request of one server shares. */
-interface ServerState {
-  readonly engine: ServeEngine;
+interface ServerState extends DispatchState {
   readonly options: ServeOptions;
   readonly limits: BodyLimits;
-  readonly queue: LaneQueue;
   /** Set once the server is bound (the names depend on the port). */
   gate: Gate;
-  closing: boolean;
   received: number;
-  nextJob: number;
-}
-
-/** Runs `work` in the engine's queue, in `client`'s line, as the request `ticket` stands for. */
-async function queued<T extends { json: string }>(
-  state: ServerState,
-  work: () => Promise<T>,
-  signal: AbortSignal | undefined,
-  ticket: { job: number },
-  client: string,
-): Promise<T> {
-  const { queue } = state;
-  const id = state.nextJob++;
-  ticket.job = id;
-  const onAbort = () => queue.cancel(id);
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    return await queue.push(id, work, client);
-  } catch (e) {
-    if (e instanceof QueueFullError) throw overloadedError(e.message);
-    throw e;
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-  }
-}
-
-/** A request past the gate and its body, on its way to the routes. */
-interface Routed {
-  method: string;
-  url: URL;
-  path: string;
-  body: Buffer | undefined;
-  /** Fires if the client leaves before its answer: a queued decision is then dropped. */
-  signal: AbortSignal;
-  ticket: { job: number };
-  /** Whose line in the decision queue it waits in (lanes.ts): the client's address. */
-  client: string;
-}
-
-/** Routes a POST in the engine's worker (ServeEngine.route), in the client's line like any decision. */
-async function routeInEngine(
-  state: ServerState,
-  req: IncomingMessage,
-  res: ServerResponse,
-  r: Routed,
-  route: (request: RouteRequest) => Promise<RouteReply>,
-): Promise<void> {
-  const { queue } = state;
-  const id = state.nextJob++;
-  r.ticket.job = id;
-  const onAbort = () => queue.cancel(id);
-  r.signal.addEventListener('abort', onAbort, { once: true });
-  let reply: RouteReply;
-  try {
-    // A copy: a small Buffer may share node's allocation pool, which must not be transferred.
-    const bytes = r.body?.buffer.slice(r.body.byteOffset, r.body.byteOffset + r.body.length);
-    const contentType = String(req.headers['content-type'] ?? 'application/json');
-    const job: RouteRequest = { method: r.method, url: r.url.href, contentType };
-    if (bytes !== undefined) job.body = bytes as ArrayBuffer;
-    reply = await queue.push(id, () => route(job), r.client);
-  } catch (e) {
-    if (e instanceof AbortedError) return; // nobody is listening any more
-    if (e instanceof QueueFullError) {
-      res.setHeader('retry-after', String(RETRY_AFTER_S));
-      return refuse(res, r.path, { status: 503, message: e.message });
-    }
-    const message = `Internal error: ${(e as Error).message}`;
-    return refuse(res, r.path, { status: 500, message });
-  } finally {
-    r.signal.removeEventListener('abort', onAbort);
-  }
-  const headers = Object.fromEntries(reply.headers);
-  sendRouted(res, r.path, { ...reply, headers, body: Buffer.from(reply.body) }, state.closing);
-}
-
-/** Routes a request on this thread with handleRoute, its decisions through the queue. */
-async function routeHere(
-  state: ServerState,
-  req: IncomingMessage,
-  res: ServerResponse,
-  r: Routed,
-): Promise<void> {
-  const { engine } = state;
-  const request = new Request(r.url, {
-    method: r.method,
-    headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
-    // A Buffer views an ordinary (never shared) ArrayBuffer, so it is a valid BodyInit.
-    ...(r.body !== undefined ? { body: r.body as Uint8Array<ArrayBuffer> } : {}),
-    signal: r.signal,
-  });
-  let response: Response;
-  try {
-    const calibrated = engine.decideCalibrated?.bind(engine);
-    response = await handleRoute(request, {
-      decide: (b, signal) => queued(state, () => engine.decide(b), signal, r.ticket, r.client),
-      models: () => engine.modelCards(),
-      ...(calibrated
-        ? {
-            decideCalibrated: (b, ask, signal) =>
-              queued(state, () => calibrated(b, ask), signal, r.ticket, r.client),
-          }
-        : {}),
-    });
-  } catch (e) {
-    if ((e as Error).name === 'AbortError') return; // nobody is listening any more
-    throw e;
-  }
-  const body = Buffer.from(await response.arrayBuffer());
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => (headers[name] = value));
-  sendRouted(res, r.path, { status: response.status, headers, body }, state.closing);
 }
 
 /** Reports the answered request to `onResponse` once it is sent. */
