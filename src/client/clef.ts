@@ -122,8 +122,13 @@ export const BUNDLED_MODEL_URL = BUNDLED_MODEL_PATH;
  * benchmarks reach them through createInstrumentedClef, which the package root does not export.
  */
 export interface InstrumentOptions {
-  /** Fault and fallback hooks the engine honours (wire.ts FaultSimulation). */
+  /** Fault and fallback hooks a test worker's EngineHooks honour (wire.ts FaultSimulation). */
   simulate?: FaultSimulation;
+  /**
+   * What a replacement worker (after a lost one) is loaded with instead: the caller keeps the
+   * lasting switches and drops the one-shot faults, which happened in the lost worker.
+   */
+  simulateAfterRestart?: FaultSimulation;
   /**
    * The onnxruntime-web build the WASM device runs: 'plain' (the default: 14 MB of wasm, the
    * faster one in docs/benchmarks.md) or 'asyncify' (the WebGPU build's CPU back end, 27 MB).
@@ -140,8 +145,8 @@ export function createClef(options: ClefOptions = {}): Promise<Clef> {
 export function createInstrumentedClef(
   options: ClefOptions & InstrumentOptions = {},
 ): Promise<Clef> {
-  const { simulate, wasmBuild, ...rest } = options;
-  return openClef(rest, { simulate, wasmBuild });
+  const { simulate, simulateAfterRestart, wasmBuild, ...rest } = options;
+  return openClef(rest, { simulate, simulateAfterRestart, wasmBuild });
 }
 
 /** Refuses options of the wrong type before any worker starts. */
@@ -186,14 +191,9 @@ function loadOptionsOf(options: ClefOptions, instrument: InstrumentOptions): Loa
   };
 }
 
-/** The load options of a replacement worker: one-shot fault hooks happened in the lost one. */
-function restartOptions(loadOptions: LoadOptionsWire): LoadOptionsWire {
-  const { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage } =
-    loadOptions.simulate ?? {};
-  return {
-    ...loadOptions,
-    simulate: { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage },
-  };
+/** The load options of a replacement worker (instrumented: the switches that outlast a loss). */
+function restartOptions(loadOptions: LoadOptionsWire, instrument: InstrumentOptions) {
+  return { ...loadOptions, simulate: instrument.simulateAfterRestart };
 }
 
 async function openClef(options: ClefOptions, instrument: InstrumentOptions): Promise<Clef> {
@@ -206,7 +206,7 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
   const loadOptions = loadOptionsOf(options, instrument);
   const first = await connect(makeWorker(), loadOptions, options.onProgress);
   const session = new WorkerSession(first, () =>
-    connect(makeWorker(), restartOptions(loadOptions)),
+    connect(makeWorker(), restartOptions(loadOptions, instrument)),
   );
 
   const currentInfo = async (): Promise<EngineInfo> => {

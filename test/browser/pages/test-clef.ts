@@ -20,8 +20,13 @@ export function instrumentedWorker(name = 'clef-web'): Worker {
 }
 
 export function createTestClef(options: ClefOptions & InstrumentOptions = {}): Promise<Clef> {
+  // A replacement worker keeps the lasting switches; the one-shot faults (stalls, device loss,
+  // the held warm-up) happened in the worker that was lost.
+  const { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage } =
+    options.simulate ?? {};
   return createInstrumentedClef({
     ...options,
+    simulateAfterRestart: { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage },
     worker: options.worker ?? (() => instrumentedWorker()),
   });
 }
