@@ -96,7 +96,7 @@ async function threadsServed(
     threadsReason:
       `1 thread, not ${options.threads}: ${loader.pathname} is served without ` +
       'Cross-Origin-Embedder-Policy, and the browser refuses it as the script of a thread ' +
-      "worker; send COOP/COEP on /ort/ too (the clef-web/vite plugin and 'clef-web serve' do)",
+      'worker; send COOP/COEP on /ort/ too (the clef-web/vite plugin does)',
   };
 }
 
