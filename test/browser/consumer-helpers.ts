@@ -9,9 +9,9 @@ import type { Readable } from 'node:stream';
 import { groupMembers, spawnGroup, stopGroup } from '../support/processes.js';
 import puppeteer from 'puppeteer-core';
 import type { RunningFirefox } from '../firefox/support/launch.js';
-import { createServer, type Server } from 'node:http';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { extname, join, normalize, resolve, sep } from 'node:path';
+import { staticSite, type StaticSite } from '../support/static-site.js';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -97,52 +97,8 @@ export function start(cmd: string, args: string[], cwd: string, ready: RegExp): 
   });
 }
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html',
-  '.js': 'text/javascript',
-  '.mjs': 'text/javascript',
-  '.wasm': 'application/wasm',
-  '.json': 'application/json',
-};
-
-export interface StaticSite {
-  origin: string;
-  /** The paths it answered 404 for. */
-  missing: string[];
-  close: () => Promise<void>;
-}
-
 /** Any static server with COOP/COEP (here node:http), serving `dir`. */
-export function staticServer(dir: string): Promise<StaticSite> {
-  const missing: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const url = decodeURIComponent((req.url ?? '/').split('?')[0]!);
-    const path = normalize(join(dir, url));
-    const file = path.endsWith(sep) ? join(path, 'index.html') : path;
-    if (!file.startsWith(dir) || !existsSync(file) || statSync(file).isDirectory()) {
-      missing.push(url);
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, {
-      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'cross-origin-opener-policy': 'same-origin',
-      'cross-origin-embedder-policy': 'require-corp',
-    });
-    res.end(readFileSync(file));
-  });
-  const close = () =>
-    new Promise<void>((resolveClose) => {
-      server.closeAllConnections();
-      server.close(() => resolveClose());
-    });
-  return new Promise((resolveServer) =>
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      resolveServer({ origin: `http://127.0.0.1:${port}`, missing, close });
-    }),
-  );
-}
+export const staticServer = (dir: string): Promise<StaticSite> => staticSite(dir, true);
 
 /** Opens the app at `origin` and returns its first decision, with every URL it requested. */
 export async function firstDecision(browser: Browser, origin: string) {

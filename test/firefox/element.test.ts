@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'puppeteer-core';
 import { ELEMENT_PAGE } from '../browser/consumer-fixtures.js';
 import { connectFirefox, origin, type Firefox } from './support/firefox.js';
-import { staticSite } from './support/static-site.js';
+import { staticSite } from '../support/static-site.js';
 
 let firefox: Firefox;
 

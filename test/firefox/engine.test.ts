@@ -188,45 +188,15 @@ describe('the service-worker routes', () => {
     const sw = await firefox.newPage();
     try {
       await openTestPage(sw, '/test/browser/pages/sw.html');
-      const out = await sw.evaluate(async (model) => {
-        const { sdk, createClef, registerSystemOneRoute } = (window as any).swTest;
-        const clef = await createClef({ model: '/models/tiny/', device: 'wasm', cache: false });
-        const handle = await registerSystemOneRoute(clef, {
-          scriptUrl: '/test/browser/pages/systemone-sw.ts',
-          type: 'module',
-        });
-        await handle.controlled;
-        const client = new sdk.TypeSafeClient({
-          apiKey: 'not-checked',
-          baseURL: location.origin,
-          dangerouslyAllowBrowser: true,
-          retry: { maxRetries: 0 },
-          logLevel: 'off',
-        });
-        const typed = await client.systemOne({
-          model,
-          state: 'Charged twice for one order.',
-          questions: { team: sdk.choice('Which team?', { billing: 'Money', shipping: 'Parcels' }) },
-        });
-        const text = `{"model":"${model}","state":"late","questions":{"b":{"type":"noul"},"2":{"type":"noul"}}}`;
-        const init = {
-          method: 'POST',
-          body: text,
-          headers: { 'content-type': 'application/json' },
-        };
-        const viaWorker = await (await fetch('/v1/systemone', init)).text();
-        const viaPage = await (await clef.fetch('/v1/systemone', init)).text();
-        handle.stop();
-        const stopped = await fetch('/v1/systemone', init);
-        await clef.dispose();
-        await handle.registration.unregister();
-        return { typed, viaWorker, viaPage, stopped: stopped.status };
-      }, MODEL);
+      // The same round trip as the Chromium spec (test/browser/pages/sw-round-trip.ts).
+      const out = await sw.evaluate((model) => (window as any).swTest.swRoundTrip(model), MODEL);
       expect(out.typed.model).toBe(MODEL);
       expect(['billing', 'shipping']).toContain(out.typed.answers.team.choice);
-      expect(out.viaWorker).toBe(out.viaPage);
-      expect(out.viaWorker).toMatch(/"answers":\{"b":.*,"2":/);
-      expect(out.stopped).toBe(503);
+      expect(out.controlled).toBe(true);
+      expect(out.invalid).toMatchObject({ name: 'UnprocessableEntityError', status: 422 });
+      expect(out.workerText).toBe(out.pageText);
+      expect(out.workerText).toMatch(/"answers":\{"b":.*,"2":/);
+      expect(out.stopped.status).toBe(503);
     } finally {
       await sw.close();
     }

@@ -4,7 +4,7 @@
 // the file stays quick when the defences hold (on the code before the fix each of the first four
 // fails: memory grew by tens of MiB, the loop stalled for seconds, a normal client was refused).
 import { readFileSync } from 'node:fs';
-import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizerSync } from '../../src/clef/tokenizer.js';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { nodeEngineBackend, startServer, type RunningServer } from '../../src/node/serve/server.js';
+import { raw } from './support/raw-http.js';
 import { buildTinyPackage, TINY_MODEL, type TinyPackage } from './support/tiny-package.js';
 
 let tiny: TinyPackage;
@@ -40,52 +41,11 @@ afterAll(async () => {
   tiny?.remove();
 });
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  ms: number;
-}
-
-function send(
-  port: number,
-  options: {
-    method?: string;
-    path?: string;
-    headers?: OutgoingHttpHeaders;
-    body?: string;
-    localAddress?: string;
-  },
-): Promise<Reply> {
+/** One request (support/raw-http.ts), with the time to its whole answer. */
+async function send(port: number, options: Parameters<typeof raw>[1]) {
   const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        method: options.method ?? 'GET',
-        path: options.path ?? '/v1/models',
-        headers: options.headers ?? {},
-        agent: false,
-        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text,
-            ms: performance.now() - started,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
+  const reply = await raw(port, options);
+  return { ...reply, ms: performance.now() - started };
 }
 
 const post = (body: string, path = '/v1/systemone', headers: OutgoingHttpHeaders = {}) =>
@@ -153,7 +113,7 @@ describe('attack 2: over-long bodies', () => {
     delay.enable();
     const started = performance.now();
     const refusals = Promise.all(long.map((b) => post(b)));
-    const models: Reply[] = [];
+    const models: Array<Awaited<ReturnType<typeof send>>> = [];
     const polling = (async () => {
       for (let i = 0; i < 5; i++) models.push(await send(server.port, {}));
     })();

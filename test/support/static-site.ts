@@ -2,7 +2,8 @@
  * A plain static file server (no clef-web code, no Vite) for a folder that `clef-web assets`
  * wrote: what a user's own server does. `isolated` sends COOP/COEP; without them the page is
  * not cross-origin isolated and the engine runs on one thread. Records the paths it could not
- * serve. In-process: nothing to leave running.
+ * serve. In-process: nothing to leave running. Used by the packed-app spec (test/browser) and the
+ * Firefox suite.
  */
 import { createServer } from 'node:http';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -18,6 +19,7 @@ const TYPES: Record<string, string> = {
 
 export interface StaticSite {
   origin: string;
+  /** The paths it answered 404 for. */
   missing: string[];
   close: () => Promise<void>;
 }
