@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { parseCalibration } from '../../src/calibrate/index.js';
+import { openPlayground } from './playground-helpers.js';
 
 const lines = Array.from({ length: 40 }, (_, i) =>
   JSON.stringify({
@@ -29,14 +30,7 @@ test('calibrates labelled examples in the page, charts them and exports the file
     baseURL: testInfo.project.use.baseURL,
     acceptDownloads: true,
   });
-  await context.addInitScript(() =>
-    localStorage.setItem(
-      'clef-playground.settings',
-      JSON.stringify({ source: 'url', url: '/models/tiny/', device: 'wasm' }),
-    ),
-  );
-  const page = await context.newPage();
-  await page.goto('/');
+  const page = await openPlayground(context);
   await expect(page.getByTestId('device')).toContainText('wasm', { timeout: 120_000 });
   const input = page.getByLabel('Calibration data (labelled JSONL)');
   await expect(input).toBeEnabled();

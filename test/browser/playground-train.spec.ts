@@ -12,11 +12,12 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type BrowserContext, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { loadNodePackage } from '../../src/node/engine.js';
 import { runTraining } from '../../src/node/train/pipeline.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 import { testSeed } from '../support/seed.js';
+import { openPlayground } from './playground-helpers.js';
 
 const EXAMPLES = plantedJsonl(240, 11);
 
@@ -36,19 +37,6 @@ function readStoredZip(bytes: Buffer): Map<string, Buffer> {
   }
   expect(bytes.readUInt32LE(at), 'central directory after the entries').toBe(0x02014b50);
   return out;
-}
-
-/** The playground on the tiny package (quick to load), on WASM, in `context`. */
-async function openPlayground(context: BrowserContext): Promise<Page> {
-  await context.addInitScript(() =>
-    localStorage.setItem(
-      'clef-playground.settings',
-      JSON.stringify({ source: 'url', url: '/models/tiny/', device: 'wasm' }),
-    ),
-  );
-  const page = await context.newPage();
-  await page.goto('/');
-  return page;
 }
 
 interface ManifestFile {
