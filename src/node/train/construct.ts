@@ -1,10 +1,10 @@
 /**
- * Writes fitted matcher parameters (matcher.ts) as a Clef release: a two-layer Qwen3.5 text model
+ * Writes fitted model parameters (model.ts) as a Clef release: a two-layer Qwen3.5 text model
  * (both layers full attention) and a joint head whose joint part is closed, so the release's
- * own forward computes the matcher's logits. Every weight below is set on purpose; none is left
+ * own forward computes the model's logits. Every weight below is set on purpose; none is left
  * random. The residual stream (hiddenLayout):
  *
- *   const | STATE marker | SCHEMA marker | flag | angles (cos, sin per head) | content | bag
+ *   const | STATE marker | SCHEMA marker | flag | angles (cos, sin per head) | content
  *
  * - Layer 0 writes the flag: its head 0 attends from every position to the STATE token (score
  *   100) or, once one has passed, to the SCHEMA token (score 200); other keys are zero vectors
@@ -14,13 +14,13 @@
  * - Layer 1 pools: head p's key is (cos θ, sin θ, flag) of the token, its query constant, so the
  *   score is 12 cos θ^p_t + 100 flag (at most ±17 with flag 0): softmax over the bag with weight
  *   logits 12 tanh ρ^p_t, nothing outside it (e^-71 at most). Its value is the token's content
- *   after the input RMSNorm; o_proj writes the pooled values into the bag dims.
+ *   after the input RMSNorm; o_proj adds the pooled values, × BAG_SCALE, to the content dims.
  * - Output gates are saturated open (sigmoid ≥ sigmoid(50)); the MLPs' down_proj is zero; the final
- *   norm keeps only the bag dims. Rotary touches dims [0, head_dim/4): keys and queries live
- *   after them.
- * - The joint head's hidden_norm is LayerNorm with weight 1, bias 0 (the matcher's N); its prior
- *   reads the lm_head rows (the matcher's r); every other head weight is zero, so the joint
- *   score is exactly 0 and σ(residual_gate) multiplies nothing.
+ *   norm keeps the content dims (gain FINAL_SCALE) and the constant dim (gain FINAL_SCALE · β /
+ *   CONST_VALUE). Rotary touches dims [0, head_dim/4): keys and queries live after them.
+ * - The joint head's hidden_norm is LayerNorm with weight 1, bias 0 (the model's N); its prior
+ *   reads the lm_head rows (the model's R: the constant dim and the content dims); every other
+ *   head weight is zero, so the joint score is exactly 0 and σ(residual_gate) multiplies nothing.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +32,14 @@ import {
   type TensorToWrite,
 } from '../safetensors.js';
 import { jointHeadTensors } from '../head-tensors.js';
-import { hiddenLayout, type MatcherParams } from './matcher.js';
+import {
+  BAG_SCALE,
+  FINAL_SCALE,
+  hiddenLayout,
+  priorScale,
+  type ModelParams,
+} from './model.js';
+import { CONST_VALUE } from './learner.js';
 
 export const RMS_EPS = 1e-6;
 /** The flag layer's scores: STATE, and SCHEMA (which wins once it has passed). */
@@ -40,12 +47,8 @@ const MARKER_SCORE = 100;
 /** The pooling layer: weight logits ±12 (matcher.WEIGHT_RANGE) and ±100 from the flag. */
 const POOL_WEIGHT = 12;
 const POOL_FLAG = 100;
-/** Scale of the bag in the residual stream; the head's LayerNorm removes it. */
-const BAG_SCALE = 4;
 /** Gain on queries and keys that q_norm / k_norm then normalise away, eps with it. */
 const NORM_GAIN = 1000;
-/** The final norm's gain on the bag dims. */
-const FINAL_SCALE = 100;
 
 export interface ConstructOptions {
   /** Context length written into the config (max_position_embeddings). */
@@ -67,7 +70,7 @@ export const HEAD_CONFIG_BASE = {
 
 /** The release's config.json (Qwen3_5ForConditionalGeneration with a text_config). */
 export function releaseConfig(
-  params: MatcherParams,
+  params: ModelParams,
   options: ConstructOptions,
 ): Record<string, unknown> {
   const { heads: P, headDim: hd, vocab } = params.shape;
@@ -124,7 +127,7 @@ export function releaseConfig(
 
 /** The release's tensors: the backbone and lm_head (model.safetensors), and the head. */
 export function constructTensors(
-  params: MatcherParams,
+  params: ModelParams,
   markers: { state: number; schema: number },
 ) {
   const { heads: P, headDim: hd, vocab: V } = params.shape;
@@ -138,7 +141,7 @@ export function constructTensors(
   let maxNormSq = 0;
   for (let t = 0; t < V; t++) {
     const row = embed.subarray(t * D, (t + 1) * D);
-    row[L.constant] = 1;
+    row[L.constant] = CONST_VALUE;
     if (t === markers.state) row[L.stateMarker] = 1;
     if (t === markers.schema) row[L.schemaMarker] = 1;
     for (let p = 0; p < P; p++) {
@@ -146,7 +149,7 @@ export function constructTensors(
       row[L.angles + 2 * p] = Math.tanh(rho);
       row[L.angles + 2 * p + 1] = 1 / Math.cosh(rho);
     }
-    for (let j = 0; j < width; j++) row[L.content + j] = params.content[t * width + j] as number;
+    for (let j = 0; j < width; j++) row[L.content + j] = params.theta[t * width + j] as number;
     let sq = 1; // the flag
     for (const v of row) sq += v * v;
     maxNormSq = Math.max(maxNormSq, sq);
@@ -159,8 +162,11 @@ export function constructTensors(
     tensors.push({ name, dtype: 'F32', shape, data });
   };
   const lm = new Float32Array(V * D);
+  const stride = 1 + width;
   for (const [t, r] of params.rowOf) {
-    for (let j = 0; j < width; j++) lm[t * D + L.bag + j] = params.rows[r * width + j] as number;
+    lm[t * D + L.constant] = params.rows[r * stride] as number;
+    for (let j = 0; j < width; j++)
+      lm[t * D + L.content + j] = params.rows[r * stride + 1 + j] as number;
   }
   add('lm_head.weight', [V, D], lm);
   add(`${TEXT_PREFIX}embed_tokens.weight`, [V, D], embed);
@@ -216,8 +222,8 @@ export function constructTensors(
     const v = w['self_attn.v_proj.weight'] as Float32Array;
     set(v, D, 0, L.stateMarker, 1);
     set(v, D, 0, L.schemaMarker, -1);
-    // A marker's x̂ = x · sqrt(D / (|x|² + D eps)), |x|² = 2 + P (constant, marker, angles).
-    const markerValue = Math.sqrt(D / (2 + P + D * RMS_EPS));
+    // A marker's x̂ = x · sqrt(D / (|x|² + D eps)), |x|² = CONST² + 1 + P (constant, marker, angles).
+    const markerValue = Math.sqrt(D / (CONST_VALUE ** 2 + 1 + P + D * RMS_EPS));
     set(w['self_attn.o_proj.weight'] as Float32Array, P * hd, L.flag, 0, 1 / markerValue);
   });
 
@@ -237,7 +243,7 @@ export function constructTensors(
       set(k, D, p * hd + r0 + 2, L.flag, NORM_GAIN);
       for (let j = 0; j < hd; j++) {
         set(v, D, p * hd + j, L.content + p * hd + j, 1);
-        set(o, P * hd, L.bag + p * hd + j, p * hd + j, BAG_SCALE);
+        set(o, P * hd, L.content + p * hd + j, p * hd + j, BAG_SCALE);
       }
     }
     // score = sqrt(hd)·κ·(12 cos θ + 100 f) / (sqrt(12² + 100²)·sqrt(1 + f²)): κ makes it exact at f = 1.
@@ -245,19 +251,20 @@ export function constructTensors(
     const kn = w['self_attn.k_norm.weight'] as Float32Array;
     kn[r0] = kn[r0 + 1] = kn[r0 + 2] = kappa - 1;
   });
-  // Only the bag dims survive, scaled up so the head's LayerNorm eps (1e-5) is negligible
-  // against their variance (it would otherwise move logits by ~1e-3).
+  // The content dims and the constant dim survive, scaled up so the head's LayerNorm eps (1e-5)
+  // is negligible against their variance (it would otherwise move logits by ~1e-3).
   const finalNorm = new Float32Array(D).fill(-1);
-  finalNorm.fill(FINAL_SCALE - 1, L.bag, L.bag + width);
+  finalNorm.fill(FINAL_SCALE - 1, L.content, L.content + width);
+  finalNorm[L.constant] = (FINAL_SCALE * Math.exp(params.logBias)) / CONST_VALUE - 1;
   add(`${TEXT_PREFIX}norm.weight`, [D], finalNorm);
 
-  return { backbone: tensors, head: headTensors(D, params.logScale) };
+  return { backbone: tensors, head: headTensors(D, Math.log(priorScale(params))) };
 }
 
 /** The head: LayerNorms the identity, the prior's scale fitted, everything else zero. */
 function headTensors(D: number, logScale: number): TensorToWrite[] {
   const scalars: Record<string, number> = {
-    prior_logit_scale: Math.min(logScale, Math.log(100)),
+    prior_logit_scale: logScale,
     joint_logit_scale: 0,
     residual_gate: -30,
   };
@@ -269,7 +276,7 @@ function headTensors(D: number, logScale: number): TensorToWrite[] {
 }
 
 /** Writes the release directory: config, weights, head, tokenizer. */
-export function writeRelease(dir: string, params: MatcherParams, options: ConstructOptions): void {
+export function writeRelease(dir: string, params: ModelParams, options: ConstructOptions): void {
   mkdirSync(dir, { recursive: true });
   const { backbone, head } = constructTensors(params, options.markers);
   const D = hiddenLayout(params.shape).hidden;

@@ -19,7 +19,7 @@ import {
 import { loadTokenizerSync, type ClefTokenizer } from '../../clef/tokenizer.js';
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { renderValue } from '../../protocol/render.js';
-import type { MatcherExample } from './matcher.js';
+import type { ModelExample } from './model.js';
 import { trainBpeTokenizer, type TrainedTokenizer } from './bpe.js';
 import { TrainError } from './errors.js';
 import type { Rng } from '../rng.js';
@@ -123,7 +123,7 @@ function corpus(examples: readonly LabelledExample[]): string[] {
   for (let i = 0; i < TEMPLATE_WEIGHT; i++) texts.push(...template);
   const seenSchema = new Set<string>();
   for (const example of examples) {
-    texts.push(renderValue(example.valid.state));
+    texts.push(...stateVariants(renderValue(example.valid.state)));
     example.valid.questions.forEach((q, i) => {
       const options = promptOptions(q);
       const pieces = [
@@ -143,10 +143,25 @@ function corpus(examples: readonly LabelledExample[]): string[] {
   return texts;
 }
 
+/**
+ * A state as the tokenizer learns it: as written, lower-cased, and with a leading space. Byte-level
+ * BPE tells "VPN", "vpn" and " vpn" apart; with all three in the corpus each is a whole token, and
+ * the model ties them through their shared features (features.ts) instead of seeing a word that
+ * starts a message, or is written in capitals, split into pieces.
+ */
+export function stateVariants(text: string): string[] {
+  const lower = text.toLowerCase();
+  const variants = [text, ` ${text}`];
+  if (lower !== text) variants.push(lower, ` ${lower}`);
+  return variants;
+}
+
 export interface PreparedData {
   tokenizer: ClefTokenizer;
   files: TrainedTokenizer;
   markers: { state: number; schema: number };
+  /** The bag's template tokens besides the markers (they get no content and no weight). */
+  template: number[];
 }
 
 /** Trains the byte-level BPE on the examples and finds the marker tokens the model keys on. */
@@ -160,7 +175,7 @@ export function prepareTokenizer(
       `--vocab must be an integer >= 512, got ${vocabSize}`,
     );
   }
-  const files = trainBpeTokenizer({ vocabSize, corpus: corpus(examples) });
+  const files = trainBpeTokenizer({ vocabSize, corpus: corpus(examples), minPairCount: 1 });
   const tokenizer = loadTokenizerSync(files.tokenizerJson, files.tokenizerConfig);
   const single = (word: string): number => {
     const ids = tokenizer.encode(word);
@@ -181,7 +196,24 @@ export function prepareTokenizer(
   if (!tokenizer.encode(SCHEMA_HEADER).includes(markers.schema)) {
     throw new Error('the schema header must hold the SCHEMA token');
   }
-  return { tokenizer, files, markers };
+  return { tokenizer, files, markers, template: bagTemplate(tokenizer, markers) };
+}
+
+/**
+ * The template tokens the bag holds besides the state's own: after the STATE marker in the
+ * prompt's prefix ("STATE:\n" ends it) and before the SCHEMA marker in the schema header.
+ */
+function bagTemplate(tokenizer: ClefTokenizer, markers: { state: number; schema: number }) {
+  const prefix = tokenizer.encode(PROMPT_PREFIX);
+  const header = tokenizer.encode(SCHEMA_HEADER);
+  return [
+    ...prefix.slice(prefix.indexOf(markers.state) + 1),
+    ...header.slice(0, header.indexOf(markers.schema)),
+  ];
+}
+
+function span(ids: readonly number[], [start, end]: readonly [number, number]): Int32Array {
+  return Int32Array.from(ids.slice(start, end));
 }
 
 /**
@@ -195,9 +227,9 @@ export function encodeExamples(
   contextTokens: number,
   trained: ReadonlySet<string>,
   rotations?: Rng,
-): MatcherExample[] {
+): ModelExample[] {
   const tooLong: string[] = [];
-  const out: MatcherExample[] = [];
+  const out: ModelExample[] = [];
   const spans = new Map<string, Int32Array>();
   for (const example of examples) {
     let encoded;
@@ -216,6 +248,7 @@ export function encodeExamples(
       .map((q, k) => ({ q, valid: example.valid.questions[k] }))
       .filter(({ q }) => trained.has(q.id))
       .map(({ q }) => ({
+        instructions: span(ids, q.span),
         options: q.optionSpans.map(([s, e]) => {
           const key = ids.slice(s, e).join(',');
           let span = spans.get(key);
@@ -224,7 +257,8 @@ export function encodeExamples(
         }),
         label: example.labels.get(q.id) ?? -1,
       }));
-    out.push({ bag, questions });
+    const last = ids[ids.length - 1] as number;
+    out.push({ bag, last, questions });
     const state = example.valid.state;
     if (rotations !== undefined && typeof state === 'string' && encoded.stateEnd <= stop) {
       const rotated = rotateWords(state, rotations);
@@ -233,6 +267,7 @@ export function encodeExamples(
         const middle = data.tokenizer.encode(rotated);
         out.push({
           bag: Int32Array.from([...(around[0] as number[]), ...middle, ...(around[1] as number[])]),
+          last,
           questions,
         });
       }
