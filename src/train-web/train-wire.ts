@@ -12,7 +12,6 @@ export interface PageTrainRequest {
   name?: string;
   seed?: number;
   holdout?: number;
-  epochs?: number;
 }
 
 /**

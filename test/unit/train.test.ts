@@ -31,7 +31,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
  * Small and quick: 12 epochs; the converter's float64 fidelity pass (seconds per request) only
  * where a test is about it: train-construct.test.ts checks the construction against that forward.
  */
-const QUICK = { fit: { epochs: 12 }, fidelityRequests: 0 } as const;
+const QUICK = { fit: { lambda: 0.1, normScale: 0.3, bias: 1 }, fidelityRequests: 0 } as const;
 
 function filesHash(dir: string): Record<string, string> {
   const out: Record<string, string> = {};

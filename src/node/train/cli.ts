@@ -7,6 +7,7 @@ import { isCalibrationError } from '../../calibrate/errors.js';
 import { isTrainError, TrainError } from './errors.js';
 import { trainDecisionModel } from './train.js';
 import type { TrainOptions, TrainProgress } from './pipeline.js';
+import { DEFAULT_SETTINGS } from './select.js';
 
 export const TRAIN_USAGE = `usage: clef-web train --examples labelled.jsonl --out <dir> [options]
   Trains a small decision model on your labelled System One examples (the JSONL that
@@ -17,11 +18,12 @@ options:
   --release DIR          where the Clef release is written (default: <out>-release)
   --name NAME            the model name requests use (default: the examples' most common model)
   --seed N               random seed (default 1): the same seed gives the same bytes
-  --holdout F            share held out for selection, verification, calibration (default 0.1)
+  --holdout F            share held out for the figures and calibration (default: none up to
+                         2,000 examples, which are cross-fitted instead; 0.1 above)
   --held-out FILE        held-out examples from their own file instead of --holdout
   --coverage F           calibration coverage (default 0.9)
   --bands 2-12,13-255    also calibrate these option-count bands on their own (as calibrate does)
-  --epochs N             most epochs of the fit (default 20; the best on the held-out part is kept)
+  --lambda L             the fit's L2 penalty as given (default: chosen by cross-fitting)
   --vocab N              BPE vocabulary size (default 4000)
   --fidelity N           random requests the converter checks against the float64 reference (default 2)
   --context N            context length in tokens (default 4096)
@@ -67,7 +69,7 @@ export async function trainMain(argv: string[]): Promise<number> {
         'held-out': { type: 'string' },
         coverage: { type: 'string' },
         bands: { type: 'string' },
-        epochs: { type: 'string' },
+        lambda: { type: 'string' },
         vocab: { type: 'string' },
         fidelity: { type: 'string' },
         'card-notes': { type: 'string' },
@@ -98,7 +100,7 @@ export async function trainMain(argv: string[]): Promise<number> {
     }
   };
   try {
-    const epochs = number('epochs', values.epochs);
+    const lambda = number('lambda', values.lambda);
     const options: TrainOptions = {
       examples: read(values.examples as string),
       out: values.out as string,
@@ -113,19 +115,28 @@ export async function trainMain(argv: string[]): Promise<number> {
       contextTokens: number('context', values.context),
       fidelityRequests: number('fidelity', values.fidelity),
       cardNotes: values['card-notes'] === undefined ? undefined : read(values['card-notes']),
-      fit: epochs === undefined ? undefined : { epochs },
+      fit: lambda === undefined ? undefined : { ...DEFAULT_SETTINGS, lambda },
       onProgress: values.quiet ? undefined : (p) => process.stderr.write(`${formatProgress(p)}\n`),
     };
     const result = await trainDecisionModel(options);
+    const on = result.evaluatedOn === 'cross-fit' ? 'out of fold' : 'held out';
     for (const q of result.heldOut.questions) {
+      const nb = result.baseline.questions.find((b) => b.id === q.id)?.accuracy ?? NaN;
+      const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+      const plain =
+        q.accuracy >= nb + 0.03
+          ? 'the model earned its place'
+          : q.accuracy >= nb
+            ? 'no better than naive Bayes by 3 points'
+            : 'naive Bayes is better: the model did NOT earn its place (see README.md)';
       console.log(
-        `${q.id}: held-out accuracy ${(100 * q.accuracy).toFixed(1)}% over ${q.answered} answers`,
+        `${q.id}: accuracy ${pct(q.accuracy)} over ${q.answered} answers ${on}; naive Bayes ${pct(nb)}: ${plain}`,
       );
     }
     console.log(
       `wrote ${result.packageDir} (model "${result.name}"; card: README.md) and the release ${result.releaseDir}`,
     );
-    if (!result.calibrated) console.log('not calibrated: too few held-out answers (see README.md)');
+    if (!result.calibrated) console.log('not calibrated: too few answers (see README.md)');
     return 0;
   } catch (e) {
     if (isTrainError(e) || isCalibrationError(e) || e instanceof ClefError) {

@@ -54,7 +54,11 @@ export interface TrainedQuestion {
  * options with too few examples, and the same option text in two questions (their options would
  * be scored alike).
  */
-export function checkExamples(train: readonly LabelledExample[]): TrainedQuestion[] {
+export function checkExamples(
+  train: readonly LabelledExample[],
+  /** Labelled answers the calibration needs (calibrate/fit.ts requiredAnswers), at least. */
+  minAnswers = 0,
+): TrainedQuestion[] {
   const problems: string[] = [];
   const questions = new Map<string, TrainedQuestion>();
   const semanticsOwner = new Map<string, string>();
@@ -101,6 +105,13 @@ export function checkExamples(train: readonly LabelledExample[]): TrainedQuestio
     }
   }
   if (questions.size === 0) problems.push('no labelled choice question in the file');
+  let answers = 0;
+  for (const q of questions.values()) for (const n of Object.values(q.counts)) answers += n;
+  if (questions.size > 0 && answers < minAnswers) {
+    problems.push(
+      `${answers} labelled answer${answers === 1 ? '' : 's'} in all; at least ${minAnswers} are needed to calibrate the model's probabilities (docs/calibration.md), which every trained model ships with`,
+    );
+  }
   if (problems.length > 0) {
     const listed = [...new Set(problems)];
     const shown = listed.slice(0, 50).map((p) => `  ${p}`);

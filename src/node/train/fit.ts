@@ -1,133 +1,151 @@
 /**
- * Fits the matcher: Adam over shuffled minibatches, token dropout, and selection on the held-out
- * examples after each epoch (the best epoch's parameters are kept). Deterministic for a seed:
- * one stream of random numbers, in one order, on one thread.
+ * The fit phase: the learner set up for the trained questions, the settings chosen, the final
+ * model fitted, and the logits every later phase needs to judge it on text it did not see.
+ *
+ * - A small training part (under CROSS_FIT_MAX labelled examples) is cross-fitted: each candidate
+ *   setting on K folds (select.ts), the best refitted on everything. Its out-of-fold logits are
+ *   the model's answers on unseen text, for the card, the baseline's comparison and calibration.
+ * - A large one is judged on the held-out part: each candidate fitted once on the training part
+ *   and the best kept (cross-fitting it would cost K times as much for little gain).
  */
-import { Rng } from '../rng.js';
+import type { LabelledExample } from '../../calibrate/examples.js';
+import { promptOptions } from '../../clef/prompt.js';
+import type { PreparedData, TrainedQuestion } from './data.js';
 import {
-  accumulate,
-  Adam,
-  cloneParams,
-  matcherLogits,
-  zeroGradients,
-  type MatcherExample,
-  type MatcherParams,
-} from './matcher.js';
+  classDims,
+  fitModel,
+  setupLearner,
+  type FitSettings,
+  type FittedModel,
+  type LearnerSetup,
+} from './learner.js';
+import { modelLogits, type ModelExample } from './model.js';
+import { assignFolds, CANDIDATES, crossFit, FOLDS, score, type CandidateScore } from './select.js';
 
-export interface FitSettings {
-  epochs: number;
-  /** Examples per step; 'auto': an epoch of at least 16 steps, at most 128 examples a step. */
-  batch: number | 'auto';
-  lr: number;
-  weightDecay: number;
-  /** Chance of leaving a bag token out while fitting. */
-  dropout: number;
+/** Largest training part that is cross-fitted; a larger one is judged on its held-out part. */
+export const CROSS_FIT_MAX = 2000;
+/** L-BFGS iterations per fit at most (the fits here stop at 60-300). */
+export const MAX_ITERATIONS = 400;
+
+export interface FitPhaseOptions {
+  /** Settings to use as they are (no selection), e.g. from `clef-web train --lambda`. */
+  settings?: FitSettings;
+  normDims?: number;
   seed: number;
+  rmsEps: number;
+  /** Progress: fits done and in all. */
+  onFit?: (done: number, total: number) => void;
 }
 
-export const DEFAULT_FIT: Readonly<FitSettings> = Object.freeze({
-  epochs: 20,
-  batch: 'auto',
-  lr: 0.005,
-  weightDecay: 1e-4,
-  dropout: 0.3,
-  seed: 1,
-});
-
-export interface EpochReport {
-  epoch: number;
-  trainLoss: number;
-  heldOutLoss: number;
-  heldOutAccuracy: number;
+export interface FitPhase {
+  setup: LearnerSetup;
+  model: FittedModel;
+  /** How the settings were chosen. */
+  selection: {
+    method: 'cross-fit' | 'held-out' | 'given';
+    folds: number;
+    scores: CandidateScore[];
+  };
+  /**
+   * Logits on unseen text for the card and calibration: out-of-fold logits of every training
+   * example (cross-fit), or null (judged on the held-out part instead).
+   */
+  outOfFold: Float64Array[][] | null;
+  /** Fold of each training example when cross-fitted (for the baseline's same folds). */
+  folds: number[] | null;
 }
 
-/** Mean cross-entropy and accuracy of the labelled questions. */
-export function evaluate(params: MatcherParams, examples: readonly MatcherExample[]) {
-  let loss = 0;
-  let right = 0;
-  let n = 0;
-  for (const e of examples) {
-    const logits = matcherLogits(params, e);
-    e.questions.forEach((q, k) => {
-      if (q.label < 0) return;
-      const l = logits[k] as Float64Array;
-      let max = -Infinity;
-      let best = 0;
-      l.forEach((v, i) => {
-        if (v > max) {
-          max = v;
-          best = i;
-        }
+/** Every distinct option span of the encoded examples, with the class dim of its option. */
+function optionSpans(
+  questions: readonly TrainedQuestion[],
+  groups: ReadonlyArray<{ examples: readonly LabelledExample[]; encoded: readonly ModelExample[] }>,
+) {
+  const { dimOf, width } = classDims(questions.map((q) => q.options));
+  const index = new Map(questions.map((q, k) => [q.id, k]));
+  const spans: Array<{ tokens: Int32Array; dim: number }> = [];
+  const seen = new Set<string>();
+  for (const { examples, encoded } of groups) {
+    examples.forEach((example, i) => {
+      const asked = example.valid.questions.filter((q) => index.has(q.id));
+      asked.forEach((q, j) => {
+        const k = index.get(q.id) as number;
+        const ids = promptOptions(q).map(([id]) => id);
+        const question = (encoded[i] as ModelExample).questions[j];
+        question?.options.forEach((tokens, o) => {
+          const dim = dimOf.get(`${k}\u0000${ids[o] as string}`);
+          const key = `${dim}:${tokens.join(',')}`;
+          if (dim === undefined || seen.has(key)) return;
+          seen.add(key);
+          spans.push({ tokens, dim });
+        });
       });
-      let sum = 0;
-      for (const v of l) sum += Math.exp(v - max);
-      loss += Math.log(sum) - ((l[q.label] as number) - max);
-      if (best === q.label) right++;
-      n++;
     });
   }
-  return { loss: n === 0 ? 0 : loss / n, accuracy: n === 0 ? 0 : right / n };
+  return { spans, width };
 }
 
-export function fitMatcher(
-  initial: MatcherParams,
-  train: readonly MatcherExample[],
-  heldOut: readonly MatcherExample[],
-  settings: FitSettings,
-  onEpoch?: (report: EpochReport) => void,
-): { params: MatcherParams; best: EpochReport; history: EpochReport[] } {
-  const params = cloneParams(initial);
-  const rng = new Rng(settings.seed ^ 0x7f4a7c15);
-  const adam = new Adam(params, settings.lr, settings.weightDecay);
-  const drop = (bag: Int32Array): Int32Array => {
-    if (settings.dropout <= 0) return bag;
-    const kept = bag.filter(
-      (t, i) => i === 0 || rng.uniform() >= settings.dropout || initial.frozen.has(t),
-    );
-    // The first token is the STATE marker (no content): keep the whole bag if nothing else is left.
-    return kept.length > 1 ? kept : bag;
-  };
-  const order = train.map((_, i) => i);
-  const batchSize =
-    settings.batch === 'auto'
-      ? Math.max(8, Math.min(128, Math.ceil(train.length / 16)))
-      : settings.batch;
-  const history: EpochReport[] = [];
-  let best: EpochReport | null = null;
-  let bestParams = cloneParams(params);
-  for (let epoch = 1; epoch <= settings.epochs; epoch++) {
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [order[i], order[j]] = [order[j] as number, order[i] as number];
-    }
-    let loss = 0;
-    let questions = 0;
-    for (let start = 0; start < order.length; start += batchSize) {
-      const batch = order.slice(start, start + batchSize).map((i) => train[i] as MatcherExample);
-      const grads = zeroGradients(params);
-      const r = accumulate(params, batch, grads, drop);
-      loss += r.loss;
-      questions += r.questions;
-      adam.apply(grads);
-    }
-    const held = evaluate(params, heldOut);
-    const report = {
-      epoch,
-      trainLoss: questions === 0 ? 0 : loss / questions,
-      heldOutLoss: held.loss,
-      heldOutAccuracy: held.accuracy,
+export function fitPhase(
+  data: PreparedData,
+  questions: readonly TrainedQuestion[],
+  train: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
+  heldOut: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
+  options: FitPhaseOptions,
+): FitPhase {
+  const { spans, width } = optionSpans(questions, [train, heldOut]);
+  const setup = setupLearner(
+    data.tokenizer,
+    data.files.vocabSize,
+    data.markers,
+    data.template,
+    width,
+    spans,
+    options.rmsEps,
+    options.normDims,
+  );
+  const examples = train.encoded;
+  const candidates = options.settings !== undefined ? [options.settings] : CANDIDATES;
+  if (examples.length <= CROSS_FIT_MAX || heldOut.encoded.length === 0) {
+    const total = candidates.length * Math.min(FOLDS, examples.length) + 1;
+    const cross = crossFit(setup, examples, {
+      candidates,
+      seed: options.seed,
+      maxIterations: MAX_ITERATIONS,
+      onFit: (done) => options.onFit?.(done, total),
+    });
+    const model = fitModel(setup, examples, {
+      settings: cross.best,
+      maxIterations: MAX_ITERATIONS,
+    });
+    options.onFit?.(total, total);
+    return {
+      setup,
+      model,
+      selection: {
+        method: options.settings !== undefined ? 'given' : 'cross-fit',
+        folds: Math.min(FOLDS, examples.length),
+        scores: cross.scores,
+      },
+      outOfFold: cross.outOfFold,
+      folds: assignFolds(examples, Math.min(FOLDS, examples.length), options.seed),
     };
-    history.push(report);
-    onEpoch?.(report);
-    if (
-      best === null ||
-      report.heldOutAccuracy > best.heldOutAccuracy ||
-      (report.heldOutAccuracy === best.heldOutAccuracy && report.heldOutLoss < best.heldOutLoss)
-    ) {
-      best = report;
-      bestParams = cloneParams(params);
-    }
   }
-  if (best === null) throw new Error('no epoch ran');
-  return { params: bestParams, best, history };
+  let best: { model: FittedModel; logLoss: number } | null = null;
+  const scores: CandidateScore[] = [];
+  candidates.forEach((settings, i) => {
+    const model = fitModel(setup, examples, { settings, maxIterations: MAX_ITERATIONS });
+    const judged = score(
+      heldOut.encoded,
+      heldOut.encoded.map((e) => modelLogits(model.params, e)),
+    );
+    scores.push({ settings, ...judged });
+    if (best === null || judged.logLoss < best.logLoss) best = { model, logLoss: judged.logLoss };
+    options.onFit?.(i + 1, candidates.length);
+  });
+  return {
+    setup,
+    model: (best as unknown as { model: FittedModel }).model,
+    selection: { method: options.settings !== undefined ? 'given' : 'held-out', folds: 0, scores },
+    outOfFold: null,
+    folds: null,
+  };
 }
