@@ -14,6 +14,7 @@ export {
 export {
   startServer,
   nodeEngineBackend,
+  ServeConfigError,
   type RunningServer,
   type ServeEngine,
   type ServeOptions,
