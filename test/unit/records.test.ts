@@ -17,6 +17,7 @@ import { replayMain } from '../../src/node/record/replay.js';
 import { nodeEngineBackend, startServer } from '../../src/node/serve/server.js';
 import { serveMain } from '../../src/node/serve/cli.js';
 import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
+import { within } from './support/within.js';
 
 const NANO = 'models/clef-nano';
 const schema = JSON.parse(readFileSync('docs/records.schema.json', 'utf8'));
@@ -54,15 +55,6 @@ async function replay(file: string, pkg = NANO): Promise<{ code: number; out: st
     log.mockRestore();
     err.mockRestore();
   }
-}
-
-/** Settles with `promise`, or rejects saying `what` did not happen within `ms`. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /**
