@@ -31,21 +31,22 @@ for (const device of DEVICES) {
       expect(info.model).toBe(manifest.model.name);
 
       const seed = testSeed(`trained.spec ${device} draws`);
+      const withSeed = seedLine(`trained.spec ${device} draws`, seed);
       const tolerance = TOLERANCE[device].fp32.logit;
       let worst = 0;
       for (const { state, label } of plantedExamples(8, seed)) {
         const request = plantedRequest(state, info.model);
         const got = await mustDecide(page, 'trained', request);
         const choice = (got.response.answers.route as { choice: string }).choice;
-        expect(choice, seedLine(`trained.spec ${device} draws`, seed)).toBe(label);
+        expect(choice, withSeed).toBe(label);
         const reference = await referenceDecide(RELEASE, validateRequest(request));
         const want = reference.logits[0] as Float64Array;
         const logits = (got.logits as number[][])[0] as number[];
-        expect(logits.length).toBe(want.length);
+        expect(logits.length, withSeed).toBe(want.length);
         want.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (logits[i] as number)))));
       }
       console.log(`[trained] ${device}: max |Δ logit| vs float64 ${worst.toExponential(2)}`);
-      expect(worst).toBeLessThan(tolerance);
+      expect(worst, `${withSeed}: max |Δ logit| vs float64`).toBeLessThan(tolerance);
     },
   );
 }
