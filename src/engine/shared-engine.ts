@@ -73,6 +73,9 @@ export class SharedEngine {
   private readonly lanes = new LaneQueue(1);
   private nextTab = 1;
   private nextId = 1;
+  /** Decisions started so far, and whether one is running: what `timings.queue` counts. */
+  private started = 0;
+  private busy = false;
   private presenceLock: string | null = null;
   private ending = false;
   private retry: ReturnType<typeof setTimeout> | undefined;
@@ -185,12 +188,28 @@ export class SharedEngine {
     }
     const engineId = this.nextId++;
     tab.requests.set(id, engineId);
+    const queued = performance.now();
+    const startedBefore = this.started;
+    const runningThen = this.busy ? 1 : 0;
     try {
       return await this.lanes.push(
         engineId,
-        () => {
+        async (): Promise<WireResult<DecisionWire>> => {
           tab.running.add(engineId);
-          return host.systemone(engineId, body, calibration);
+          const queue = {
+            waitedMs: performance.now() - queued,
+            behind: runningThen + this.started - startedBefore,
+          };
+          this.started++;
+          this.busy = true;
+          try {
+            const decided = await host.systemone(engineId, body, calibration);
+            if (!decided.ok) return decided;
+            const timings = { ...decided.value.timings, queue };
+            return { ok: true, value: { ...decided.value, timings } };
+          } finally {
+            this.busy = false;
+          }
         },
         tab.id,
       );

@@ -391,6 +391,13 @@ export interface DecisionTimings {
   totalMs: number;
   prefixHit: boolean;
   backboneTokens: number;
+  /**
+   * Only from a shared engine (createClef({ shared: true })): how long the request waited for
+   * the engine (ms), and behind how many decisions (any tab's): the one running when it came,
+   * and those that started before it. Each tab waits in a line of its own, so a tab sending one
+   * request at a time waits behind at most the one decision that was running.
+   */
+  queue?: { waitedMs: number; behind: number };
 }
 
 export interface DecisionWire {
