@@ -17,7 +17,7 @@ const REQUESTS = randomRequests(3801, 3);
 
 let proxy: CountingProxy;
 
-test.beforeAll(async ({}, testInfo) => {
+test.beforeAll(async ({ browser: _browser }, testInfo) => {
   proxy = await countingProxy(String(testInfo.project.use.baseURL));
 });
 test.afterAll(async () => {
