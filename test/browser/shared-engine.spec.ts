@@ -149,6 +149,14 @@ test('three tabs share one engine: the package fetched once, one runtime start, 
     expect(requested(joinFrom, FP32)).toEqual([]);
     expect(requested(joinFrom, '/ort/')).toEqual([]);
     console.log(`[shared] a fourth tab's first answer: ${first.ms.toFixed(0)} ms`);
+
+    // Every tab disposes its clef and stays open: the last one out ends the worker.
+    for (const tab of [...tabs, fourth]) await tab.evaluate(() => window.enginePage.dispose('s'));
+    // (The tiny-q4 and device 'auto' engines of the second tab stay.)
+    const ofThisEngine = (n: string) => n.includes(`"device":"wasm"`) && n.includes('/tiny/"');
+    await expect.poll(async () => (await sharedWorkers(browser)).filter(ofThisEngine)).toEqual([]);
+    expect((await sharedWorkers(browser)).length).toBe(2);
+    expect((await clefLocks(fourth)).filter(ofThisEngine)).toEqual([]);
   } finally {
     await context.close();
   }
