@@ -189,7 +189,7 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
 }
 
 /** createClef with the test and benchmark switches (not exported by the package). */
-export function createInstrumentedClef(
+export async function createInstrumentedClef(
   options: ClefOptions & InstrumentOptions = {},
 ): Promise<Clef> {
   const known = [...Object.keys(CLEF_OPTIONS), ...Object.keys(INSTRUMENT_OPTIONS)];
