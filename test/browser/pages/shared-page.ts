@@ -4,7 +4,7 @@
  * with when it arrived and what it waited behind (timings.queue), and the Web Locks of the
  * origin (a shared engine's locks are gone once its worker is).
  */
-import type { ClefOptions, InstrumentOptions } from '../../../src/client/clef.js';
+import { createClef, type ClefOptions, type InstrumentOptions } from '../../../src/client/clef.js';
 import type { DecisionWire, EngineInfo } from '../../../src/wire/wire.js';
 import { enginePage } from './engine-page.js';
 import { createTestClef } from './test-clef.js';
@@ -46,10 +46,13 @@ async function answer(name: string, request: unknown, index: number): Promise<An
 }
 
 export const sharedPage = {
-  /** createClef, then one decision: how long until that first answer (ms), and the info. */
-  firstAnswer: async (name: string, options: Options, request: unknown) => {
+  /**
+   * createClef, then one decision: how long until that first answer (ms), and the info. With
+   * `shipped`, the page API's own createClef and the shipped worker (the benchmark's).
+   */
+  firstAnswer: async (name: string, options: Options, request: unknown, shipped = false) => {
     const started = now();
-    const clef = await createTestClef(options);
+    const clef = await (shipped ? createClef(options) : createTestClef(options));
     enginePage.clefs.set(name, clef);
     const wire = await clef.decide(request);
     const ms = now() - started;
