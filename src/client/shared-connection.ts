@@ -6,6 +6,7 @@
  */
 import * as Comlink from 'comlink';
 import type { LoadOptionsWire, LoadProgress, SharedEngineApi } from '../wire/wire.js';
+import { engineKey } from '../core/engine-key.js';
 import { lockName, open, type Connection } from './connection.js';
 import { unwrap } from './worker-session.js';
 
@@ -31,12 +32,6 @@ export function sharedUnsupported(): string | null {
   return null;
 }
 
-/** What names the engine: every load option, in a fixed order (the model URL is absolute). */
-export function sharedEngineKey(options: LoadOptionsWire): string {
-  const entries = Object.entries(options).filter(([, v]) => v !== undefined);
-  return JSON.stringify(Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : 1))));
-}
-
 interface HeldLock {
   readonly name: string;
   release(): void;
@@ -59,7 +54,7 @@ export async function connectShared(
   options: LoadOptionsWire,
   onProgress?: (p: LoadProgress) => void,
 ): Promise<Connection> {
-  const key = sharedEngineKey(options);
+  const key = engineKey(options);
   // Held from before connecting: the worker ends only when no tab holds it, and a tab that
   // comes while it is ending is granted it once that worker has gone.
   const presence = await holdLock(`clef-web-tabs ${key}`, 'shared');

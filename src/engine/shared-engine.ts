@@ -19,6 +19,7 @@
  */
 import * as Comlink from 'comlink';
 import type { CalibrationAsk } from '../calibrate/index.js';
+import { engineKey } from '../core/engine-key.js';
 import { LaneQueue } from '../core/lanes.js';
 import { DisposedError, EngineError, WorkerLostError } from '../wire/errors.js';
 import {
@@ -57,12 +58,6 @@ async function settledOk(loading: Promise<WireResult<HostInfo>>): Promise<boolea
   const pending = Symbol('pending');
   const first = await Promise.race([loading, Promise.resolve(pending)]);
   return first !== pending && first.ok;
-}
-
-/** The load options that decide which engine a tab gets (all of them). */
-export function engineKey(options: LoadOptionsWire): string {
-  const entries = Object.entries(options).filter(([, v]) => v !== undefined);
-  return JSON.stringify(Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : 1))));
 }
 
 export class SharedEngine {
