@@ -44,6 +44,7 @@ import { checkCalibrationAsk, decide, decisionModel } from '../core/decide.js';
 import { runtimeAdapter } from '../core/runtime-types.js';
 import { DEFAULT_CACHE_BUDGET_BYTES, packageChunkTokens } from '../core/defaults.js';
 import { readPackageCalibration } from '../core/calibration.js';
+import { refuseUnknownOptions } from '../core/option-names.js';
 import { loadOrtNode, type NodeSessionOptions } from './ort-node.js';
 import { checkChunkTokens, RunnerSet } from './runner-set.js';
 import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';
@@ -75,6 +76,16 @@ export interface NodeEngineOptions {
    */
   memoryArena?: boolean;
 }
+
+/** Every NodeEngineOptions name (the compiler checks this list is whole): others are refused. */
+const NODE_ENGINE_OPTIONS: Record<keyof NodeEngineOptions, true> = {
+  chunkTokens: true,
+  scoreBudget: true,
+  cacheBudgetBytes: true,
+  threads: true,
+  kvDtype: true,
+  memoryArena: true,
+};
 
 export interface RunOptions {
   /**
@@ -270,12 +281,14 @@ async function openLexicon(
 
 /**
  * Loads and verifies a package directory; the engine holds an onnxruntime session per graph
- * (the backbone, or each of its groups, and the two head graphs).
+ * (the backbone, or each of its groups, and the two head graphs). An option it does not know
+ * is refused (a TypeError naming it and the nearest one it knows).
  */
 export async function loadNodePackage(
   dir: string,
   options: NodeEngineOptions = {},
 ): Promise<NodeEngine> {
+  refuseUnknownOptions('loadNodePackage', options, Object.keys(NODE_ENGINE_OPTIONS));
   const ort = await loadOrtNode();
   const { manifest, sha256: manifestSha256 } = await readManifestAndHash(dir);
   const chunkTokens = options.chunkTokens ?? packageChunkTokens(manifest);

@@ -188,6 +188,7 @@ describe('the API report', () => {
     expect(options).not.toContain('createInstrumentedClef');
     const clef = readFileSync(resolve(ROOT, 'src/client/clef.ts'), 'utf8');
     const publicOptions = /export interface ClefOptions \{([\s\S]*?)\n\}/.exec(clef)![1]!;
-    expect(publicOptions).not.toMatch(/\bsimulate\?|\bwasmBuild\?/);
+    expect(publicOptions).not.toMatch(/\bsimulate\?|\bwasmBuild\?|\bsharedWorker\?/);
+    expect(publicOptions).toMatch(/\bshared\?: boolean/);
   });
 });

@@ -16,6 +16,7 @@ import { errorDetail, type ClefDecisionDetail, type ClefErrorDetail } from './ev
 import { questionsFromChildren } from './question-elements.js';
 import { progressText, progressPercent } from './progress-text.js';
 import { pageRecorder } from '../../client/records.js';
+import { warnUnknownAttributes } from './unknown-attributes.js';
 import { calibrationAsk } from '../../calibrate/index.js';
 
 /** Records the element's decisions (the `record` attribute) in this origin's IndexedDB. */
@@ -88,6 +89,7 @@ export class ClefDecide extends LitElement {
     calibrated: { type: Boolean },
     abstainBelow: { type: Number, attribute: 'abstain-below' },
     record: { type: Boolean },
+    shared: { type: Boolean },
     _progress: { state: true },
     _loaded: { state: true },
     _deciding: { state: true },
@@ -121,6 +123,11 @@ export class ClefDecide extends LitElement {
    * `createClef().exportRecords()` reads them back as JSONL). Records never leave the browser.
    */
   declare record: boolean;
+  /**
+   * One engine for every tab of this origin showing this model (createClef({ shared: true })):
+   * loaded once, in a SharedWorker; a dedicated worker where the browser has none.
+   */
+  declare shared: boolean;
 
   declare private _progress: LoadProgress | null;
   declare private _loaded: boolean;
@@ -146,6 +153,7 @@ export class ClefDecide extends LitElement {
     this.debounce = 300;
     this.calibrated = false;
     this.record = false;
+    this.shared = false;
     this._progress = null;
     this._loaded = false;
     this._deciding = false;
@@ -176,6 +184,7 @@ export class ClefDecide extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    warnUnknownAttributes(this, ClefDecide.properties);
     // The engine is acquired on the first update, once properties set right after
     // appending the element are in: no load of the default model that is then dropped.
     this.needsEngine = true;
@@ -204,13 +213,18 @@ export class ClefDecide extends LitElement {
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (!this.isConnected) return;
-    if (this.needsEngine || changed.has('model') || changed.has('device')) {
+    if (
+      this.needsEngine ||
+      changed.has('model') ||
+      changed.has('device') ||
+      changed.has('shared')
+    ) {
       this.needsEngine = false;
       this.connectEngine();
     }
     if (changed.has('htmlFor') && this.hasUpdated) this.bindField();
     const inputs = [
-      ...['state', 'questions', 'modelName', 'model', 'device'],
+      ...['state', 'questions', 'modelName', 'model', 'device', 'shared'],
       ...['calibrated', 'abstainBelow'],
     ] as const;
     if (inputs.some((k) => changed.has(k)) || !this.hasUpdated) this.schedule(0);
@@ -276,18 +290,19 @@ export class ClefDecide extends LitElement {
   }
 
   private connectEngine(): void {
-    const key = engineKey(this.model, this.device);
+    const key = engineKey(this.model, this.device, this.shared);
     if (this.lease?.key === key) return;
     this.lease?.release();
     this._loaded = false;
     this._error = null;
-    const lease = sharedRegistry().acquire(this.model, this.device, (progress) => {
-      if (key !== engineKey(this.model, this.device)) return;
+    const onProgress = (progress: LoadProgress) => {
+      if (key !== engineKey(this.model, this.device, this.shared)) return;
       this._progress = progress;
       this.dispatchEvent(
         new CustomEvent('clef-progress', { detail: progress, bubbles: true, composed: true }),
       );
-    });
+    };
+    const lease = sharedRegistry().acquire(this.model, this.device, onProgress, this.shared);
     this.lease = lease;
     lease.info.then(
       () => {
