@@ -232,3 +232,21 @@ export function inspectTrainInput(
     },
   };
 }
+
+/** What the page sends for a picked file: its bytes and name, the question and column settings. */
+export interface PickedFile {
+  bytes: Uint8Array;
+  name: string;
+  /** The question's JSON text (plain files); absent: a choice made from the labels. */
+  question?: string;
+  plain?: PlainSettings;
+}
+
+/** A picked file as trainDecisionModel's input: labelled requests or a plain file, by content. */
+export function pickedInput(
+  file: PickedFile,
+): Pick<TrainInput, 'examples' | 'texts' | 'question' | 'plain' | 'files'> {
+  const { text } = decodeTrainingText(file.bytes, file.name);
+  if (isLabelledRequestFile(text)) return { examples: text, files: { examples: file.name } };
+  return { texts: text, question: file.question, plain: file.plain, files: { texts: file.name } };
+}

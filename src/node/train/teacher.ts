@@ -372,6 +372,13 @@ export async function labelWithTeacher(
     counts: [...counts].map(([label, c]) => ({ label, ...c })),
   };
   writeTeacherFiles(options, kept, confidences, reportOut, minConfidence);
+  const perLabel = reportOut.counts.map((c) => `${c.label} ${c.kept}`).join(', ');
+  onProgress({
+    phase: 'teacher',
+    done: rows.length,
+    total: rows.length,
+    message: `kept ${kept.length} of ${rows.length} answers with confidence >= ${minConfidence} (${perLabel}); ${reportOut.asked} asked now, ${fromRecords} from earlier records. Check a sample by hand: ${join(options.dir, 'review.csv')}`,
+  });
   return { rows: kept, report: reportOut };
 }
 
