@@ -175,7 +175,7 @@ describe('the plain file: CSV and JSONL rows, the question, every bad row by lin
     );
     expect(refusal(() => read('text,label\n')).message).toBe('f.csv: the file holds no example');
     expect(refusal(() => read('{"text": "a"}\nnope\n', 'jsonl')).message).toMatch(
-      /line 1: no "label".*\n  line 2: not JSON/,
+      /line 1: no "label".*\n {2}line 2: not JSON/,
     );
   });
 
