@@ -378,6 +378,8 @@ describe('the CLI', () => {
     writeFileSync(aFile, 'mine');
     const good = join(dir, 'good.csv');
     writeFileSync(good, plantedCsv(40, 1));
+    const labelled = join(dir, 'labelled.jsonl');
+    writeFileSync(labelled, plantedJsonl(40, 1));
     const cases: Array<[string[], RegExp]> = [
       [
         ['--texts', latin1],
@@ -394,6 +396,11 @@ describe('the CLI', () => {
       [
         ['--texts', good, '--label-column', 'route', '--release', join(aFile, 'sub')],
         /^clef-web train: .*a-file\/sub cannot be made: .*a-file is a file/,
+      ],
+      [
+        // The verify phase would refuse these requests after the fit: refused in the check phase.
+        ['--examples', labelled, '--name', 'other'],
+        /^clef-web train: the package answers to the model name "other", but 40 requests ask for "support-router" \(lines 1, 2, 3, .*, \.\.\.\): give every request the same "model", and --name that name or none$/,
       ],
       [
         ['--examples', good, '--question', good],

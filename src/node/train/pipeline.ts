@@ -37,6 +37,7 @@ import {
   type MatcherParams,
 } from './matcher.js';
 import { TrainError } from './errors.js';
+import { checkModelNames } from './model-names.js';
 
 export type TrainPhase =
   'check' | 'tokenizer' | 'fit' | 'release' | 'convert' | 'verify' | 'calibrate' | 'card';
@@ -385,6 +386,7 @@ function prepare(
     );
   }
   const name = options.name ?? mostCommon(all.map((e) => e.valid.model));
+  checkModelNames(split.train.concat(split.heldOut), name);
   // The held-out lines as written (lossless), for the calibration's own parse.
   const lines = (options.heldOutExamples ?? options.examples).replace(/^\uFEFF/, '').split('\n');
   const heldOutLines = new Map<number, string>();
