@@ -93,6 +93,7 @@ export class ClefTrainPanel extends LitElement {
   declare private _result: TrainResult | null;
   declare private _failure: PageTrainFailure | null;
   private worker: Worker | null = null;
+  private remote: Comlink.Remote<TrainWorkerApi> | null = null;
   private files: Record<string, Uint8Array> = {};
   private release: Record<string, Uint8Array> = {};
   private saved: FileSystemDirectoryHandle | null = null;
@@ -122,14 +123,22 @@ export class ClefTrainPanel extends LitElement {
     super.disconnectedCallback();
     this.worker?.terminate();
     this.worker = null;
+    this.remote = null;
   }
 
+  /**
+   * The worker's API: one Comlink proxy per worker, kept as long as the worker (a dropped proxy,
+   * once collected, tells the worker to stop listening).
+   */
   private api(): Comlink.Remote<TrainWorkerApi> {
-    this.worker ??= new Worker(new URL('../../workers/train.worker.ts', import.meta.url), {
-      type: 'module',
-      name: 'clef-train',
-    });
-    return Comlink.wrap<TrainWorkerApi>(this.worker);
+    if (this.worker === null) {
+      this.worker = new Worker(new URL('../../workers/train.worker.ts', import.meta.url), {
+        type: 'module',
+        name: 'clef-train',
+      });
+      this.remote = Comlink.wrap<TrainWorkerApi>(this.worker);
+    }
+    return this.remote as Comlink.Remote<TrainWorkerApi>;
   }
 
   /** The file as the worker reads it: bytes, name, the question and columns chosen. */
@@ -164,7 +173,12 @@ export class ClefTrainPanel extends LitElement {
     const n = ++this.inspection;
     this._summary = null;
     this._failure = null;
-    const outcome = await this.api().inspect(this.picked());
+    let outcome: Awaited<ReturnType<TrainWorkerApi['inspect']>>;
+    try {
+      outcome = await this.api().inspect(this.picked());
+    } catch (e) {
+      outcome = { ok: false, failure: { code: 'train_failed', message: (e as Error).message } };
+    }
     if (n !== this.inspection) return;
     if (outcome.ok) {
       this._summary = outcome.summary;
@@ -222,6 +236,7 @@ export class ClefTrainPanel extends LitElement {
       // A fresh worker for the next run: the in-memory file system and the trainer's memory go.
       this.worker?.terminate();
       this.worker = null;
+      this.remote = null;
       this._busy = false;
     }
   }
