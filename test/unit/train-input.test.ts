@@ -488,8 +488,8 @@ describe('interrupts leave nothing', () => {
       expect(sent, stderr).toBe(true);
       expect(sawPartial, 'the partial folders existed when the signal was sent').toBe(true);
       expect(exit, stderr).toEqual({ code: null, signal });
-      expect(stderr).toContain(`clef-web train: ${signal}: stopped; removed the partial folders`);
       expect(readdirSync(dir)).toEqual(['tickets.csv']);
+      expect(stderr).toContain(`clef-web train: ${signal}: stopped; removed the partial folders`);
     }, 120_000);
   }
 

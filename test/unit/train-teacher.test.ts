@@ -188,13 +188,13 @@ describe('clef-web train --teacher against a real clef-web serve', () => {
 
     const second = await train().done;
     expect(second.code, second.stderr).toBe(0);
+    // Each text reached the server once: the proxy's count and the server's own records.
+    expect([...forwarded].sort()).toEqual([...TEXTS].sort());
     expect(second.stderr).toContain(`${kept} from earlier runs' records`);
     // The 503s (lines 4 and 61), retried after a back-off of 1 s.
     expect(stopped.stderr).toMatch(/the teacher, on line 4: .*; try 2 in 1\.0 s/);
     expect(second.stderr).toMatch(/the teacher, on line 61: .*; try 2 in 1\.0 s/);
 
-    // Each text reached the server once: the proxy's count and the server's own records.
-    expect([...forwarded].sort()).toEqual([...TEXTS].sort());
     const served = lines(join(work, 'served.jsonl')).map((l) => parseRecord(l));
     expect(served.map((r) => (r.request as Map<string, unknown>).get('state')).sort()).toEqual(
       [...TEXTS].sort(),
