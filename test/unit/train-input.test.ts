@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/node/cli.js';
+import { TRAIN_USAGE } from '../../src/node/train/cli.js';
 import { loadNodePackage } from '../../src/node/engine.js';
 import { decodeTrainingText, firstInvalidUtf8 } from '../../src/node/train/encoding.js';
 import { TrainError } from '../../src/node/train/errors.js';
@@ -443,6 +444,41 @@ describe('the CLI', () => {
       'clef-web train: Training (the package it writes is verified on onnxruntime-node) needs onnxruntime-node, which is not installed: run `npm install onnxruntime-node@1.30.0 --onnxruntime-node-install=skip`\n',
     );
     expect(readdirSync(dir)).toEqual(['tickets.csv']);
+  });
+});
+
+describe('what the messages say', () => {
+  it('every option a train message suggests is one `clef-web train` takes', () => {
+    const dir = join(ROOT, 'src/node/train');
+    const suggested = new Set<string>();
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'cli.ts')) {
+      for (const m of readFileSync(join(dir, file), 'utf8').matchAll(
+        /(?<![\w-])--([a-z][a-z-]*)/g,
+      )) {
+        suggested.add(m[1]!);
+      }
+    }
+    expect(suggested.size).toBeGreaterThan(8); // the scan finds them
+    const taken = new Set([...TRAIN_USAGE.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]));
+    expect([...suggested].filter((o) => !taken.has(o))).toEqual([]);
+  });
+
+  it("a request longer than the context names its row's line in the plain file", async () => {
+    const rows = plantedExamples(120, 6).map((e) => `${csvField(e.state)},${e.label}`);
+    rows.splice(2, 0, '"a text over\ntwo lines",billing');
+    rows.splice(40, 0, `${'refund '.repeat(300).trim()},billing`);
+    const text = `text,route\n${rows.join('\n')}\n`;
+    const line = text.split('\n').findIndex((l) => l.startsWith('refund refund')) + 1;
+    const e = await trainDecisionModel({
+      texts: text,
+      question: QUESTION,
+      out: join(root, 'long'),
+      contextTokens: 256,
+      fit: { epochs: 1 },
+    }).catch((x) => x);
+    expect((e as TrainError).code).toBe('examples_too_long');
+    expect((e as TrainError).message).toMatch(new RegExp(`\\n  line ${line}: `));
+    expect(existsSync(join(root, 'long'))).toBe(false);
   });
 });
 
