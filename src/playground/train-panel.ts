@@ -26,6 +26,7 @@ import type {
 import { loadLocalPackage } from './local-package.js';
 import { folderName, removeTrainedPackage, saveTrainedPackage } from './trained-store.js';
 import { zipStored } from './zip.js';
+import { nameFromFile, renderCounts, renderResult } from './train-view.js';
 
 export interface ClefTrainedDetail {
   name: string;
@@ -34,34 +35,9 @@ export interface ClefTrainedDetail {
 
 /** The OPFS folder the verify phase loads the package from (removed after the run). */
 const VERIFYING = '.verifying';
-/** Label rows the counts table shows; the rest are summed up in one line. */
-export const SHOWN_LABELS = 20;
-
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 function secondsLeft(p: TrainProgress): string {
   return p.etaMs === undefined ? '' : `, about ${Math.ceil(p.etaMs / 1000)} s left`;
-}
-
-/** A model name from a file name: `tickets.csv` → `tickets`. */
-export function nameFromFile(fileName: string): string {
-  return folderName(fileName.replace(/\.[^.]*$/, '')) || 'model';
-}
-
-/** The counts table's rows: the first SHOWN_LABELS, then how many more and their examples. */
-export function shownLabels(labels: InputSummary['labels']): {
-  rows: InputSummary['labels'];
-  more: { labels: number; examples: number } | null;
-} {
-  const rows = labels.slice(0, SHOWN_LABELS);
-  const rest = labels.slice(SHOWN_LABELS);
-  return {
-    rows,
-    more:
-      rest.length === 0
-        ? null
-        : { labels: rest.length, examples: rest.reduce((n, l) => n + l.count, 0) },
-  };
 }
 
 export class ClefTrainPanel extends LitElement {
@@ -270,39 +246,6 @@ export class ClefTrainPanel extends LitElement {
     setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
   }
 
-  private renderCounts(summary: InputSummary): TemplateResult {
-    const { rows, more } = shownLabels(summary.labels);
-    return html`<table class="label-counts" aria-label="Label counts">
-      <caption>
-        ${this._file?.name}: ${summary.examples} example${summary.examples === 1 ? '' : 's'}
-        (${summary.encoding})
-      </caption>
-      <tr>
-        <th>question</th>
-        <th>option</th>
-        <th>examples</th>
-      </tr>
-      ${rows.map(
-        (l) =>
-          html`<tr>
-            <td>${l.question}</td>
-            <td>${l.option}</td>
-            <td>${l.count}</td>
-          </tr>`,
-      )}
-      ${
-        more
-          ? html`<tr class="more">
-              <td colspan="3">
-                and ${more.labels} more label${more.labels === 1 ? '' : 's'} (${more.examples}
-                examples)
-              </td>
-            </tr>`
-          : nothing
-      }
-    </table>`;
-  }
-
   private columnPicker(
     label: string,
     value: string | undefined,
@@ -374,48 +317,6 @@ export class ClefTrainPanel extends LitElement {
     </div>`;
   }
 
-  private renderResult(r: TrainResult): TemplateResult {
-    return html`<div class="train-result" data-model=${r.name}>
-      <p>
-        <strong>${r.name}</strong>: ${r.examples.train} examples trained, ${r.examples.heldOut} held
-        out. The package gives the fitted model's probabilities to within
-        <span data-delta>${r.maxPackageDeltaP.toExponential(2)}</span> on ${r.verified} held-out
-        examples run through this page's engine;
-        ${r.calibrated ? 'calibrated on the held-out part' : 'too few held-out examples to calibrate'}.
-      </p>
-      ${r.heldOut.questions.map(
-        (q) =>
-          html`<table class="recall" data-question=${q.id}>
-            <caption>
-              ${q.id}: held-out accuracy
-              <span data-accuracy>${pct(q.accuracy)}</span>
-              (${q.answered})
-            </caption>
-            <tr>
-              <th>option</th>
-              <th>held out</th>
-              <th>recall</th>
-            </tr>
-            ${Object.entries(q.recall).map(
-              ([id, f]) =>
-                html`<tr>
-                  <td>${id}</td>
-                  <td>${f.n}</td>
-                  <td>${pct(f.recall)}</td>
-                </tr>`,
-            )}
-          </table>`,
-      )}
-      <p class="muted" data-timings>
-        ${Object.entries(r.timingsMs)
-          .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
-          .join(' · ')}
-      </p>
-      <button type="button" @click=${() => this.useModel()}>Use this model here</button>
-      <button type="button" @click=${() => this.download()}>Download .zip</button>
-    </div>`;
-  }
-
   protected override render(): TemplateResult {
     const p = this._progress;
     const ready = this._summary !== null && this._summary.examples > 0;
@@ -438,7 +339,8 @@ export class ClefTrainPanel extends LitElement {
           if (file) void this.load(file);
         }}
       />
-      ${this.renderPlainSettings()} ${this._summary ? this.renderCounts(this._summary) : nothing}
+      ${this.renderPlainSettings()}
+      ${this._summary ? renderCounts(this._summary, this._file?.name ?? '') : nothing}
       <button
         type="button"
         class="primary"
@@ -460,7 +362,14 @@ export class ClefTrainPanel extends LitElement {
 ${this._failure.message}</pre>`
           : nothing
       }
-      ${this._result ? this.renderResult(this._result) : nothing}
+      ${
+        this._result
+          ? renderResult(this._result, {
+              use: () => this.useModel(),
+              download: () => this.download(),
+            })
+          : nothing
+      }
     </section>`;
   }
 }

@@ -1,9 +1,8 @@
 /**
  * The playground's Train panel in Firefox ESR (the dev server): a Latin-1 file refused with the
- * message `clef-web train` gives; the planted task trained in the
- * page's worker, verified through Firefox's engine, kept in its origin-private file system,
- * loaded through the service worker's local-package route and answering fresh draws on the
- * page's System One route. Chromium runs the full check (test/browser/playground-train.spec.ts:
+ * message `clef-web train` gives; the planted task trained in the page's worker, verified
+ * through Firefox's engine, kept in its origin-private file system, loaded through the service
+ * worker's local-package route and answering fresh draws on the page's System One route. Chromium runs the full check (test/browser/playground-train.spec.ts:
  * bytes against the disk run, the .zip, the network audit); this one proves the Firefox parts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -10,7 +10,7 @@ import { createHash as pageHash } from '../../src/train-web/node-crypto.js';
 import * as fs from '../../src/train-web/node-fs.js';
 import * as path from '../../src/train-web/node-path.js';
 import { crc32, zipStored } from '../../src/playground/zip.js';
-import { nameFromFile, SHOWN_LABELS, shownLabels } from '../../src/playground/train-panel.js';
+import { nameFromFile, SHOWN_LABELS, shownLabels } from '../../src/playground/train-view.js';
 import { folderName } from '../../src/playground/trained-store.js';
 import { Rng } from '../../src/node/rng.js';
 import { testSeed } from '../support/seed.js';

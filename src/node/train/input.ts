@@ -18,14 +18,12 @@ import {
   isLabelledRequestFile,
   labelCounts,
   labelledJsonl,
-  questionFromLabels,
   readPlainRows,
-  readQuestion,
   type PlainFormat,
-  type PlainQuestion,
   type PlainRow,
   type PlainSettings,
 } from './plain.js';
+import { questionFromLabels, readQuestion, type PlainQuestion } from './question.js';
 
 /** A file's contents: its text, or its bytes (UTF-8, or UTF-16 with a byte-order mark). */
 export type FileInput = string | Uint8Array;

@@ -7,13 +7,9 @@
  * file the user has, and the same rows train to the same bytes as the equivalent labelled
  * file. Every bad row is refused at once, by line, before any work. Runtime-neutral.
  */
-import { promptOptions } from '../../clef/prompt.js';
-import { writeJson } from '../../core/record.js';
-import { parseRequestJson } from '../../protocol/json.js';
-import { isJsonObject, objectEntries } from '../../protocol/json-value.js';
-import { CLEF_FLASH_LIMITS, type JsonValue, type ValidQuestion } from '../../protocol/types.js';
-import { validateRequest } from '../../protocol/validate.js';
+import { csvRecords } from './csv.js';
 import { TrainError } from './errors.js';
+import { notAnOption, type PlainQuestion } from './question.js';
 
 export type PlainFormat = 'csv' | 'jsonl' | 'lines';
 
@@ -87,94 +83,6 @@ export function isLabelledRequestFile(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The header line's separator: the most frequent of , ; and tab outside quotes (ties: comma). */
-function separatorOf(header: string): string {
-  let quoted = false;
-  const counts = new Map<string, number>([
-    [',', 0],
-    [';', 0],
-    ['\t', 0],
-  ]);
-  for (const ch of header) {
-    if (ch === '"') quoted = !quoted;
-    else if (!quoted && counts.has(ch)) counts.set(ch, (counts.get(ch) as number) + 1);
-  }
-  const [best, count] = [...counts].sort((a, b) => b[1] - a[1])[0] as [string, number];
-  return count > 0 ? best : ',';
-}
-
-/** RFC 4180 records with the line each starts on; quoted fields may hold separators and newlines. */
-function csvRecords(text: string, file: string, errors: LineError[]) {
-  const firstLine = text.split('\n', 1)[0] ?? '';
-  const sep = separatorOf(firstLine.replace(/\r$/, ''));
-  const records: Array<{ line: number; fields: string[] }> = [];
-  let line = 1;
-  let i = 0;
-  const n = text.length;
-  while (i < n) {
-    const start = line;
-    const fields: string[] = [];
-    let bad: string | null = null;
-    for (;;) {
-      let field = '';
-      if (text[i] === '"') {
-        i++;
-        let closed = false;
-        while (i < n) {
-          const ch = text[i] as string;
-          if (ch === '"') {
-            if (text[i + 1] === '"') {
-              field += '"';
-              i += 2;
-              continue;
-            }
-            i++;
-            closed = true;
-            break;
-          }
-          if (ch === '\n') line++;
-          field += ch;
-          i++;
-        }
-        if (!closed) {
-          refuse(
-            file,
-            `line ${start}: a quoted field is never closed (a '"' inside a quoted text is written '""')`,
-            { line: start },
-          );
-        }
-        // After the closing quote: a separator, the end of the line, or the end of the file.
-        let after = i;
-        while (after < n && text[after] !== sep && text[after] !== '\n' && text[after] !== '\r') {
-          after++;
-        }
-        if (after > i && bad === null) {
-          bad = `text after a closing quote (a '"' inside a quoted text is written '""')`;
-        }
-        i = after;
-      } else {
-        while (i < n && text[i] !== sep && text[i] !== '\n') field += text[i++];
-        if (field.endsWith('\r')) field = field.slice(0, -1);
-      }
-      fields.push(field);
-      if (text[i] === sep) {
-        i++;
-        continue;
-      }
-      if (text[i] === '\r') i++;
-      if (text[i] === '\n') {
-        i++;
-        line++;
-      }
-      break;
-    }
-    if (bad !== null) errors.push({ line: start, message: bad });
-    else if (!(fields.length === 1 && fields[0]!.trim() === ''))
-      records.push({ line: start, fields });
-  }
-  return { records, sep };
 }
 
 function columnIndex(columns: string[], wanted: string): number {
@@ -293,7 +201,16 @@ export function readPlainRows(
       check(line, t, label);
     });
   } else {
-    const { records } = csvRecords(body, file, errors);
+    const parsed = csvRecords(body);
+    if (parsed.unclosedAt !== null) {
+      refuse(
+        file,
+        `line ${parsed.unclosedAt}: a quoted field is never closed (a '"' inside a quoted text is written '""')`,
+        { line: parsed.unclosedAt },
+      );
+    }
+    errors.push(...parsed.errors);
+    const { records } = parsed;
     const header = records.shift();
     if (header === undefined)
       refuse(file, 'the file is empty: a CSV needs a header row and a row per example');
@@ -319,114 +236,11 @@ export function readPlainRows(
   return { format: settings.format, columns, rows };
 }
 
-/** A choice question the rows' labels are options of. */
-export interface PlainQuestion {
-  id: string;
-  /** The question's JSON text, key order as written. */
-  json: string;
-  /** Its option ids (prompt order). */
-  options: string[];
-  /** Made from the labels (no question file given). */
-  generated: boolean;
-}
-
-/**
- * The question a file gives: one System One question (`{"type": "choice", ...}`, its id the
- * label column's name) or `{"<id>": {...}}` with one entry. Refused unless it is a valid choice.
- */
-export function readQuestion(text: string, file: string, defaultId: string): PlainQuestion {
-  let value: JsonValue;
-  try {
-    value = parseRequestJson(text.replace(/^\uFEFF/, ''));
-  } catch (e) {
-    refuse(file, `not JSON: ${(e as Error).message}`);
-  }
-  if (!isJsonObject(value))
-    refuse(file, 'must be a System One question, {"type": "choice", "criteria": {...}}');
-  const entries = objectEntries(value);
-  let id = defaultId;
-  let question: JsonValue = value;
-  if (!entries.some(([k]) => k === 'type')) {
-    const only = entries.length === 1 ? entries[0] : undefined;
-    if (only === undefined || !isJsonObject(only[1])) {
-      refuse(
-        file,
-        'must be one System One question, {"type": "choice", ...}, or {"<question id>": {"type": "choice", ...}} with one entry',
-      );
-    }
-    [id, question] = only;
-  }
-  let valid: ValidQuestion;
-  try {
-    valid = validateRequest(
-      new Map<string, JsonValue>([
-        ['model', 'question'],
-        ['state', 'text'],
-        ['questions', new Map([[id, question]])],
-      ]),
-    ).questions[0] as ValidQuestion;
-  } catch (e) {
-    refuse(file, `not a valid System One question: ${(e as Error).message}`);
-  }
-  if (valid.type !== 'choice') {
-    refuse(
-      file,
-      `question ${JSON.stringify(id)} is ${valid.type}: train learns choice questions only; ask it as a choice (a yes/no gate is a choice with options "yes" and "no", a score a choice over its levels)`,
-    );
-  }
-  return {
-    id,
-    json: writeJson(question),
-    options: promptOptions(valid).map(([o]) => o),
-    generated: false,
-  };
-}
-
 /** Label → rows, in first-seen order. */
 export function labelCounts(rows: readonly PlainRow[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const r of rows) if (r.label !== null) counts.set(r.label, (counts.get(r.label) ?? 0) + 1);
   return counts;
-}
-
-/** A choice over the labels (sorted), no descriptions: what a file without a question gets. */
-export function questionFromLabels(
-  labels: readonly string[],
-  id: string,
-  file: string,
-): PlainQuestion {
-  const options = [...new Set(labels)].sort();
-  const max = CLEF_FLASH_LIMITS.maxChoiceOptions;
-  if (options.length > max) {
-    refuse(
-      file,
-      `${options.length} different labels: a choice question takes at most ${max} options (is the label column right? The first labels: ${options
-        .slice(0, 5)
-        .map((o) => JSON.stringify(o))
-        .join(', ')})`,
-      { labels: options.length },
-    );
-  }
-  if (options.length < 2) {
-    refuse(
-      file,
-      `only one label (${JSON.stringify(options[0] ?? '')}): a choice needs at least 2 options`,
-    );
-  }
-  const criteria = new Map<string, JsonValue>(options.map((o) => [o, null]));
-  const json = writeJson(
-    new Map<string, JsonValue>([
-      ['type', 'choice'],
-      ['criteria', criteria],
-    ]),
-  );
-  return { id, json, options, generated: true };
-}
-
-function notAnOption(label: string, question: PlainQuestion): string {
-  const listed =
-    question.options.slice(0, 12).join(', ') + (question.options.length > 12 ? ', ...' : '');
-  return `label ${JSON.stringify(label)} is not an option of question ${JSON.stringify(question.id)} (${listed})`;
 }
 
 /**

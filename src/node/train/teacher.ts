@@ -12,22 +12,19 @@
  * `labelled.csv` (the kept texts and labels, trainable with `--texts`) and `counts.json` (the
  * teacher's label counts, kept and dropped).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkRemoteOptions, decideRemotely, RemoteFailure } from '../../client/escalation.js';
-import {
-  buildRecord,
-  ENGINE_VERSION,
-  parseRecord,
-  requestSha256,
-  type RecordSource,
-} from '../../core/record.js';
+import { buildRecord, parseRecord, requestSha256, type RecordSource } from '../../core/record.js';
 import { parseRequestJson } from '../../protocol/json.js';
 import type { JsonValue, SystemOneResponse } from '../../protocol/types.js';
 import { openRecordLog } from '../record/log.js';
-import { Rng } from '../rng.js';
 import { TrainError } from './errors.js';
-import type { PlainQuestion, PlainRow } from './plain.js';
+import type { PlainRow } from './plain.js';
+import type { PlainQuestion } from './question.js';
+import { writeTeacherFiles, type TeacherReport } from './teacher-files.js';
+
+export type { TeacherReport };
 
 export interface TeacherOptions {
   /** The server's root (`/v1/systemone` is added), or a Workers AI model URL (`.../ai/run/...`). */
@@ -59,21 +56,6 @@ export interface TeacherProgress {
   total: number;
   etaMs?: number;
   message?: string;
-}
-
-export interface TeacherReport {
-  dir: string;
-  model: string;
-  /** Texts asked in this run, and answered from earlier runs' records. */
-  asked: number;
-  fromRecords: number;
-  /** Requests retried after a transient failure. */
-  retried: number;
-  kept: number;
-  /** Answers under minConfidence. */
-  dropped: number;
-  /** Per label, in the question's option order. */
-  counts: Array<{ label: string; kept: number; dropped: number }>;
 }
 
 export const DEFAULT_MIN_CONFIDENCE = 0.8;
@@ -168,15 +150,6 @@ function teacherRequest(model: string, text: string, question: PlainQuestion): J
   );
 }
 
-/** A CSV field, quoted where it must be. */
-function csvField(value: string): string {
-  return /[",\n\r]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}
-
-function csv(header: string[], rows: string[][]): string {
-  return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\n') + '\n';
-}
-
 /** Answers from earlier runs: request SHA-256 → response (lines that do not parse are skipped). */
 function earlierAnswers(path: string): Map<string, SystemOneResponse> {
   const answers = new Map<string, SystemOneResponse>();
@@ -215,6 +188,17 @@ export async function labelWithTeacher(
       'train_options_invalid',
       `--teacher: ${(e as Error).message.replace('remote.baseURL', 'the URL')}`,
     );
+  }
+  for (const [option, value, least] of [
+    ['--concurrency', options.concurrency, 1],
+    ['--review', options.reviewSize, 0],
+  ] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value >= least)) {
+      throw new TrainError(
+        'train_options_invalid',
+        `${option} must be a whole number of at least ${least}, got ${value}`,
+      );
+    }
   }
   const minConfidence = options.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
   if (!(minConfidence >= 0 && minConfidence <= 1)) {
@@ -380,48 +364,4 @@ export async function labelWithTeacher(
     message: `kept ${kept.length} of ${rows.length} answers with confidence >= ${minConfidence} (${perLabel}); ${reportOut.asked} asked now, ${fromRecords} from earlier records. Check a sample by hand: ${join(options.dir, 'review.csv')}`,
   });
   return { rows: kept, report: reportOut };
-}
-
-/** review.csv (a seeded sample), labelled.csv (every kept text) and counts.json. */
-function writeTeacherFiles(
-  options: TeacherOptions,
-  kept: readonly PlainRow[],
-  confidences: readonly number[],
-  report: TeacherReport,
-  minConfidence: number,
-): void {
-  const rng = new Rng(0x7eac4e5);
-  const order = kept.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j] as number, order[i] as number];
-  }
-  const sample = order.slice(0, options.reviewSize ?? 100).sort((a, b) => a - b);
-  writeFileSync(
-    join(options.dir, 'review.csv'),
-    csv(
-      ['line', 'text', 'label', 'confidence', 'correct (yes/no)'],
-      sample.map((i) => {
-        const r = kept[i] as PlainRow;
-        return [
-          String(r.line),
-          r.text,
-          r.label as string,
-          (confidences[i] as number).toFixed(4),
-          '',
-        ];
-      }),
-    ),
-  );
-  writeFileSync(
-    join(options.dir, 'labelled.csv'),
-    csv(
-      ['text', 'label'],
-      kept.map((r) => [r.text, r.label as string]),
-    ),
-  );
-  writeFileSync(
-    join(options.dir, 'counts.json'),
-    `${JSON.stringify({ teacher: options.url, model: report.model, minConfidence, engine: `clef-web ${ENGINE_VERSION}`, kept: report.kept, dropped: report.dropped, labels: report.counts }, null, 2)}\n`,
-  );
 }

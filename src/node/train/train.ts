@@ -10,7 +10,7 @@ import { loadNodePackage } from '../engine.js';
 import { loadOrtNode } from '../ort-node.js';
 import { TrainError } from './errors.js';
 import { readPlainInput, resolveTrainInput, type TrainInput } from './input.js';
-import type { PlainQuestion } from './plain.js';
+import type { PlainQuestion } from './question.js';
 import { labelWithTeacher } from './teacher.js';
 import { guardPartials, removeStalePartials } from './interrupts.js';
 import { runTraining, type TrainResult } from './pipeline.js';
