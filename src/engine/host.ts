@@ -347,6 +347,7 @@ export class EngineHost implements WorkerApi {
       },
       logits: run.logits.map((l) => Array.from(l)),
       ...(decided.calibrated ? { calibrated: decided.calibrated } : {}),
+      ...(decided.untrained ? { untrained: decided.untrained } : {}),
     };
   }
 

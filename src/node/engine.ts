@@ -41,6 +41,7 @@ import {
   type CalibrationFile,
 } from '../calibrate/index.js';
 import { checkCalibrationAsk, decide, decisionModel } from '../core/decide.js';
+import type { UntrainedPart } from '../core/untrained.js';
 import { runtimeAdapter } from '../core/runtime-types.js';
 import { DEFAULT_CACHE_BUDGET_BYTES, packageChunkTokens } from '../core/defaults.js';
 import { readPackageCalibration } from '../core/calibration.js';
@@ -109,6 +110,11 @@ export interface NodeDecision {
   encoded: EncodedRequest;
   /** Only when asked for (RunOptions.calibration): beside the body, never inside it. */
   calibrated?: CalibratedDecision;
+  /**
+   * For a package `clef-web train` wrote: what the request asks that it was not trained on (a
+   * question, option id or description); absent when nothing. The body is unchanged.
+   */
+  untrained?: UntrainedPart[];
   /** Where the time went (ms); totalMs from validation to the answer. */
   timings: NodeTimings;
 }
@@ -399,7 +405,7 @@ function newEngine(
       checkCalibrationAsk(model, ask); // refuse before running
       const t0 = performance.now();
       const decided = await decide(model, body, (encoded) => run(encoded, options), ask);
-      const { response, json, logits, encoded, calibrated, run: ran } = decided;
+      const { response, json, logits, encoded, calibrated, untrained, run: ran } = decided;
       const timings: NodeTimings = {
         encodeMs: decided.encodeMs,
         backboneMs: ran.backboneMs,
@@ -407,7 +413,15 @@ function newEngine(
         totalMs: performance.now() - t0,
         prefixHit: ran.prefixHit,
       };
-      return { response, json, logits, encoded, timings, ...(calibrated ? { calibrated } : {}) };
+      return {
+        response,
+        json,
+        logits,
+        encoded,
+        timings,
+        ...(calibrated ? { calibrated } : {}),
+        ...(untrained ? { untrained } : {}),
+      };
     },
     dispose: () =>
       serial(async () => {

@@ -4,6 +4,7 @@
  * catches the same class (with its `code`) that the worker threw, never a bare string.
  */
 import type { DeviceName, DeviceRequest } from '../core/devices.js';
+import type { UntrainedPart } from '../core/untrained.js';
 import { SystemOneError } from '../protocol/errors.js';
 import {
   CalibrationError,
@@ -11,7 +12,7 @@ import {
   type CalibrationAsk,
   type CalibrationErrorCode,
 } from '../calibrate/index.js';
-import type { ErrorBody } from '../protocol/types.js';
+import type { ErrorBody, JsonValue } from '../protocol/types.js';
 import {
   AbortedError,
   ClefError,
@@ -225,7 +226,18 @@ export interface EngineCounters {
  */
 export interface TrainingSummary {
   method: string;
-  questions: Array<{ id: string; type: 'choice'; options: string[] }>;
+  questions: Array<{
+    id: string;
+    type: 'choice';
+    options: string[];
+    /**
+     * The instructions most training requests gave (null: none), and per option every
+     * description they gave it, the most common first (null: none). Absent from packages
+     * trained before clef-web recorded them; then only ids and options are known.
+     */
+    instructions?: string | null;
+    descriptions?: Record<string, JsonValue[]>;
+  }>;
   examples: { train: number; heldOut: number };
   /** Per question: accuracy on the held-out examples (null when none was held out). */
   heldOutAccuracy: Record<string, number | null>;
@@ -417,6 +429,12 @@ export interface DecisionWire {
    * calibrated probabilities, prediction sets and abstention, beside the unchanged body.
    */
   calibrated?: CalibratedDecision;
+  /**
+   * Only for a package `clef-web train` wrote (`info().training`), when the request asks a
+   * question, option id or option description it was not trained on: what, one entry each.
+   * Those answers carry no information; the body is unchanged (docs/training.md).
+   */
+  untrained?: UntrainedPart[];
 }
 
 /** The worker's surface, as Comlink exposes it. */

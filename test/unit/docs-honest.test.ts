@@ -62,6 +62,8 @@ const NOT_REPO_FILES = new Map<string, string>([
     'written by the build (tools/build/custom-elements.mjs; package.json customElements)',
   ],
   ['request.json', "the reader's own file in a curl example"],
+  ['question.json', "the reader's question file for `clef-web train --question`"],
+  ['counts.json', 'what `clef-web train --teacher` writes in its teacher folder'],
   ['soak-wasm.json', 'an output the soak writes where the reader asks'],
   ['soak-webgpu.json', 'an output the soak writes where the reader asks'],
   ['d.json', "a property access (`d.json`) in calibration.md's code, not a file"],

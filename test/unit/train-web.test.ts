@@ -10,7 +10,7 @@ import { createHash as pageHash } from '../../src/train-web/node-crypto.js';
 import * as fs from '../../src/train-web/node-fs.js';
 import * as path from '../../src/train-web/node-path.js';
 import { crc32, zipStored } from '../../src/playground/zip.js';
-import { labelCounts } from '../../src/playground/train-panel.js';
+import { nameFromFile, SHOWN_LABELS, shownLabels } from '../../src/playground/train-view.js';
 import { folderName } from '../../src/playground/trained-store.js';
 import { Rng } from '../../src/node/rng.js';
 import { testSeed } from '../support/seed.js';
@@ -103,7 +103,7 @@ describe('the in-memory file system (node-fs.ts)', () => {
   });
 });
 
-describe("the Train panel's .zip and label counts", () => {
+describe("the Train panel's .zip, names and label table", () => {
   it('crc32 of the standard check string, and entries that read back', () => {
     expect(crc32(new TextEncoder().encode('123456789'))).toBe(0xcbf43926);
     const files: Array<[string, Uint8Array]> = [
@@ -135,18 +135,24 @@ describe("the Train panel's .zip and label counts", () => {
     expect(folderName('')).toBe('model');
   });
 
-  it('counts labels per question and option, skipping lines that are not JSON', () => {
-    const text = [
-      '{"request":{},"labels":{"route":"a","gate":true}}',
-      'not json',
-      '{"request":{},"labels":{"route":"a"}}',
-      '{"request":{},"labels":{"route":"b"}}',
-    ].join('\n');
-    const counts = labelCounts(text);
-    expect([...counts.get('route')!]).toEqual([
-      ['a', 2],
-      ['b', 1],
-    ]);
-    expect([...counts.get('gate')!]).toEqual([['true', 1]]);
+  it('summarises a long label table: the first rows, then how many more and their examples', () => {
+    const labels = Array.from({ length: 5000 }, (_, i) => ({
+      question: 'label',
+      option: `l${i}`,
+      count: 1 + (i % 3),
+    }));
+    const { rows, more } = shownLabels(labels);
+    expect(rows).toEqual(labels.slice(0, SHOWN_LABELS));
+    expect(more).toEqual({
+      labels: 5000 - SHOWN_LABELS,
+      examples: labels.slice(SHOWN_LABELS).reduce((n, l) => n + l.count, 0),
+    });
+    expect(shownLabels(labels.slice(0, 3)).more).toBeNull();
+  });
+
+  it("names a plain file's model after the file", () => {
+    expect(nameFromFile('tickets.csv')).toBe('tickets');
+    expect(nameFromFile('my tickets.v2.jsonl')).toBe('my_tickets.v2');
+    expect(nameFromFile('.csv')).toBe('model');
   });
 });

@@ -5,6 +5,7 @@ import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
 import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
 import { describeDecision, renderAnswers } from './answer-view.js';
 import { calibratedNote, calibratedQuestion } from './calibrated-view.js';
+import { untrainedNote } from './untrained-view.js';
 import { answerStyles, decideStyles } from './clef-decide.styles.js';
 import {
   engineKey,
@@ -35,7 +36,8 @@ const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
  * @summary A private, in-page decision: state + questions in, probabilities out.
  *
  * @event clef-decision - A decision arrived. `detail`: `{ request, response, json, timings,
- *   calibrated? }` (`calibrated`: prediction sets and abstention, with `calibrated`/`abstain-below`).
+ *   calibrated?, untrained? }` (`calibrated`: prediction sets and abstention, with
+ *   `calibrated`/`abstain-below`; `untrained`: what a trained model was not trained on).
  * @event clef-error - Loading or deciding failed. `detail`: `{ error, code, status?, body?, message, phase }`.
  * @event clef-progress - Model load progress. `detail`: `LoadProgress`.
  *
@@ -59,6 +61,8 @@ const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
  * @csspart unsure - The "not sure" note of an abstaining calibrated answer; `set` its list,
  *   `set-option` each option of the prediction set.
  * @csspart sure - The note of a calibrated answer that does not abstain.
+ * @csspart untrained - The warning above the answers when the request asks a question, option or
+ *   description the model was not trained on (`detail.untrained`; packages `clef-web train` wrote).
  *
  * @cssprop --clef-bar-color - Fill of the bars.
  * @cssprop --clef-bar-chosen-color - Fill of the chosen option's bar, and the answer's colour.
@@ -419,6 +423,7 @@ export class ClefDecide extends LitElement {
         aria-label=${this.label || 'Decision'}
         aria-busy=${this._deciding ? 'true' : 'false'}
       >
+        ${result ? untrainedNote(result.untrained) : nothing}
         ${
           result
             ? renderAnswers(result.response, (id, view) => {
