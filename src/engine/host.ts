@@ -33,7 +33,7 @@ import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
 import {
   type DecisionStage,
   type DecisionWire,
-  type EngineInfo,
+  type HostInfo,
   type LoadOptionsWire,
   type LoadProgress,
   type RuntimePhases,
@@ -53,7 +53,7 @@ export class EngineHost implements WorkerApi {
   private model: DecisionModel | null = null;
   private session: DecisionSession | null = null;
   private options: LoadOptionsWire | null = null;
-  private infoBase: Omit<EngineInfo, 'counters'> | null = null;
+  private infoBase: Omit<HostInfo, 'counters'> | null = null;
   private readonly queue = new SerialQueue();
   private disposed = false;
   private readonly counters = { decisions: 0, backboneTokens: 0, prefixHits: 0, prefixMisses: 0 };
@@ -70,7 +70,7 @@ export class EngineHost implements WorkerApi {
   load(
     options: LoadOptionsWire,
     onProgress?: (p: LoadProgress) => void,
-  ): Promise<WireResult<EngineInfo>> {
+  ): Promise<WireResult<HostInfo>> {
     return result(async () => {
       const started = performance.now();
       this.options = options;
@@ -251,7 +251,7 @@ export class EngineHost implements WorkerApi {
     return true;
   }
 
-  info(): Promise<WireResult<EngineInfo>> {
+  info(): Promise<WireResult<HostInfo>> {
     return result(() => this.snapshot());
   }
 
@@ -262,11 +262,11 @@ export class EngineHost implements WorkerApi {
     this.session = null;
   }
 
-  private snapshot(): EngineInfo {
+  private snapshot(): HostInfo {
     if (!this.infoBase || !this.session) throw new DisposedError('No model is loaded');
     const cache = this.session.cacheStats();
     const session = this.session.counters?.();
-    const info: EngineInfo = {
+    const info: HostInfo = {
       ...this.infoBase,
       device: this.session.device,
       counters: {
@@ -275,6 +275,7 @@ export class EngineHost implements WorkerApi {
         cacheBytes: cache.bytes,
         readbackBytes: session?.readbackBytes ?? 0,
         pending: this.queue.size - (this.warming?.inQueue() ? 1 : 0),
+        tabs: 1,
         warmingUp: this.warming !== null,
         liveTensors: session?.liveTensors ?? 0,
         cachedTensors: session?.cachedTensors ?? 0,
@@ -346,6 +347,7 @@ export class EngineHost implements WorkerApi {
       },
       logits: run.logits.map((l) => Array.from(l)),
       ...(decided.calibrated ? { calibrated: decided.calibrated } : {}),
+      ...(decided.untrained ? { untrained: decided.untrained } : {}),
     };
   }
 

@@ -1,6 +1,7 @@
 /** The result cards: answers (the element's own views), latency, prompt tokens, JSON. */
 import { html, nothing, type TemplateResult } from 'lit';
 import { renderAnswers } from '../element/clef-decide/answer-view.js';
+import { untrainedNote } from '../element/clef-decide/untrained-view.js';
 import type { PlaygroundView } from './view-state.js';
 import { isTinyFixture, TINY_WARNING } from './examples.js';
 import { prettyJson } from './log-format.js';
@@ -38,7 +39,7 @@ export function renderAnswersCard(app: PlaygroundView): TemplateResult {
               ? html`<p class="warning small">${TINY_WARNING}</p>`
               : nothing
           }
-          ${renderAnswers(result.response)}`
+          ${untrainedNote(result.untrained)} ${renderAnswers(result.response)}`
         : html`<p class="muted placeholder">Press <strong>Decide</strong> to see the answers.</p>`
     }
     <div class="sr-only" role="status" aria-live="polite">

@@ -28,6 +28,7 @@ import {
   firstDecision,
   firstDecisionInFirefox,
   run,
+  runToExit,
   start,
   staticServer,
   typecheck,
@@ -378,11 +379,8 @@ test('a CommonJS package (npm init -y) loads clef-web/vite; require(clef-web) sa
 });
 
 test('npx clef-web serve from the installed package: a one-line hint, then the bundled model', async () => {
-  const missing = spawnSync('npx', ['clef-web', 'serve', '--port', '0'], {
-    cwd: app,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  // In a process group, so that a server npx started is ended too should it not exit.
+  const missing = await runToExit('npx', ['clef-web', 'serve', '--port', '0'], app, 60_000);
   expect(missing.status).toBe(1);
   const lines = missing.stderr.trim().split('\n');
   expect(lines).toHaveLength(1);

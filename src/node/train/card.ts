@@ -121,8 +121,16 @@ const pct = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${(100 * x).toFix
 /** The manifest's `training` section (engine.info() and the playground read it). */
 export function trainingSection(facts: CardFacts) {
   return {
-    method: 'clef-web train: a linear model over word and character features, written into the Clef architecture',
-    questions: facts.questions.map((q) => ({ id: q.id, type: 'choice', options: q.options })),
+    method:
+      'clef-web train: a linear model over word and character features, written into the Clef architecture',
+    questions: facts.questions.map((q) => ({
+      id: q.id,
+      type: 'choice',
+      options: q.options,
+      ...(q.schema
+        ? { instructions: q.schema.instructions, descriptions: q.schema.descriptions }
+        : {}),
+    })),
     examples: facts.examples,
     evaluatedOn: facts.evaluatedOn,
     heldOutAccuracy: Object.fromEntries(

@@ -34,6 +34,7 @@ import { CROSS_FIT_MAX, fitPhase, type FitPhase } from './fit.js';
 import type { FitSettings } from './learner.js';
 import { hiddenLayout, modelLogits, type ModelExample, type ModelParams } from './model.js';
 import { TrainError } from './errors.js';
+import { checkModelNames } from './model-names.js';
 
 export type TrainPhase =
   'check' | 'tokenizer' | 'fit' | 'release' | 'convert' | 'verify' | 'calibrate' | 'card';
@@ -124,6 +125,13 @@ export interface TrainHost {
   wasmGraphs: boolean;
   /** The engine openPackage runs, as the model card names it. */
   engineName: string;
+  /** Told the temporary folders before the first is written (Node removes them on SIGINT). */
+  writing?(partials: string[]): void;
+}
+
+/** The temporary folder a run writes `dir` under: beside it, hidden, named by the run's tag. */
+export function partialDir(dir: string, runTag: string): string {
+  return join(dirname(dir), `.${basename(dir)}.partial-${runTag}`);
 }
 
 export const DEFAULT_HOLDOUT = 0.1;
@@ -140,7 +148,7 @@ function mostCommon(values: readonly string[]): string {
   return sorted[0]?.[0] ?? 'clef-trained';
 }
 
-function parse(text: string, what: string): LabelledExample[] {
+export function parse(text: string, what: string): LabelledExample[] {
   try {
     return parseLabelledExamples(text, {
       validateRequest: (body: JsonValue) => validateRequest(body),
@@ -258,15 +266,13 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
           lines: prepared.heldOutLines,
         };
 
-  const partial = join(dirname(out), `.${basename(out)}.partial-${host.runTag}`);
-  const partialRelease = join(
-    dirname(releaseDir),
-    `.${basename(releaseDir)}.partial-${host.runTag}`,
-  );
+  const partial = partialDir(out, host.runTag);
+  const partialRelease = partialDir(releaseDir, host.runTag);
   mkdirSync(dirname(out), { recursive: true });
   mkdirSync(dirname(releaseDir), { recursive: true });
   rmSync(partial, { recursive: true, force: true });
   rmSync(partialRelease, { recursive: true, force: true });
+  host.writing?.([partial, partialRelease]);
   try {
     progress({ phase: 'release', done: 0, total: 1 });
     writeRelease(partialRelease, params, {
@@ -439,6 +445,7 @@ function prepare(
   const needAnswers = requiredAnswers({ coverage }).total;
   const questions = checkExamples(split.train, needAnswers);
   const name = options.name ?? mostCommon(all.map((e) => e.valid.model));
+  checkModelNames(split.train.concat(split.heldOut), name);
   // The lines as written (lossless), for the calibration's own parse.
   const linesOf = (text: string, examples: readonly LabelledExample[]) => {
     const lines = text.replace(/^\uFEFF/, '').split('\n');
