@@ -255,7 +255,10 @@ function settingsOrigin(facts: CardFacts): string {
   const s = facts.selection;
   if (s.method === 'given') return 'as given';
   const list = s.scores
-    .map((c) => `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}: ${c.logLoss.toFixed(3)}`)
+    .map(
+      (c) =>
+        `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}: ${c.logLoss.toFixed(3)}`,
+    )
     .join('; ');
   return s.method === 'cross-fit'
     ? `chosen by ${s.folds}-fold cross-fit out-of-fold cross-entropy: ${list}`

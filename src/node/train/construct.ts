@@ -14,7 +14,7 @@
  * - Layer 1 pools: head p's key is (cos θ, sin θ, flag) of the token, its query constant, so the
  *   score is 12 cos θ^p_t + 100 flag (at most ±17 with flag 0): softmax over the bag with weight
  *   logits 12 tanh ρ^p_t, nothing outside it (e^-71 at most). Its value is the token's content
- *   after the input RMSNorm; o_proj adds the pooled values, × BAG_SCALE, to the content dims.
+ *   after the input RMSNorm; o_proj adds the pooled values, × bagScale, to the content dims.
  * - Output gates are saturated open (sigmoid ≥ sigmoid(50)); the MLPs' down_proj is zero; the final
  *   norm keeps the content dims (gain FINAL_SCALE) and the constant dim (gain FINAL_SCALE · β /
  *   CONST_VALUE). Rotary touches dims [0, head_dim/4): keys and queries live after them.
@@ -33,13 +33,13 @@ import {
 } from '../safetensors.js';
 import { jointHeadTensors } from '../head-tensors.js';
 import {
-  BAG_SCALE,
+  bagScale,
+  CONST_VALUE,
   FINAL_SCALE,
   hiddenLayout,
   priorScale,
   type ModelParams,
 } from './model.js';
-import { CONST_VALUE } from './learner.js';
 
 export const RMS_EPS = 1e-6;
 /** The flag layer's scores: STATE, and SCHEMA (which wins once it has passed). */
@@ -126,10 +126,7 @@ export function releaseConfig(
 }
 
 /** The release's tensors: the backbone and lm_head (model.safetensors), and the head. */
-export function constructTensors(
-  params: ModelParams,
-  markers: { state: number; schema: number },
-) {
+export function constructTensors(params: ModelParams, markers: { state: number; schema: number }) {
   const { heads: P, headDim: hd, vocab: V } = params.shape;
   const L = hiddenLayout(params.shape);
   const D = L.hidden;
@@ -243,7 +240,7 @@ export function constructTensors(
       set(k, D, p * hd + r0 + 2, L.flag, NORM_GAIN);
       for (let j = 0; j < hd; j++) {
         set(v, D, p * hd + j, L.content + p * hd + j, 1);
-        set(o, P * hd, L.content + p * hd + j, p * hd + j, BAG_SCALE);
+        set(o, P * hd, L.content + p * hd + j, p * hd + j, bagScale(params.shape));
       }
     }
     // score = sqrt(hd)·κ·(12 cos θ + 100 f) / (sqrt(12² + 100²)·sqrt(1 + f²)): κ makes it exact at f = 1.

@@ -20,6 +20,7 @@ import {
 } from './features.js';
 import {
   accumulate,
+  CONST_VALUE,
   hiddenLayout,
   modelLogits,
   zeroGradients,
@@ -35,8 +36,6 @@ export const MARKER_RHO = -3;
 const BIAS_PENALTY = 0.1;
 /** The prior's scale is fixed at its cap (S = 100 · sigmoid(12)); λ sets the evidence's scale. */
 const SCALE_LOGIT = 12;
-/** The constant dim's value in every embedding row (construct.ts): it keeps a token's RMSNorm near linear. */
-export const CONST_VALUE = Number(process.env.CONST_VALUE ?? 16);
 
 /** A trained question as the learner sees it: its options' class dims. */
 export interface LearnerSetup {
@@ -158,7 +157,8 @@ function optionDirections(
     const alpha = cholSolve(chol, n, rhs);
     weightsOf.forEach((w, a) => {
       for (const [r, v] of w)
-        rows[r * stride + 1 + dim] = (rows[r * stride + 1 + dim] as number) + v * (alpha[a] as number);
+        rows[r * stride + 1 + dim] =
+          (rows[r * stride + 1 + dim] as number) + v * (alpha[a] as number);
     });
   }
   return rows;

@@ -13,7 +13,8 @@
  *
  * At each position i the head reads (the question's instruction tokens, and the last token):
  *
- *   h_i = c_i + B · bag                                 its own content plus the pooled bag
+ *   h_i = c_i + B · bag                                 its own content plus the pooled bag (B:
+ *                                                      bagScale, so that the bag dominates)
  *   H_i = g ⊙ [1, …, h_i] / rms                         the final RMSNorm keeps the constant
  *                                                      dim (gain F·β) and the content (gain F)
  *   N_i = LayerNorm(H_i)                                the head's hidden_norm (weight 1, bias 0)
@@ -37,8 +38,19 @@ export interface ModelShape {
 
 /** The largest |token weight logit|: weights span e^±12 before normalisation. */
 export const WEIGHT_RANGE = 12;
-/** Scale o_proj writes the pooled bag at (construct.ts uses the same). */
-export const BAG_SCALE = 4;
+/**
+ * The constant dim's value in every embedding row. Large against a token's content, it keeps
+ * the RMSNorm a token's content passes through (v_s above) near linear.
+ */
+export const CONST_VALUE = Number(process.env.CONST_VALUE ?? 16);
+/**
+ * The scale o_proj writes the pooled bag at: the bag (≈ √D · content / CONST_VALUE) comes out 100
+ * times larger than a token's own content, so the head's positions see the state, and their own
+ * token only as a small, fixed offset.
+ */
+export function bagScale(shape: Pick<ModelShape, 'heads' | 'headDim'>): number {
+  return (100 * CONST_VALUE) / Math.sqrt(hiddenLayout(shape).hidden);
+}
 /** The final norm's gain on the content dims: keeps the head LayerNorm's eps negligible. */
 export const FINAL_SCALE = 100;
 /** torch's LayerNorm eps, which the head's hidden_norm uses. */
@@ -171,10 +183,11 @@ function forwardPosition(params: ModelParams, token: number, bag: Float64Array):
   const width = bag.length;
   const D = hiddenLayout(params.shape).hidden;
   const beta = Math.exp(params.logBias);
+  const scale = bagScale(params.shape);
   const h = new Float64Array(width);
   let sq = 0;
   for (let j = 0; j < width; j++) {
-    const v = (params.theta[token * width + j] as number) + BAG_SCALE * (bag[j] as number);
+    const v = (params.theta[token * width + j] as number) + scale * (bag[j] as number);
     h[j] = v;
     sq += v * v;
   }
@@ -197,7 +210,10 @@ function forwardPosition(params: ModelParams, token: number, bag: Float64Array):
 }
 
 /** Σ of the rows of an option span's tokens (constant dim + content) over its length. */
-function optionVector(params: ModelParams, tokens: Int32Array): { lex: Float64Array; norm: number } {
+function optionVector(
+  params: ModelParams,
+  tokens: Int32Array,
+): { lex: Float64Array; norm: number } {
   const stride = 1 + params.shape.heads * params.shape.headDim;
   const lex = new Float64Array(stride);
   for (const t of tokens) {
@@ -413,10 +429,12 @@ function backwardPosition(
   const rms = p.rms;
   grads.logBias += dh0 * p.h0; // dH0/dlogβ = H0
   const width0 = params.shape.heads * params.shape.headDim;
+  const scale = bagScale(params.shape);
   for (let j = 0; j < width; j++) {
-    const d = (FINAL_SCALE * (dhc[j] as number)) / rms - (dot * (p.h[j] as number)) / (rms * rms * D);
+    const d =
+      (FINAL_SCALE * (dhc[j] as number)) / rms - (dot * (p.h[j] as number)) / (rms * rms * D);
     grads.theta[p.token * width0 + j] = (grads.theta[p.token * width0 + j] as number) + d;
-    dBag[j] = (dBag[j] as number) + BAG_SCALE * d;
+    dBag[j] = (dBag[j] as number) + scale * d;
   }
 }
 

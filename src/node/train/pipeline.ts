@@ -329,7 +329,12 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
         bands: options.calibrationBands,
         seed,
         validateRequest: (body: JsonValue) => validateRequest(body),
-        logits: async () => fullRows(judged.examples[next] as LabelledExample, judged.logits[next++] as Float64Array[], prepared.trained),
+        logits: async () =>
+          fullRows(
+            judged.examples[next] as LabelledExample,
+            judged.logits[next++] as Float64Array[],
+            prepared.trained,
+          ),
       });
       const manifest = JSON.parse(readFileSync(join(partial, 'manifest.json'), 'utf8'));
       writeCalibratedPackage(

@@ -26,7 +26,7 @@ export const DEFAULT_SETTINGS: Readonly<FitSettings> = Object.freeze({
 export const CANDIDATES: readonly FitSettings[] = Object.freeze([
   { lambda: 0.01, normScale: 0.3, bias: 1 },
   { lambda: 0.1, normScale: 0.3, bias: 1 },
-  { lambda: 0.1, normScale: 0.1, bias: 1 },
+  { lambda: 1, normScale: 0.3, bias: 1 },
 ]);
 
 export interface CandidateScore {
