@@ -21,6 +21,7 @@ import { RMS_EPS, writeRelease } from '../../src/node/train/construct.js';
 import { encodeExamples, prepareTokenizer } from '../../src/node/train/data.js';
 import { classDims, fitModel, setupLearner } from '../../src/node/train/learner.js';
 import { modelLogits, WEIGHT_RANGE } from '../../src/node/train/model.js';
+import { DEFAULT_PAIR_SHAPE } from '../../src/node/train/pairs.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';
@@ -33,10 +34,14 @@ function parse(lines: string) {
 }
 
 describe('the constructed release computes the model', () => {
-  it.each([[0], [8]])(
-    'norm dims %i: the float64 reference forward equals the model on random weights',
-    async (normDims) => {
-      const SEED = testSeed(`train-construct ${normDims}`);
+  it.each([
+    [0, false],
+    [8, false],
+    [8, true],
+  ])(
+    'norm dims %i, order layer %s: the float64 reference forward equals the model on random weights',
+    async (normDims, withPairs) => {
+      const SEED = testSeed(`train-construct ${normDims} ${withPairs}`);
       const rng = new Rng(SEED + normDims);
       const corpus = parse(plantedJsonl(80, SEED));
       const data = prepareTokenizer(corpus, 600);
@@ -93,6 +98,7 @@ describe('the constructed release computes the model', () => {
         spans,
         RMS_EPS,
         normDims,
+        withPairs ? DEFAULT_PAIR_SHAPE : null,
       );
       const fitted = fitModel(setup, encoded, {
         settings: { lambda: 0.1, normScale: 0.5, bias: 1 },
@@ -107,6 +113,16 @@ describe('the constructed release computes the model', () => {
       for (const t of setup.frozen) params.theta.fill(0, t * stride, (t + 1) * stride);
       for (let i = 0; i < params.rows.length; i++) params.rows[i] = rng.normal();
       params.logBias = rng.normal();
+      if (params.pairs !== undefined && params.emb !== undefined) {
+        // Pair embeddings, projections and out_proj across their range; frozen tokens have none.
+        const m = DEFAULT_PAIR_SHAPE.m;
+        for (let i = 0; i < params.emb.length; i++) params.emb[i] = rng.normal();
+        for (const t of setup.frozen) params.emb.fill(0, t * m, (t + 1) * m);
+        for (const a of [params.pairs.u, params.pairs.z, params.pairs.b, params.pairs.wo])
+          for (let i = 0; i < a.length; i++) a[i] = rng.normal();
+        for (const a of [params.pairs.zBias, params.pairs.bBias])
+          for (let i = 0; i < a.length; i++) a[i] = 2 * rng.normal();
+      }
       const dir = mkdtempSync(join(tmpdir(), 'clef-construct-'));
       dirs.push(dir);
       writeRelease(dir, params, {
@@ -135,7 +151,7 @@ describe('the constructed release computes the model', () => {
       }
       console.log(`max |Δlogit| ${worst.toExponential(2)}, logits up to ${spread.toFixed(2)}`);
       expect(spread).toBeGreaterThan(1); // the logits are not all zero: the check has teeth
-      expect(worst, seedLine(`train-construct ${normDims}`, SEED)).toBeLessThan(1e-4);
+      expect(worst, seedLine(`train-construct ${normDims} ${withPairs}`, SEED)).toBeLessThan(1e-4);
       expect(WEIGHT_RANGE).toBe(12);
     },
   );

@@ -23,6 +23,7 @@
  *   head weight is zero, so the joint score is exactly 0 and σ(residual_gate) multiplies nothing.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+export { RMS_EPS } from './model.js';
 import { join } from 'node:path';
 import {
   layerTensorName,
@@ -35,13 +36,14 @@ import { jointHeadTensors } from '../head-tensors.js';
 import {
   bagScale,
   CONST_VALUE,
+  RMS_EPS,
   FINAL_SCALE,
   hiddenLayout,
   priorScale,
   type ModelParams,
 } from './model.js';
+import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
 
-export const RMS_EPS = 1e-6;
 /** The flag layer's scores: STATE, and SCHEMA (which wins once it has passed). */
 const MARKER_SCORE = 100;
 /** The pooling layer: weight logits ±12 (matcher.WEIGHT_RANGE) and ±100 from the flag. */
@@ -76,6 +78,10 @@ export function releaseConfig(
   const { heads: P, headDim: hd, vocab } = params.shape;
   const rotary = Math.floor(hd / 4);
   const half = rotary / 2;
+  const pairs = params.shape.pairs;
+  const layerTypes = pairs
+    ? ['full_attention', 'linear_attention', 'full_attention']
+    : ['full_attention', 'full_attention'];
   return {
     architectures: ['Qwen3_5ForConditionalGeneration'],
     model_type: 'qwen3_5',
@@ -91,18 +97,18 @@ export function releaseConfig(
       hidden_size: hiddenLayout(params.shape).hidden,
       initializer_range: 0.02,
       intermediate_size: 8,
-      layer_types: ['full_attention', 'full_attention'],
-      linear_conv_kernel_dim: 4,
-      linear_key_head_dim: 16,
+      layer_types: layerTypes,
+      linear_conv_kernel_dim: MAX_LAG + 1,
+      linear_key_head_dim: pairs ? KEY_DIM : 16,
       linear_num_key_heads: 1,
-      linear_num_value_heads: 1,
-      linear_value_head_dim: 16,
+      linear_num_value_heads: pairs ? pairs.heads.length : 1,
+      linear_value_head_dim: pairs ? pairs.dv : 16,
       mamba_ssm_dtype: 'float32',
       max_position_embeddings: options.contextTokens,
       mlp_only_layers: [],
       model_type: 'qwen3_5_text',
       num_attention_heads: P,
-      num_hidden_layers: 2,
+      num_hidden_layers: layerTypes.length,
       num_key_value_heads: P,
       partial_rotary_factor: 0.25,
       rms_norm_eps: RMS_EPS,
@@ -147,6 +153,8 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
       row[L.angles + 2 * p + 1] = 1 / Math.cosh(rho);
     }
     for (let j = 0; j < width; j++) row[L.content + j] = params.theta[t * width + j] as number;
+    for (let j = 0; j < L.embDims; j++)
+      row[L.emb + j] = (params.emb as Float64Array)[t * L.embDims + j] as number;
     let sq = 1; // the flag
     for (const v of row) sq += v * v;
     maxNormSq = Math.max(maxNormSq, sq);
@@ -224,7 +232,9 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
     set(w['self_attn.o_proj.weight'] as Float32Array, P * hd, L.flag, 0, 1 / markerValue);
   });
 
-  layer(1, (w) => {
+  const pool = params.shape.pairs ? 2 : 1;
+  if (params.shape.pairs) tensors.push(...orderLayer(params, 1, D));
+  layer(pool, (w) => {
     const q = w['self_attn.q_proj.weight'] as Float32Array;
     const k = w['self_attn.k_proj.weight'] as Float32Array;
     const v = w['self_attn.v_proj.weight'] as Float32Array;
@@ -256,6 +266,85 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
   add(`${TEXT_PREFIX}norm.weight`, [D], finalNorm);
 
   return { backbone: tensors, head: headTensors(D, Math.log(priorScale(params))) };
+}
+
+/**
+ * The order layer (pairs.ts) as a Gated DeltaNet layer: keys and queries one constant direction
+ * (so the recurrent state of a value head is one memory vector), lag heads that forget at once
+ * (decay exp(−huge) = 0, write strength 1) and read the token `lag` back through the causal
+ * conv's one tap, memory heads that never forget (decay 1) and write with σ(B · ê + ...); the
+ * gate z and the memory writes are shut outside the state by FLAG_GATE on the flag; out_proj
+ * writes into the content dims. Its MLP is zero.
+ */
+function orderLayer(params: ModelParams, i: number, D: number): TensorToWrite[] {
+  const pairs = params.pairs as PairParams;
+  const L = hiddenLayout(params.shape);
+  const { heads, dv, m } = pairs.shape;
+  const H = heads.length;
+  const C = H * dv;
+  const width = L.width;
+  const keyDim = KEY_DIM;
+  const convDim = 2 * keyDim + C;
+  const K = MAX_LAG + 1;
+  const qkv = new Float32Array(convDim * D);
+  qkv[0 * D + L.constant] = 1; // query channel 0
+  qkv[keyDim * D + L.constant] = 1; // key channel 0
+  const conv = new Float32Array(convDim * K);
+  for (let c = 0; c < 2 * keyDim; c++) conv[c * K + (K - 1)] = 1;
+  const z = new Float32Array(C * D);
+  const b = new Float32Array(H * D);
+  const aLog = new Float32Array(H);
+  const dtBias = new Float32Array(H);
+  heads.forEach((head, h) => {
+    for (let c = 0; c < dv; c++) {
+      const k = h * dv + c;
+      const row = 2 * keyDim + k;
+      if (c === 0) qkv[row * D + L.constant] = CONSTANT_CHANNEL / CONST_VALUE;
+      else for (let j = 0; j < m; j++) qkv[row * D + L.emb + j] = pairs.u[k * m + j] as number;
+      conv[row * K + (K - 1 - (head.kind === 'lag' ? head.lag : 0))] = 1;
+      for (let j = 0; j < m; j++) z[k * D + L.emb + j] = pairs.z[k * m + j] as number;
+      z[k * D + L.constant] = ((pairs.zBias[k] as number) - FLAG_GATE) / CONST_VALUE;
+      z[k * D + L.flag] = FLAG_GATE;
+    }
+    if (head.kind === 'lag') {
+      // β = σ(1000 r) = 1 and decay exp(−e^20 · 20) = 0: the memory is the current value.
+      b[h * D + L.constant] = 1000 / CONST_VALUE;
+      aLog[h] = 20;
+      dtBias[h] = 20;
+    } else {
+      for (let j = 0; j < m; j++) b[h * D + L.emb + j] = pairs.b[h * m + j] as number;
+      b[h * D + L.constant] = ((pairs.bBias[h] as number) - FLAG_GATE) / CONST_VALUE;
+      b[h * D + L.flag] = FLAG_GATE;
+      // decay exp(−e^−60 · softplus(0)) = 1 to double precision: the memory never fades.
+      aLog[h] = -60;
+      dtBias[h] = 0;
+    }
+  });
+  const out = new Float32Array(D * C);
+  for (let j = 0; j < width; j++)
+    for (let k = 0; k < C; k++) out[(L.content + j) * C + k] = pairs.wo[j * C + k] as number;
+  const f32 = (name: string, shape: number[], data: Float32Array): TensorToWrite => ({
+    name: layerTensorName(i, name),
+    dtype: 'F32',
+    shape,
+    data,
+  });
+  return [
+    f32('input_layernorm.weight', [D], new Float32Array(D)),
+    f32('linear_attn.A_log', [H], aLog),
+    f32('linear_attn.conv1d.weight', [convDim, 1, K], conv),
+    f32('linear_attn.dt_bias', [H], dtBias),
+    f32('linear_attn.in_proj_a.weight', [H, D], new Float32Array(H * D)),
+    f32('linear_attn.in_proj_b.weight', [H, D], b),
+    f32('linear_attn.in_proj_qkv.weight', [convDim, D], qkv),
+    f32('linear_attn.in_proj_z.weight', [C, D], z),
+    f32('linear_attn.norm.weight', [dv], new Float32Array(dv).fill(1)),
+    f32('linear_attn.out_proj.weight', [D, C], out),
+    f32('mlp.down_proj.weight', [D, 8], new Float32Array(D * 8)),
+    f32('mlp.gate_proj.weight', [8, D], new Float32Array(8 * D)),
+    f32('mlp.up_proj.weight', [8, D], new Float32Array(8 * D)),
+    f32('post_attention_layernorm.weight', [D], new Float32Array(D)),
+  ];
 }
 
 /** The head: LayerNorms the identity, the prior's scale fitted, everything else zero. */

@@ -20,27 +20,15 @@ import { loadTokenizerSync, type ClefTokenizer } from '../../clef/tokenizer.js';
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { renderValue } from '../../protocol/render.js';
 import type { ModelExample } from './model.js';
+import { MAX_LAG } from './pairs.js';
 import { trainBpeTokenizer, type TrainedTokenizer } from './bpe.js';
 import { TrainError } from './errors.js';
 import { questionSchemas, type QuestionSchema } from './schema.js';
-import type { Rng } from '../rng.js';
 
 /** Fewest labelled examples an option needs (in the training part, after the holdout split). */
 export const MIN_EXAMPLES_PER_OPTION = 5;
 /** Template text is a small share of the corpus; weighting it keeps its words whole tokens. */
 const TEMPLATE_WEIGHT = 300;
-
-/**
- * The state's words in another order, starting at a random word after the first: the model reads
- * a bag, so this is the same example, except that another word now starts the state and is
- * tokenized without its leading space (a word a message often starts with, seen that way too).
- */
-export function rotateWords(state: string, rng: Rng): string | null {
-  const words = state.split(' ');
-  if (words.length < 2) return null;
-  const at = 1 + rng.int(words.length - 1);
-  return [...words.slice(at), ...words.slice(0, at)].join(' ');
-}
 
 /** A question the model is trained on: its id and its options (prompt order). */
 export interface TrainedQuestion {
@@ -243,7 +231,6 @@ export function encodeExamples(
   data: PreparedData,
   contextTokens: number,
   trained: ReadonlySet<string>,
-  rotations?: Rng,
 ): ModelExample[] {
   const tooLong: string[] = [];
   const out: ModelExample[] = [];
@@ -275,20 +262,8 @@ export function encodeExamples(
         label: example.labels.get(q.id) ?? -1,
       }));
     const last = ids[ids.length - 1] as number;
-    out.push({ bag, last, questions });
-    const state = example.valid.state;
-    if (rotations !== undefined && typeof state === 'string' && encoded.stateEnd <= stop) {
-      const rotated = rotateWords(state, rotations);
-      if (rotated !== null) {
-        const around = [ids.slice(start, encoded.prefixTokens), ids.slice(encoded.stateEnd, stop)];
-        const middle = data.tokenizer.encode(rotated);
-        out.push({
-          bag: Int32Array.from([...(around[0] as number[]), ...middle, ...(around[1] as number[])]),
-          last,
-          questions,
-        });
-      }
-    }
+    const before = Int32Array.from(ids.slice(Math.max(0, start - MAX_LAG), start));
+    out.push({ bag, before, last, questions });
   }
   if (tooLong.length > 0) {
     throw new TrainError(

@@ -29,6 +29,8 @@ import {
   type ModelShape,
 } from './model.js';
 import type { ClefTokenizer } from '../../clef/tokenizer.js';
+import { Rng } from '../rng.js';
+import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
 
 /** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
 export const MARKER_RHO = -3;
@@ -70,6 +72,8 @@ export interface FitSettings {
   normScale: number;
   /** β: the constant dim's weight in the anchor (the option biases' lever). */
   bias: number;
+  /** The order layer's L2 penalty, relative to λ (when the setup has one). */
+  pairLambda?: number;
 }
 
 export const DEFAULT_NORM_DIMS = 32;
@@ -97,10 +101,12 @@ export function setupLearner(
   spans: ReadonlyArray<{ tokens: Int32Array; dim: number }>,
   rmsEps: number,
   normDims = DEFAULT_NORM_DIMS,
+  /** The order layer, or none. */
+  pairs: PairShape | null = null,
 ): LearnerSetup {
   // The attention head dim: a multiple of 8, so that its rotary quarter has whole pairs.
   const width = Math.max(8, Math.ceil((classWidth + normDims) / 8) * 8);
-  const shape: ModelShape = { heads: 1, headDim: width, vocab };
+  const shape: ModelShape = { heads: 1, headDim: width, vocab, ...(pairs ? { pairs } : {}) };
   const frozen = new Set([markers.state, markers.schema, ...template]);
   const features = tokenFeatures(tokenizer, vocab, frozen);
   const rowOf = new Map<number, number>();
@@ -194,8 +200,18 @@ function cholSolve(l: Float64Array, n: number, b: Float64Array): Float64Array {
 
 export interface FitOptions {
   settings: FitSettings;
+  /** Seed of the order layer's random start (the rest starts at zero). */
+  seed?: number;
   maxIterations: number;
   onIteration?: (iteration: number, value: number) => void;
+}
+
+/** A block of the parameter vector L-BFGS sees: where it lives, and its L2 weight. */
+interface Block {
+  values: Float64Array;
+  /** The gradient of the loss (without the penalty) for these values, after accumulate. */
+  gradient: () => Float64Array;
+  l2: number;
 }
 
 /** Fits the model to `train` (examples whose questions carry labels). */
@@ -214,6 +230,7 @@ export function fitModel(
   );
   const rho = new Float64Array(shape.vocab * shape.heads);
   for (const t of setup.frozen) rho.fill(MARKER_RHO, t * shape.heads, (t + 1) * shape.heads);
+  const pairShape = shape.pairs;
   const params: ModelParams = {
     shape,
     theta: new Float64Array(shape.vocab * width),
@@ -223,48 +240,100 @@ export function fitModel(
     scaleLogit: SCALE_LOGIT,
     logBias: Math.log(bias),
     baseNorm: setup.baseNorm,
+    ...(pairShape === undefined
+      ? {}
+      : {
+          pairs: zeroPairParams(pairShape, width),
+          emb: new Float64Array(shape.vocab * pairShape.m),
+        }),
   };
   projectTheta(features, idf, params.theta, width, classWidth, setup.normDims, normScale);
   const weights = zeroFeatureWeights(features, classWidth);
-  const nu = weights.u.length;
-  const ng = weights.g.length;
-  const nRows = setup.rowOf.size;
-  const size = nu + ng + nRows;
+  const embWeights = zeroFeatureWeights(features, pairShape?.m ?? 0);
+  const rowBias = new Float64Array(setup.rowOf.size);
+  let grads = zeroGradients(params);
+  const dWeights = zeroFeatureWeights(features, classWidth);
+  const dEmbWeights = zeroFeatureWeights(features, pairShape?.m ?? 0);
+  const blocks: Block[] = [
+    { values: weights.u, gradient: () => dWeights.u, l2: lambda },
+    { values: weights.g, gradient: () => dWeights.g, l2: lambda },
+    {
+      values: rowBias,
+      gradient: () => rowBias.map((_, r) => grads.rows[r * stride] as number),
+      l2: BIAS_PENALTY * lambda,
+    },
+  ];
+  const pairs = params.pairs;
+  if (pairs !== undefined && pairShape !== undefined) {
+    const pl = lambda * (options.settings.pairLambda ?? 1);
+    const g = () => grads.pairs as PairParams;
+    blocks.push(
+      { values: embWeights.u, gradient: () => dEmbWeights.u, l2: pl },
+      { values: embWeights.g, gradient: () => dEmbWeights.g, l2: pl },
+      { values: pairs.u, gradient: () => g().u, l2: pl },
+      { values: pairs.z, gradient: () => g().z, l2: pl },
+      { values: pairs.zBias, gradient: () => g().zBias, l2: BIAS_PENALTY * pl },
+      { values: pairs.b, gradient: () => g().b, l2: pl },
+      { values: pairs.bBias, gradient: () => g().bBias, l2: BIAS_PENALTY * pl },
+      { values: pairs.wo, gradient: () => g().wo, l2: pl },
+    );
+  }
+  const size = blocks.reduce((n, b) => n + b.values.length, 0);
   const questions = train.reduce((n, e) => n + e.questions.filter((q) => q.label >= 0).length, 0);
   const unpack = (x: Float64Array): void => {
-    weights.u.set(x.subarray(0, nu));
-    weights.g.set(x.subarray(nu, nu + ng));
-    for (let r = 0; r < nRows; r++) params.rows[r * stride] = x[nu + ng + r] as number;
+    let at = 0;
+    for (const b of blocks) {
+      b.values.set(x.subarray(at, at + b.values.length));
+      at += b.values.length;
+    }
+    rowBias.forEach((v, r) => (params.rows[r * stride] = v));
     composeTheta(features, weights, idf, params.theta, width);
+    if (params.emb !== undefined && pairShape !== undefined)
+      composeTheta(features, embWeights, idf, params.emb, pairShape.m);
   };
-  const dWeights = zeroFeatureWeights(features, classWidth);
   const objective = (x: Float64Array, grad: Float64Array): number => {
     unpack(x);
-    const grads = zeroGradients(params);
+    grads = zeroGradients(params);
     const { loss } = accumulate(params, train, grads, 1 / Math.max(questions, 1));
     dWeights.u.fill(0);
     dWeights.g.fill(0);
     backTheta(features, idf, grads.theta, width, dWeights);
+    if (grads.emb !== undefined && pairShape !== undefined) {
+      dEmbWeights.u.fill(0);
+      dEmbWeights.g.fill(0);
+      backTheta(features, idf, grads.emb, pairShape.m, dEmbWeights);
+    }
     let penalty = 0;
-    for (let i = 0; i < nu; i++) {
-      const v = weights.u[i] as number;
-      penalty += v * v;
-      grad[i] = (dWeights.u[i] as number) + 2 * lambda * v;
+    let at = 0;
+    for (const b of blocks) {
+      const d = b.gradient();
+      for (let i = 0; i < b.values.length; i++) {
+        const v = b.values[i] as number;
+        penalty += b.l2 * v * v;
+        grad[at + i] = (d[i] as number) + 2 * b.l2 * v;
+      }
+      at += b.values.length;
     }
-    for (let i = 0; i < ng; i++) {
-      const v = weights.g[i] as number;
-      penalty += v * v;
-      grad[nu + i] = (dWeights.g[i] as number) + 2 * lambda * v;
-    }
-    let biasPenalty = 0;
-    for (let r = 0; r < nRows; r++) {
-      const v = params.rows[r * stride] as number;
-      biasPenalty += v * v;
-      grad[nu + ng + r] = (grads.rows[r * stride] as number) + 2 * BIAS_PENALTY * lambda * v;
-    }
-    return loss / Math.max(questions, 1) + lambda * penalty + BIAS_PENALTY * lambda * biasPenalty;
+    return loss / Math.max(questions, 1) + penalty;
   };
-  const result = minimize(objective, new Float64Array(size), {
+  const start = new Float64Array(size);
+  if (pairs !== undefined && pairShape !== undefined) {
+    // The order layer starts small and random (a zero start has no gradient through its
+    // products); its out_proj starts at zero, so the first fit is the unigram model's.
+    const rng = new Rng(options.seed ?? 1);
+    let at = 0;
+    for (const b of blocks) {
+      const init =
+        b.values === pairs.u || b.values === pairs.z || b.values === pairs.b
+          ? 1 / Math.sqrt(pairShape.m)
+          : b.values === embWeights.u || b.values === embWeights.g
+            ? 0.1
+            : 0;
+      if (init > 0) for (let i = 0; i < b.values.length; i++) start[at + i] = init * rng.normal();
+      at += b.values.length;
+    }
+  }
+  const result = minimize(objective, start, {
     maxIterations: options.maxIterations,
     onIteration: options.onIteration,
   });

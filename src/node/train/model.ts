@@ -27,8 +27,20 @@
  * features), ρ, the lm_head rows R of option tokens (constant dim + content), S ≤ 100, β.
  */
 
+import {
+  pairBackward,
+  pairForward,
+  type PairContext,
+  type PairForward,
+  type PairParams,
+  type PairShape,
+  zeroPairParams,
+} from './pairs.js';
+
 /** Sizes of the constructed model; `hidden` follows from them (hiddenLayout). */
 export interface ModelShape {
+  /** The order layer (pairs.ts), when the model has one. */
+  pairs?: PairShape;
   /** Pooling heads (the attention heads of both layers). */
   heads: number;
   /** Values per head (the attention head dim). */
@@ -48,13 +60,15 @@ export const CONST_VALUE = Number(process.env.CONST_VALUE ?? 16);
  * times larger than a token's own content, so the head's positions see the state, and their own
  * token only as a small, fixed offset.
  */
-export function bagScale(shape: Pick<ModelShape, 'heads' | 'headDim'>): number {
+export function bagScale(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs'>): number {
   return (100 * CONST_VALUE) / Math.sqrt(hiddenLayout(shape).hidden);
 }
 /** The final norm's gain on the content dims: keeps the head LayerNorm's eps negligible. */
 export const FINAL_SCALE = 100;
 /** torch's LayerNorm eps, which the head's hidden_norm uses. */
 export const LN_EPS = 1e-5;
+/** The backbone's RMSNorm eps (rms_norm_eps in the release's config). */
+export const RMS_EPS = 1e-6;
 /** The head caps the prior's scale at 100 (exp(min(prior_logit_scale, ln 100))). */
 export const MAX_SCALE = 100;
 
@@ -63,10 +77,11 @@ export function priorScale(params: Pick<ModelParams, 'scaleLogit'>): number {
 }
 
 /** The residual-stream layout (construct.ts writes weights for exactly this). */
-export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim'>) {
+export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs'>) {
   const { heads: P, headDim: hd } = shape;
   const angles = 4;
   const content = angles + 2 * P;
+  const m = shape.pairs?.m ?? 0;
   return {
     constant: 0,
     stateMarker: 1,
@@ -75,7 +90,10 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim'>) {
     angles,
     content,
     width: P * hd,
-    hidden: content + P * hd,
+    /** The order layer's pair embedding (pairs.ts), after the content. */
+    emb: content + P * hd,
+    embDims: m,
+    hidden: content + P * hd + m,
   };
 }
 
@@ -99,6 +117,9 @@ export interface ModelParams {
    * eps times the hidden size. At the head's positions the flag is there too (−1 after SCHEMA).
    */
   baseNorm: Float64Array;
+  /** The order layer's weights and [vocab, m] pair embeddings, when the shape has one. */
+  pairs?: PairParams;
+  emb?: Float64Array;
 }
 
 export interface ModelQuestion {
@@ -113,6 +134,8 @@ export interface ModelQuestion {
 export interface ModelExample {
   /** Token ids the bag pools (the state and the template tokens around it). */
   bag: Int32Array;
+  /** The template tokens just before the bag (the order layer's lags reach back into them). */
+  before: Int32Array;
   /** The prompt's last token (the head's "global" position). */
   last: number;
   questions: readonly ModelQuestion[];
@@ -133,27 +156,78 @@ interface Position {
 
 interface BagForward {
   weights: Float64Array[];
+  /** [bag, width]: each position's content, θ plus the order layer's p. */
+  content: Float64Array;
   values: Float64Array;
   norms: Float64Array;
   bag: Float64Array;
+  pairs: { input: PairInputOf; forward: PairForward } | null;
 }
 
-function forwardBag(params: ModelParams, bag: Int32Array): BagForward {
+type PairInputOf = Parameters<typeof pairForward>[1];
+
+/** The order layer's context: what pairs.ts reads of the model. */
+function pairContext(params: ModelParams): PairContext | null {
+  if (params.pairs === undefined || params.emb === undefined) return null;
+  const D = hiddenLayout(params.shape).hidden;
+  const rmsEps = RMS_EPS;
+  return {
+    params: params.pairs,
+    emb: params.emb,
+    theta: params.theta,
+    width: params.shape.heads * params.shape.headDim,
+    baseNormNoFlag: params.baseNorm.map((k) => k - 1 - D * rmsEps),
+    hidden: D,
+    rmsEps,
+    constValue: CONST_VALUE,
+  };
+}
+
+/** |e_t|² of a token's pair embedding (0 without an order layer). */
+function embNorm(params: ModelParams, t: number): number {
+  const m = params.shape.pairs?.m ?? 0;
+  if (m === 0 || params.emb === undefined) return 0;
+  let sq = 0;
+  for (let j = 0; j < m; j++) sq += (params.emb[t * m + j] as number) ** 2;
+  return sq;
+}
+
+function forwardBag(
+  params: ModelParams,
+  bag: Int32Array,
+  before: Int32Array,
+  ctx: PairContext | null,
+): BagForward {
   const { heads: P, headDim: hd } = params.shape;
   const width = P * hd;
   const D = hiddenLayout(params.shape).hidden;
   const rootD = Math.sqrt(D);
   const n = bag.length;
+  let pairs: BagForward['pairs'] = null;
+  if (ctx !== null) {
+    const tokens = Int32Array.from([...before, ...bag]);
+    const flag = new Float64Array(tokens.length);
+    flag.fill(1, before.length);
+    const input = { tokens, bagStart: before.length, flag };
+    pairs = { input, forward: pairForward(ctx, input) };
+  }
+  const content = new Float64Array(n * width);
   const values = new Float64Array(n * width);
   const norms = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const t = bag[i] as number;
     let sq = 0;
-    for (let j = 0; j < width; j++) sq += (params.theta[t * width + j] as number) ** 2;
-    const norm = Math.sqrt(sq + (params.baseNorm[t] as number));
+    for (let j = 0; j < width; j++) {
+      const c =
+        (params.theta[t * width + j] as number) +
+        (pairs === null ? 0 : (pairs.forward.p[i * width + j] as number));
+      content[i * width + j] = c;
+      sq += c * c;
+    }
+    const norm = Math.sqrt(sq + (params.baseNorm[t] as number) + embNorm(params, t));
     norms[i] = norm;
     for (let j = 0; j < width; j++)
-      values[i * width + j] = (rootD * (params.theta[t * width + j] as number)) / norm;
+      values[i * width + j] = (rootD * (content[i * width + j] as number)) / norm;
   }
   const weights: Float64Array[] = [];
   const pooled = new Float64Array(width);
@@ -175,7 +249,7 @@ function forwardBag(params: ModelParams, bag: Int32Array): BagForward {
     }
     weights.push(w);
   }
-  return { weights, values, norms, bag: pooled };
+  return { weights, content, values, norms, bag: pooled, pairs };
 }
 
 /** The final RMSNorm and the head's LayerNorm at one position whose token is `token`. */
@@ -191,7 +265,7 @@ function forwardPosition(params: ModelParams, token: number, bag: Float64Array):
     h[j] = v;
     sq += v * v;
   }
-  const rms = Math.sqrt((sq + (params.baseNorm[token] as number)) / D);
+  const rms = Math.sqrt((sq + (params.baseNorm[token] as number) + embNorm(params, token)) / D);
   const h0 = (FINAL_SCALE * beta) / rms;
   const hc = new Float64Array(width);
   let sum = h0;
@@ -284,7 +358,7 @@ type OptionCache = Map<Int32Array, { lex: Float64Array; norm: number }>;
 
 /** Each question's logits for one example, in option order. */
 export function modelLogits(params: ModelParams, example: ModelExample): Float64Array[] {
-  const f = forwardBag(params, example.bag);
+  const f = forwardBag(params, example.bag, example.before, pairContext(params));
   const last = forwardPosition(params, example.last, f.bag);
   return example.questions.map((q) => {
     const anchor = anchorOf(params, q, last, f.bag);
@@ -298,6 +372,8 @@ export interface Gradients {
   rows: Float64Array;
   scaleLogit: number;
   logBias: number;
+  pairs?: PairParams;
+  emb?: Float64Array;
 }
 
 export function zeroGradients(params: ModelParams): Gradients {
@@ -307,6 +383,12 @@ export function zeroGradients(params: ModelParams): Gradients {
     rows: new Float64Array(params.rows.length),
     scaleLogit: 0,
     logBias: 0,
+    ...(params.pairs !== undefined && params.emb !== undefined
+      ? {
+          pairs: zeroPairParams(params.pairs.shape, params.theta.length / params.shape.vocab),
+          emb: new Float64Array(params.emb.length),
+        }
+      : {}),
   };
 }
 
@@ -328,12 +410,13 @@ export function accumulate(
   const scale = priorScale(params);
   const cache: OptionCache = new Map();
   const optionGrads = new Map<Int32Array, Float64Array>();
+  const ctx = pairContext(params);
   let loss = 0;
   let count = 0;
   for (const example of batch) {
     if (!example.questions.some((q) => q.label >= 0)) continue;
     const bagTokens = drop === undefined ? example.bag : drop(example.bag);
-    const f = forwardBag(params, bagTokens);
+    const f = forwardBag(params, bagTokens, example.before, ctx);
     const last = forwardPosition(params, example.last, f.bag);
     const dPositions = new Map<Position, Float64Array>(); // dN per position: [n0, nc..., nzTotal]
     for (const q of example.questions) {
@@ -379,7 +462,7 @@ export function accumulate(
     }
     const dBag = new Float64Array(width);
     for (const [p, dN] of dPositions) backwardPosition(params, p, dN, dBag, grads);
-    backwardBag(params, bagTokens, f, dBag, grads);
+    backwardBag(params, bagTokens, f, dBag, grads, ctx);
   }
   // d lex → the rows of the span's tokens (lex is their mean).
   for (const [tokens, og] of optionGrads) {
@@ -425,17 +508,26 @@ function backwardPosition(
     dot += v * (p.hc[j] as number);
   }
   void zeros;
-  // H = F [β, h] / rms, rms = sqrt((|h|² + K)/D): dh = F dHc / rms − (H·dH) h / (rms² D).
+  // H = F [β, h] / rms, rms = sqrt((|h|² + |e|² + K)/D): dh = F dHc / rms − (H·dH) h / (rms² D),
+  // and the token's pair embedding e, which only the rms sees: de = −(H·dH) e / (rms² D).
   const rms = p.rms;
   grads.logBias += dh0 * p.h0; // dH0/dlogβ = H0
-  const width0 = params.shape.heads * params.shape.headDim;
   const scale = bagScale(params.shape);
   for (let j = 0; j < width; j++) {
     const d =
       (FINAL_SCALE * (dhc[j] as number)) / rms - (dot * (p.h[j] as number)) / (rms * rms * D);
-    grads.theta[p.token * width0 + j] = (grads.theta[p.token * width0 + j] as number) + d;
+    grads.theta[p.token * width + j] = (grads.theta[p.token * width + j] as number) + d;
     dBag[j] = (dBag[j] as number) + scale * d;
   }
+  addEmbNormGradient(params, grads, p.token, -dot / (rms * rms * D));
+}
+
+/** Adds k · e_t to e_t's gradient (a norm that e_t enters as |e_t|²; k is dL/d(|e|²) · 2 / 2). */
+function addEmbNormGradient(params: ModelParams, grads: Gradients, t: number, k: number): void {
+  const m = params.shape.pairs?.m ?? 0;
+  if (m === 0 || params.emb === undefined || grads.emb === undefined || k === 0) return;
+  for (let j = 0; j < m; j++)
+    grads.emb[t * m + j] = (grads.emb[t * m + j] as number) + k * (params.emb[t * m + j] as number);
 }
 
 /** dL/dbag back to ρ and θ of the bag's tokens. */
@@ -445,6 +537,7 @@ function backwardBag(
   f: BagForward,
   dBag: Float64Array,
   grads: Gradients,
+  ctx: PairContext | null,
 ): void {
   const { heads: P, headDim: hd } = params.shape;
   const width = P * hd;
@@ -472,18 +565,28 @@ function backwardBag(
       grads.rho[t * P + p] = (grads.rho[t * P + p] as number) + du * WEIGHT_RANGE * (1 - th * th);
     }
   }
-  // v = √D c / norm, norm = √(|c|² + K): dc = √D (dv / norm − c (c·dv) / norm³)
+  // v = √D c / norm, norm = √(|c|² + |e|² + K): dc = √D (dv / norm − c (c·dv) / norm³),
+  // de = −√D e (c·dv) / norm³; c = θ + p, so dc goes to θ and to the order layer's p.
+  const dp = f.pairs === null ? null : new Float64Array(n * width);
   for (let i = 0; i < n; i++) {
     const t = bag[i] as number;
     const norm = f.norms[i] as number;
     let cdv = 0;
     for (let j = 0; j < width; j++)
-      cdv += (params.theta[t * width + j] as number) * (dValues[i * width + j] as number);
+      cdv += (f.content[i * width + j] as number) * (dValues[i * width + j] as number);
     for (let j = 0; j < width; j++) {
-      const c = params.theta[t * width + j] as number;
-      grads.theta[t * width + j] =
-        (grads.theta[t * width + j] as number) +
-        rootD * ((dValues[i * width + j] as number) / norm - (c * cdv) / norm ** 3);
+      const c = f.content[i * width + j] as number;
+      const dc = rootD * ((dValues[i * width + j] as number) / norm - (c * cdv) / norm ** 3);
+      grads.theta[t * width + j] = (grads.theta[t * width + j] as number) + dc;
+      if (dp !== null) dp[i * width + j] = dc;
     }
+    addEmbNormGradient(params, grads, t, (-rootD * cdv) / norm ** 3);
+  }
+  if (dp !== null && f.pairs !== null && ctx !== null && grads.pairs && grads.emb) {
+    pairBackward(ctx, f.pairs.input, f.pairs.forward, dp, {
+      params: grads.pairs,
+      emb: grads.emb,
+      theta: grads.theta,
+    });
   }
 }
