@@ -282,7 +282,6 @@ function orderLayer(params: ModelParams, i: number, D: number): TensorToWrite[] 
   const { heads, dv, m } = pairs.shape;
   const H = heads.length;
   const C = H * dv;
-  const width = L.width;
   const keyDim = KEY_DIM;
   const convDim = 2 * keyDim + C;
   const K = MAX_LAG + 1;
@@ -321,7 +320,7 @@ function orderLayer(params: ModelParams, i: number, D: number): TensorToWrite[] 
     }
   });
   const out = new Float32Array(D * C);
-  for (let j = 0; j < width; j++)
+  for (let j = 0; j < pairs.outDims; j++)
     for (let k = 0; k < C; k++) out[(L.content + j) * C + k] = pairs.wo[j * C + k] as number;
   const f32 = (name: string, shape: number[], data: Float32Array): TensorToWrite => ({
     name: layerTensorName(i, name),

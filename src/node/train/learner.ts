@@ -90,6 +90,20 @@ export function classDims(optionIds: ReadonlyArray<readonly string[]>): {
   return { dimOf, width: dimOf.size };
 }
 
+/** The content width for these class dims and norm dims: a multiple of 8 (whole rotary pairs). */
+export function contentWidth(classWidth: number, normDims: number): number {
+  return Math.max(8, Math.ceil((classWidth + normDims) / 8) * 8);
+}
+
+/** The residual stream's width for a model of one pooling head (model.ts hiddenLayout). */
+export function hiddenOf(classWidth: number, normDims = DEFAULT_NORM_DIMS, pairDims = 0): number {
+  return hiddenLayout({
+    heads: 1,
+    headDim: contentWidth(classWidth, normDims),
+    pairs: pairDims > 0 ? { heads: [], dv: 0, m: pairDims } : undefined,
+  }).hidden;
+}
+
 export function setupLearner(
   tokenizer: Pick<ClefTokenizer, 'decode'>,
   vocab: number,
@@ -104,8 +118,7 @@ export function setupLearner(
   /** The order layer, or none. */
   pairs: PairShape | null = null,
 ): LearnerSetup {
-  // The attention head dim: a multiple of 8, so that its rotary quarter has whole pairs.
-  const width = Math.max(8, Math.ceil((classWidth + normDims) / 8) * 8);
+  const width = contentWidth(classWidth, normDims);
   const shape: ModelShape = { heads: 1, headDim: width, vocab, ...(pairs ? { pairs } : {}) };
   const frozen = new Set([markers.state, markers.schema, ...template]);
   const features = tokenFeatures(tokenizer, vocab, frozen);
@@ -243,7 +256,7 @@ export function fitModel(
     ...(pairShape === undefined
       ? {}
       : {
-          pairs: zeroPairParams(pairShape, width),
+          pairs: zeroPairParams(pairShape, classWidth),
           emb: new Float64Array(shape.vocab * pairShape.m),
         }),
   };

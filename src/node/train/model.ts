@@ -385,7 +385,7 @@ export function zeroGradients(params: ModelParams): Gradients {
     logBias: 0,
     ...(params.pairs !== undefined && params.emb !== undefined
       ? {
-          pairs: zeroPairParams(params.pairs.shape, params.theta.length / params.shape.vocab),
+          pairs: zeroPairParams(params.pairs.shape, params.pairs.outDims),
           emb: new Float64Array(params.emb.length),
         }
       : {}),

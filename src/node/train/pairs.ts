@@ -67,14 +67,16 @@ export interface PairParams {
   b: Float64Array;
   /** [heads]: memory heads' write bias inside the state. */
   bBias: Float64Array;
-  /** [width, heads · dv]: out_proj into the content dims. */
+  /** [outDims, heads · dv]: out_proj into the first outDims content dims (the class dims). */
   wo: Float64Array;
+  outDims: number;
 }
 
 export function zeroPairParams(shape: PairShape, width: number): PairParams {
   const channels = shape.heads.length * shape.dv;
   return {
     shape,
+    outDims: width,
     u: new Float64Array(channels * shape.m),
     z: new Float64Array(channels * shape.m),
     zBias: new Float64Array(channels),
@@ -87,6 +89,7 @@ export function zeroPairParams(shape: PairShape, width: number): PairParams {
 export function clonePairParams(p: PairParams): PairParams {
   return {
     shape: p.shape,
+    outDims: p.outDims,
     u: p.u.slice(),
     z: p.z.slice(),
     zBias: p.zBias.slice(),
@@ -223,7 +226,7 @@ export function pairForward(ctx: PairContext, input: PairInput): PairForward {
         core[i * C + k] = (((mem[i * C + k] as number) * scale) / rmsH) * silu(zx);
       }
     }
-    for (let j = 0; j < width; j++) {
+    for (let j = 0; j < params.outDims; j++) {
       let sum = 0;
       for (let k = 0; k < C; k++)
         sum += (params.wo[j * C + k] as number) * (core[i * C + k] as number);
@@ -260,13 +263,15 @@ export function pairBackward(
   const dEHat = new Float64Array(n * m);
   const dR = new Float64Array(n);
   const dMemNext = new Float64Array(C); // dL/dm(i) from step i + 1
+  const scratchCore = new Float64Array(C);
+  const dO = new Float64Array(dv);
   for (let i = bag - 1; i >= 0; i--) {
     const s = input.bagStart + i;
     const rs = f.r[s] as number;
     const shut = FLAG_GATE * ((input.flag[s] as number) - 1);
     // p = Wo · core
-    const dCore = new Float64Array(C);
-    for (let j = 0; j < width; j++) {
+    const dCore = scratchCore.fill(0);
+    for (let j = 0; j < params.outDims; j++) {
       const d = dp[i * width + j] as number;
       if (d === 0) continue;
       for (let k = 0; k < C; k++) {
@@ -279,7 +284,6 @@ export function pairBackward(
       const rmsH = f.rms[i * H + h] as number;
       // core_k = o_k / rms · silu(z_k), o = m · scale, rms = √(mean(o²) + eps)
       let dot = 0;
-      const dO = new Float64Array(dv);
       for (let c = 0; c < dv; c++) {
         const k = h * dv + c;
         const zx = f.zPre[i * C + k] as number;

@@ -31,7 +31,8 @@ import { writeModelCard, heldOutFigures, type HeldOutReport } from './card.js';
 import { RMS_EPS, writeRelease } from './construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer, type TrainedQuestion } from './data.js';
 import { CROSS_FIT_MAX, fitPhase, type FitPhase } from './fit.js';
-import type { FitSettings } from './learner.js';
+import { QWEN_ADDED_TOKENS } from './bpe.js';
+import { hiddenOf, type FitSettings } from './learner.js';
 import { hiddenLayout, modelLogits, type ModelExample, type ModelParams } from './model.js';
 import { TrainError } from './errors.js';
 import { checkModelNames } from './model-names.js';
@@ -76,6 +77,8 @@ export interface TrainOptions {
   contextTokens?: number;
   /** The fit's settings as they are (no selection); default: chosen by cross-fitting. */
   fit?: FitSettings;
+  /** Norm dims of the model (learner.ts; default 32). */
+  normDims?: number;
   /** Markdown appended to the generated model card (a licence, a data credit). */
   cardNotes?: string;
   /** Random requests the converter checks against the float64 reference (default 2). */
@@ -136,6 +139,19 @@ export function partialDir(dir: string, runTag: string): string {
 
 export const DEFAULT_HOLDOUT = 0.1;
 export const DEFAULT_VOCAB = 4000;
+/**
+ * Bytes the two vocabulary-sized tables (the embedding and the lm_head rows, float32) may take
+ * when --vocab is not given: the vocabulary shrinks below DEFAULT_VOCAB for models with many
+ * options (CLINC150's 151: about 2,400 tokens), so a package stays under 4 MiB.
+ */
+export const VOCAB_TABLE_BYTES = 3.6 * 2 ** 20;
+
+/** The default vocabulary for a model whose residual stream is `hidden` dims wide. */
+export function defaultVocab(hidden: number): number {
+  const fits = Math.floor(VOCAB_TABLE_BYTES / (2 * 4 * hidden)) - QWEN_ADDED_TOKENS.length;
+  return Math.max(MIN_VOCAB, Math.min(DEFAULT_VOCAB, fits));
+}
+const MIN_VOCAB = 1024;
 export const DEFAULT_CONTEXT = 4096;
 export const DEFAULT_FIDELITY_REQUESTS = 2;
 /** The package must give the fitted function's probabilities to within this (float32 rounding). */
@@ -232,6 +248,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
     { examples: split.heldOut, encoded: prepared.heldOut },
     {
       settings: options.fit,
+      normDims: options.normDims,
       seed,
       rmsEps: RMS_EPS,
       onFit: (done, total) => {
@@ -467,7 +484,11 @@ function prepare(
   endPhase('check');
 
   progress({ phase: 'tokenizer', done: 0, total: 1 });
-  const data = prepareTokenizer(split.train, options.vocabSize ?? DEFAULT_VOCAB);
+  const classes = questions.reduce((n, q) => n + q.options.length, 0);
+  const data = prepareTokenizer(
+    split.train,
+    options.vocabSize ?? defaultVocab(hiddenOf(classes, options.normDims)),
+  );
   const trained = new Set(questions.map((q) => q.id));
   const train = encodeExamples(split.train, data, contextTokens, trained);
   const heldOut = encodeExamples(split.heldOut, data, contextTokens, trained);
