@@ -9,7 +9,7 @@
 import { DEVICE_NAMES, type DeviceName } from '../core/devices.js';
 import { RUNTIME_BUILD_NAMES, type RuntimeBuild } from '../wire/assets.js';
 import { assetReport, copyAssets, type AssetOptions } from './assets.js';
-import { parseCommandArgs } from './cli-args.js';
+import { errorText, parseCommandArgs } from './cli-args.js';
 
 export const ASSETS_USAGE = `usage: clef-web assets <dir> [--devices ${DEVICE_NAMES.join(',')}] [--worker-dir <path>] [--no-worker] [--no-model] [--element]
   copies into <dir>, for any static server (serve it with the headers in docs/deploy.md):
@@ -73,7 +73,7 @@ export function assetsMain(argv: string[]): number {
     console.log([`clef-web assets: copied into ${dir} ${head}`, ...rest].join('\n'));
     return 0;
   } catch (e) {
-    const message = (e as Error).message.replace(/^clef-web: /, '');
+    const message = errorText(e).replace(/^clef-web: /, '');
     // A wrong --devices / --runtime-builds name is a usage mistake: the usage follows.
     const usage = /^(devices|runtimeBuilds): /.test(message);
     const said = message

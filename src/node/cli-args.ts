@@ -53,7 +53,8 @@ function quotedOption(message: string): string {
 
 /** parseArgs' error as a UsageError in clef-web's words. */
 function usageError(e: Error & { code?: string }, options: Options): UsageError {
-  const known = Object.keys(options);
+  // --help is every command's, answered before parsing: not an option to suggest.
+  const known = Object.keys(options).filter((k) => k !== 'help');
   const flags = known.map((k) => `--${k}`).join(', ');
   const written = quotedOption(e.message);
   switch (e.code) {
@@ -112,4 +113,29 @@ export function integerOption(
     throw new UsageError(`--${name} ${text}: not an integer ${range}`);
   }
   return n;
+}
+
+/**
+ * An error as one line a person reads: a file-system error names the path and what is wrong with
+ * it (not `ENOENT: no such file or directory, open '...'`); any other error its message, never
+ * its class name or stack.
+ */
+export function errorText(e: unknown): string {
+  const err = e as (Error & { code?: string; path?: string; syscall?: string }) | null;
+  const path = err?.path;
+  if (path !== undefined) {
+    const said: Record<string, string> = {
+      ENOENT: 'no such file or folder',
+      EACCES: 'permission denied',
+      EPERM: 'not permitted',
+      EISDIR: 'a folder, not a file',
+      ENOTDIR: 'a file, not a folder',
+      EEXIST: 'already exists',
+      ENOSPC: 'no space left on the device',
+    };
+    const what = said[err?.code ?? ''];
+    if (what) return `${path}: ${what}`;
+  }
+  if (err instanceof Error) return err.message;
+  return String(e);
 }

@@ -4,6 +4,7 @@
  * user's `npm install clef-web` never downloads it. Missing, it is a typed error whose message
  * names the install command (the CLI prints that one line).
  */
+import { createRequire } from 'node:module';
 import type * as OrtNode from 'onnxruntime-node';
 import { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.js';
 
@@ -19,6 +20,25 @@ function notFound(e: unknown): boolean {
   return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
 }
 
+/** The install command the missing-dependency error names. */
+// The variable skips its optional CUDA download (clef-web runs on the CPU build it ships); as an
+// environment variable, not `--onnxruntime-node-install=skip`, which npm 11 warns is unknown.
+export const ORT_NODE_INSTALL = `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@${ORT_NODE_VERSION}`;
+
+/**
+ * Throws the missing-dependency error (naming `why` and the install) when onnxruntime-node
+ * cannot be found, without loading it: for a command that runs it in worker threads, so the
+ * error is said once, in the main thread.
+ */
+export function requireOrtNode(why: string): void {
+  try {
+    createRequire(import.meta.url).resolve('onnxruntime-node');
+  } catch (e) {
+    if (notFound(e)) throw new MissingDependencyError('onnxruntime-node', ORT_NODE_INSTALL, why);
+    throw e;
+  }
+}
+
 /** onnxruntime-node, imported once; `why` names what needs it for the error message. */
 export function loadOrtNode(why = 'Running a package in Node'): Promise<OrtNodeModule> {
   loaded ??= import('onnxruntime-node').then(
@@ -26,12 +46,7 @@ export function loadOrtNode(why = 'Running a package in Node'): Promise<OrtNodeM
     (e: unknown) => {
       loaded = null;
       if (notFound(e)) {
-        throw new MissingDependencyError(
-          'onnxruntime-node',
-          // The flag skips its optional CUDA download (clef-web runs on the CPU build it ships).
-          `npm install onnxruntime-node@${ORT_NODE_VERSION} --onnxruntime-node-install=skip`,
-          why,
-        );
+        throw new MissingDependencyError('onnxruntime-node', ORT_NODE_INSTALL, why);
       }
       throw e;
     },
