@@ -13,6 +13,7 @@ import { IDENTITY_GRAPH } from './identity-graph.js';
 import { dropLegacyRuntimeCache, wasmSourceOf } from './wasm-cache.js';
 import { RUNTIME_BUILD_FILES, type RuntimeBuild } from '../wire/assets.js';
 import { buildFor, runtimeNotServedError, servedBuilds } from './runtime-files.js';
+import { allowOwnOriginScriptUrls } from './trusted-types.js';
 import type { RuntimePhases } from '../wire/wire.js';
 
 export type OrtModule = typeof OrtTypes;
@@ -113,6 +114,7 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
         throw runtimeNotServedError(options.wasmBase, device, wanted);
       }
       const t0 = performance.now();
+      allowOwnOriginScriptUrls();
       const ort = await importBuild(build);
       const t1 = performance.now();
       ort.env.wasm.wasmPaths = options.wasmBase;

@@ -85,14 +85,27 @@ function usageError(e: Error & { code?: string }, options: Options): UsageError 
   }
 }
 
+type OptionValue<O> = O extends { type: 'boolean' }
+  ? boolean
+  : O extends { multiple: true }
+    ? string[]
+    : string;
+
+/** What a command's arguments parsed to: each option given (absent ones undefined). */
+export interface ParsedCommand<T extends Options> {
+  values: { [K in keyof T]?: OptionValue<T[K]> };
+  positionals: string[];
+}
+
 /** parseArgs, strict, with its errors as UsageErrors naming what to write instead. */
 export function parseCommandArgs<T extends Options>(
   argv: string[],
   options: T,
   allowPositionals = true,
-) {
+): ParsedCommand<T> {
   try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+    const parsed = parseArgs({ args: argv, options, allowPositionals, strict: true });
+    return parsed as unknown as ParsedCommand<T>;
   } catch (e) {
     throw usageError(e as Error & { code?: string }, options);
   }
@@ -138,4 +151,20 @@ export function errorText(e: unknown): string {
   }
   if (err instanceof Error) return err.message;
   return String(e);
+}
+
+/** Why a server could not listen, and what to do: a port in use, one not allowed, a host. */
+export function listenError(e: unknown, host: string, port: number, defaultPort: number): string {
+  const code = (e as { code?: string }).code;
+  const where = `${host}:${port}`;
+  if (code === 'EADDRINUSE') {
+    return `${where} is in use (another server?): pick another port with --port N (--port 0: any free one)`;
+  }
+  if (code === 'EACCES') {
+    return `cannot listen on ${where}: permission denied (ports below 1024 need privileges; --port ${defaultPort})`;
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return `cannot listen on ${where}: ${host} is not an address of this machine (--host 127.0.0.1, or 0.0.0.0 for every interface)`;
+  }
+  return `cannot listen on ${where}: ${errorText(e)}`;
 }

@@ -20,7 +20,8 @@ commands:
                                                                   copy what a page serves same-origin
   calibrate <package-dir> --examples labelled.jsonl [--coverage 0.9] [--out <dir>]   fit calibration
   train --examples labelled.jsonl --out <dir> [--seed N] [--holdout 0.1]      train a decision model
-  replay <records.jsonl> [--package <dir>]                        re-run decision records: identical or not`;
+  replay <records.jsonl> [--package <dir>]                        re-run decision records: identical or not
+  static <dir> [--port 8080] [--host 127.0.0.1]                   serve a built app with the production headers (docs/deploy.md)`;
 
 interface Command {
   usage: string;
@@ -64,6 +65,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   replay: async () => {
     const m = await import('./record/replay.js');
     return { usage: m.REPLAY_USAGE, main: m.replayMain };
+  },
+  static: async () => {
+    const m = await import('./static/cli.js');
+    return { usage: m.STATIC_USAGE, main: m.staticMain };
   },
 };
 

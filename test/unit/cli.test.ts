@@ -41,6 +41,7 @@ describe('clef-web help', () => {
       'calibrate',
       'train',
       'replay',
+      'static',
     ]);
   });
 

@@ -4,7 +4,7 @@
  * then exit; a second signal exits at once.
  */
 import { bundledModelDir } from '../bundled.js';
-import { errorText, integerOption, parseCommandArgs } from '../cli-args.js';
+import { errorText, integerOption, listenError, parseCommandArgs } from '../cli-args.js';
 import { requireOrtNode } from '../ort-node.js';
 import type { NodeEngineOptions } from '../engine.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../../core/defaults.js';
@@ -50,22 +50,6 @@ function apiKeyOption(flag: string | undefined): { apiKey?: string } {
   const key = flag ?? process.env[API_KEY_ENV];
   if (key === undefined || key === '') return {};
   return { apiKey: key };
-}
-
-/** Why the server could not listen, and what to do: a port in use, one not allowed, a host. */
-function listenError(e: unknown, host: string, port: number): string {
-  const code = (e as { code?: string }).code;
-  const where = `${host}:${port}`;
-  if (code === 'EADDRINUSE') {
-    return `${where} is in use (another server?): pick another port with --port N (--port 0: any free one)`;
-  }
-  if (code === 'EACCES') {
-    return `cannot listen on ${where}: permission denied (ports below 1024 need privileges; --port ${DEFAULT_PORT})`;
-  }
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return `cannot listen on ${where}: ${host} is not an address of this machine (--host 127.0.0.1, or 0.0.0.0 for every interface)`;
-  }
-  return `cannot listen on ${where}: ${errorText(e)}`;
 }
 
 export async function serveMain(argv: string[]): Promise<number> {
@@ -172,7 +156,7 @@ export async function serveMain(argv: string[]): Promise<number> {
   } catch (e) {
     await engine.dispose();
     await log?.close();
-    console.error(`clef-web serve: ${listenError(e, options.host, port)}`);
+    console.error(`clef-web serve: ${listenError(e, options.host, port, DEFAULT_PORT)}`);
     return 1;
   }
   const { model, variant } = engine.manifest;
