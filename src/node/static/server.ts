@@ -14,6 +14,8 @@ import { CONTENT_TYPES, DEPLOY_HEADERS, headersFor, type HeaderRule } from './he
 export interface StaticOptions {
   /** The header rules (default: DEPLOY_HEADERS, the documented set). */
   rules?: readonly HeaderRule[];
+  /** Or the headers for a path, computed (a host's own matching rules); wins over `rules`. */
+  headers?: (pathname: string) => Record<string, string>;
 }
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -45,9 +47,10 @@ function fileFor(root: string, pathname: string): { path: string; stat: Stats } 
 export function staticHandler(dir: string, options: StaticOptions = {}): Listener {
   const root = resolve(dir);
   const rules = options.rules ?? DEPLOY_HEADERS;
+  const headers = options.headers ?? ((pathname: string) => headersFor(pathname, rules));
   return (req, res) => {
     const pathname = (req.url ?? '/').split('?')[0] ?? '/';
-    for (const [name, value] of Object.entries(headersFor(pathname, rules))) {
+    for (const [name, value] of Object.entries(headers(pathname))) {
       res.setHeader(name, value);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
