@@ -12,11 +12,9 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { existsSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { CONTENT_SECURITY_POLICY, DEPLOY_HEADERS } from '../../src/node/static/headers.js';
-import { staticHandler } from '../../src/node/static/server.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/node/static/headers.js';
+import { serveWithPolicy, type PolicySite } from '../support/csp-server.js';
 import {
   SURFACES,
   TRUSTED_TYPES_SURFACES,
@@ -25,50 +23,10 @@ import {
 } from '../support/deploy-site.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const REPORT_PATH = '/__csp-report';
 
 test.describe.configure({ mode: 'serial', timeout: 180_000 });
 
-interface Served {
-  origin: string;
-  /** Violation reports the browser posted to the policy's report-uri. */
-  reports: string[];
-  close(): Promise<void>;
-}
-
-/** Serves `dir` with the documented headers, `policy` as its CSP, plus a report-uri. */
-async function serveWithPolicy(dir: string, policy = CONTENT_SECURITY_POLICY): Promise<Served> {
-  const reported = `${policy}; report-uri ${REPORT_PATH}`;
-  const rules = DEPLOY_HEADERS.map((r) =>
-    r.headers['Content-Security-Policy']
-      ? { ...r, headers: { ...r.headers, 'Content-Security-Policy': reported } }
-      : r,
-  );
-  const serve = staticHandler(dir, { rules });
-  const reports: string[] = [];
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.method === 'POST' && req.url === REPORT_PATH) {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c));
-      req.on('end', () => {
-        reports.push(body);
-        res.writeHead(204).end();
-      });
-      return;
-    }
-    serve(req, res);
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    reports,
-    close: () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  };
-}
+type Served = PolicySite;
 
 /** Opens `url`, failing at the page's first CSP violation; resolves with its result. */
 async function decideWithoutViolation(page: Page, url: string): Promise<any> {
