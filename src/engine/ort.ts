@@ -12,7 +12,12 @@ import { deviceOf, type DeviceName } from '../core/devices.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
 import { dropLegacyRuntimeCache, wasmSourceOf } from './wasm-cache.js';
 import { RUNTIME_BUILD_FILES, type RuntimeBuild } from '../wire/assets.js';
-import { buildFor, runtimeNotServedError, servedBuilds } from './runtime-files.js';
+import {
+  buildFor,
+  chunkNotServedError,
+  runtimeNotServedError,
+  servedBuilds,
+} from './runtime-files.js';
 import { allowOwnOriginScriptUrls } from './trusted-types.js';
 import type { RuntimePhases } from '../wire/wire.js';
 
@@ -115,7 +120,9 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
       }
       const t0 = performance.now();
       allowOwnOriginScriptUrls();
-      const ort = await importBuild(build);
+      const ort = await importBuild(build).catch((e: unknown) => {
+        throw chunkNotServedError(e) ?? e;
+      });
       const t1 = performance.now();
       ort.env.wasm.wasmPaths = options.wasmBase;
       const threads = await threadsServed(options, build);

@@ -14,7 +14,7 @@ import {
   runtimeBuildFiles,
   type RuntimeBuild,
 } from '../wire/assets.js';
-import { deviceOf, type DeviceName } from '../core/devices.js';
+import { DEVICES, deviceOf, type DeviceName } from '../core/devices.js';
 
 /** Where the worker finds onnxruntime-web's files: same origin, ORT_PUBLIC_PATH (/ort/). */
 export function defaultWasmBase(): string {
@@ -45,23 +45,38 @@ async function notServed(url: string): Promise<boolean> {
 let served: Promise<readonly RuntimeBuild[]> | null = null;
 
 /**
- * The builds this browser runs whose loader the server has (one HEAD each, all at once; once
- * per worker).
+ * The builds the devices run on here: for each device, the first of its builds this browser
+ * runs whose loader the server has (one HEAD per build asked, devices at once; once per
+ * worker). A build after a served one is never asked for, so a page that ships the default
+ * builds requests no file it does not have.
  */
 export function servedBuilds(wasmBase = defaultWasmBase()): Promise<readonly RuntimeBuild[]> {
   served ??= (async () => {
-    const runnable = RUNTIME_BUILD_NAMES.filter(browserRuns);
-    const missing = await Promise.all(
-      runnable.map((b) => notServed(new URL(RUNTIME_BUILD_FILES[b].loader, wasmBase).href)),
+    const asked = new Map<RuntimeBuild, Promise<boolean>>();
+    const has = (b: RuntimeBuild) => {
+      let answer = asked.get(b);
+      if (!answer) {
+        answer = notServed(new URL(RUNTIME_BUILD_FILES[b].loader, wasmBase).href).then((m) => !m);
+        asked.set(b, answer);
+      }
+      return answer;
+    };
+    const found = new Set<RuntimeBuild>();
+    await Promise.all(
+      DEVICES.map(async (d) => {
+        for (const b of d.runtimeBuilds.filter(browserRuns)) {
+          if (await has(b)) return void found.add(b);
+        }
+      }),
     );
-    return Object.freeze(runnable.filter((_, i) => !missing[i]));
+    return Object.freeze(RUNTIME_BUILD_NAMES.filter((b) => found.has(b)));
   })();
   return served;
 }
 
 /**
  * The build `device` runs on: the first of its builds in `available` (every build this browser
- * runs when not probed). `forced` (a benchmark's choice for the CPU device) wins where the
+ * runs when not probed; a build not asked for counts as absent). `forced` (a benchmark's choice for the CPU device) wins where the
  * device can run it. Null for a device that runs no onnxruntime build, or none available.
  */
 export function buildFor(
@@ -136,4 +151,28 @@ export async function missingRuntimeFile(
     if (status === 404) return runtimeNotServedError(wasmBase, device, build, file, status);
   }
   return null;
+}
+
+/**
+ * The error for a chunk of the engine's worker that did not load (the browser's "Failed to fetch
+ * dynamically imported module: <url>"), or null for another failure. The worker imports
+ * onnxruntime's JavaScript from chunks beside itself: a bundler that copies the worker as a
+ * file without them (Rollup's import-meta-assets plugin puts it under assets/) leaves them
+ * missing, and `clef-web assets --worker-dir` puts them there.
+ */
+export function chunkNotServedError(e: unknown): DownloadError | null {
+  const message = (e as Error | null)?.message ?? '';
+  const url = /(?:imported module|module script):?\s*(\S+\.m?js)\b/i.exec(message)?.[1];
+  if (!url) return null;
+  const file = url.slice(url.lastIndexOf('/') + 1);
+  const folder = new URL('.', globalThis.location.href).pathname;
+  const dir = folder.replace(/^\/|\/$/g, '');
+  const flag = dir === '' ? '' : ` --worker-dir ${dir}`;
+  return new DownloadError(
+    `The engine's worker (${globalThis.location.pathname}) could not load its chunk ${file} ` +
+      `from ${url}: the worker's chunks must be served beside it, in ${folder}. Copy them there ` +
+      `with \`npx clef-web assets <dir>${flag}\` (the folder the worker is in, under the ` +
+      `folder you serve); Vite, webpack and Parcel bundle them and need no copy.`,
+    { file, url, workerDir: folder },
+  );
 }

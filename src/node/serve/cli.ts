@@ -117,7 +117,7 @@ export async function serveMain(argv: string[]): Promise<number> {
     if (threads !== null) engineOptions.threads = threads;
     if (cacheMb !== null) engineOptions.cacheBudgetBytes = cacheMb * 2 ** 20;
     // Before any worker starts: its absence is one line naming the install, in this thread.
-    requireOrtNode('clef-web serve');
+    requireOrtNode('Running a package in Node');
     // No package named: the bundled clef-nano, so `npx clef-web serve` answers at once.
     const dir = positionals[0] ?? bundledModelDir();
     if (values.record) {
