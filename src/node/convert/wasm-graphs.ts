@@ -77,7 +77,13 @@ export async function addWasmGraphs(dir: string, log: (line: string) => void): P
   }
   const entries: PackageFileEntry[] = manifest.files.map((f) => ({ ...f }));
   const before = entries.length;
-  const written = await prepareWasmGraphs(dir, entries, log, undefined, 'Writing WASM-prepared graphs');
+  const written = await prepareWasmGraphs(
+    dir,
+    entries,
+    log,
+    undefined,
+    'Writing WASM-prepared graphs',
+  );
   const added: ManifestFile[] = entries.slice(before).map((f) => {
     const path = join(dir, f.path);
     return { ...f, bytes: statSync(path).size, sha256: sha256File(path) };

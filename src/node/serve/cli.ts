@@ -5,7 +5,7 @@
  */
 import { bundledModelDir } from '../bundled.js';
 import { errorText, integerOption, listenError, parseCommandArgs } from '../cli-args.js';
-import { requireOrtNode } from '../ort-node.js';
+import { requireOrtNode } from '../ort-node-installed.js';
 import type { NodeEngineOptions } from '../engine.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../../core/defaults.js';
 import { startEnginePool } from './engine-pool.js';
