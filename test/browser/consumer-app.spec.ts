@@ -409,7 +409,7 @@ test('a CommonJS package (npm init -y) loads clef-web/vite; require(clef-web) sa
   expect(required.stderr).not.toContain('No "exports" main defined');
 });
 
-test('every command that needs onnxruntime-node, without it: one line naming the install', () => {
+test('without onnxruntime-node each command needing it says so in one line; require(clef-web/node) says ESM-only', () => {
   expect(existsSync(join(app, 'node_modules/onnxruntime-node'))).toBe(false);
   const commands = [
     ['serve', '--port', '0'],
@@ -439,6 +439,15 @@ test('every command that needs onnxruntime-node, without it: one line naming the
     // The class name never leads the message (it crossed a worker thread as one, once).
     expect(lines[0]).not.toMatch(/[A-Z]\w+Error:/);
   }
+  // require('clef-web/node') says it is an ES module, not Node's generic ERR_PACKAGE_PATH_NOT_EXPORTED.
+  const required = spawnSync('node', ['-e', "require('clef-web/node')"], {
+    cwd: app,
+    encoding: 'utf8',
+  });
+  expect(required.status).toBe(1);
+  expect(required.stderr).toContain('ERR_CLEF_WEB_ESM_ONLY');
+  expect(required.stderr).toContain("import('clef-web/node')");
+  expect(required.stderr).not.toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
   // prepare names its own command, not an option of convert's.
   const prepared = spawnSync(
     'npx',
