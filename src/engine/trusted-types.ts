@@ -29,7 +29,8 @@ export function allowOwnOriginScriptUrls(): void {
       },
     });
   } catch {
-    // A `trusted-types` directive that does not list 'default': the runtime then runs on the
-    // threads it can start, and the policy's report says why.
+    // A `trusted-types` directive that does not list 'default': onnxruntime then cannot start
+    // its thread workers (measured: the session fails), and the policy's report says why;
+    // docs/deploy.md says to allow 'default'.
   }
 }
