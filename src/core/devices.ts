@@ -5,6 +5,8 @@
  * a package needs of a device is `problem()` here, pure over the probe's answers.
  */
 
+import type { RuntimeBuild } from '../wire/assets.js';
+
 /** What a device check reads of a package (its manifest's model name and variant). */
 export interface PackageFacts {
   model: { name: string };
@@ -33,6 +35,11 @@ export interface Capabilities {
   readonly maxStorageBufferBindingSize: number | null;
   /** The adapter's maxBufferSize (onnxruntime requests the adapter's maximum for its device). */
   readonly maxBufferSize: number | null;
+  /**
+   * The onnxruntime-web builds this browser can run and the server serves under /ort/
+   * (src/engine/runtime-files.ts); absent where not probed: every build is assumed there.
+   */
+  readonly runtimeBuilds?: readonly RuntimeBuild[];
 }
 
 /** Why a device cannot run a package; `tooLarge`: it exceeds the device's memory or buffers. */
@@ -48,8 +55,12 @@ export interface DeviceDescriptor<Name extends string = string> {
   readonly label: string;
   /** onnxruntime-web's execution provider for it. */
   readonly executionProvider: 'webgpu' | 'wasm';
-  /** The onnxruntime-web build it loads: a fixed one, or null for the caller's (plain default). */
-  readonly build: 'asyncify' | null;
+  /**
+   * The onnxruntime-web builds it runs on, best first (src/wire/assets.ts): the engine takes the
+   * first this browser supports and the server serves; the Vite plugin and `clef-web assets`
+   * ship the first. Empty for a device that fetches no onnxruntime file.
+   */
+  readonly runtimeBuilds: readonly RuntimeBuild[];
   /** A GPU: outputs may stay device buffers between runs, and the device can be lost. */
   readonly gpu: boolean;
   /**
@@ -97,7 +108,8 @@ const WEBGPU = {
   name: 'webgpu',
   label: 'WebGPU',
   executionProvider: 'webgpu',
-  build: 'asyncify',
+  // JSPI where the browser has it (16.8 MB of wasm, docs/benchmarks.md), else asyncify (26.8 MB).
+  runtimeBuilds: ['jspi', 'asyncify'],
   gpu: true,
   warmUpRetries: false,
   preparedGraphs: false,
@@ -119,7 +131,9 @@ const WASM = {
   name: 'wasm',
   label: 'WASM',
   executionProvider: 'wasm',
-  build: null,
+  // The plain build (14.2 MB) is measured faster to load; a WebGPU build runs WASM too, so an
+  // app that ships WebGPU's build alone still runs where WebGPU is missing.
+  runtimeBuilds: ['plain', 'jspi', 'asyncify'],
   gpu: false,
   warmUpRetries: true,
   preparedGraphs: true,

@@ -12,6 +12,7 @@ import {
   type DeviceProblem,
   type DeviceRequest,
 } from '../core/devices.js';
+import { runtimeProblem } from './runtime-files.js';
 
 export interface GpuAdapterLike {
   features: { has(name: string): boolean };
@@ -116,6 +117,8 @@ function deviceProblem(
       tooLarge: false,
     };
   }
+  const notServed = runtimeProblem(device, caps.runtimeBuilds);
+  if (notServed) return { reason: notServed, tooLarge: false };
   return deviceOf(device).problem(manifest, caps);
 }
 
@@ -130,8 +133,16 @@ export function deviceBeforeManifest(
   requested: DeviceRequest,
   caps: Capabilities,
 ): DeviceName | null {
-  if (requested !== 'auto') return deviceOf(requested).gpu && !caps.webgpu ? null : requested;
-  return caps.webgpu && !caps.fallbackAdapter ? null : cpuDevice().name;
+  const device =
+    requested !== 'auto'
+      ? deviceOf(requested).gpu && !caps.webgpu
+        ? null
+        : requested
+      : caps.webgpu && !caps.fallbackAdapter
+        ? null
+        : cpuDevice().name;
+  // A device whose runtime is not served is refused (or passed over) once the manifest is read.
+  return device && !runtimeProblem(device, caps.runtimeBuilds) ? device : null;
 }
 
 export interface DevicePlan {

@@ -25,6 +25,7 @@ import { chooseKv, type KvChoice } from './kv-choice.js';
 import { openPackage, type PackageSource } from './package-fetch.js';
 import type { EngineHooks } from './hooks.js';
 import { noDeviceError, readOwnFiles, result } from './host-util.js';
+import { servedBuilds } from './runtime-files.js';
 import { cpuDevice, deviceOf, type DeviceName } from '../core/devices.js';
 import { SerialQueue, type JobContext } from '../core/queue.js';
 import type { RunOptions } from '../core/runner.js';
@@ -75,8 +76,11 @@ export class EngineHost implements WorkerApi {
       const started = performance.now();
       this.options = options;
       this.hooks.loading?.(options);
-      const probed = await probeCapabilities();
-      const caps = this.hooks.capabilities?.(probed) ?? probed;
+      // The runtime builds the server has, asked beside the probe: `auto` passes over a device
+      // whose runtime this app does not ship.
+      const [probed, runtimeBuilds] = await Promise.all([probeCapabilities(), servedBuilds()]);
+      const withRuntimes = Object.freeze({ ...probed, runtimeBuilds });
+      const caps = this.hooks.capabilities?.(withRuntimes) ?? withRuntimes;
       const report = (p: LoadProgress) => onProgress?.(p);
       // A device's runtime starts as soon as the device is known, so it overlaps the download:
       // now, when the request and the probe settle it (docs/benchmarks.md: the runtime's start
@@ -96,7 +100,8 @@ export class EngineHost implements WorkerApi {
         onManifest: (manifest) => {
           plan = deviceOrder(options.device, manifest, caps);
           // Preflight: refuse here, before a single data file is downloaded.
-          if (plan.order.length === 0) throw noDeviceError(manifest, plan.skipped);
+          if (plan.order.length === 0)
+            throw noDeviceError(manifest, plan.skipped, options.device, caps);
           const first = plan.order[0];
           if (first && first !== known) start(first);
           // Progress counts the graphs the first device's KV precision runs (a refusal is
@@ -116,7 +121,7 @@ export class EngineHost implements WorkerApi {
         );
       }
       const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
-      if (order.length === 0) throw noDeviceError(pkg.manifest, skipped);
+      if (order.length === 0) throw noDeviceError(pkg.manifest, skipped, options.device, caps);
       const own = await readOwnFiles(pkg);
       const model = decisionModel(pkg.manifest, own.tokenizer, own.calibration);
       const tokenizerMs = own.tokenizerMs;

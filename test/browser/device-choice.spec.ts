@@ -73,7 +73,7 @@ test('the real headless adapter is a software fallback, and auto picks WASM, say
     /^auto: WASM, because the WebGPU adapter \(google swiftshader\) is a software fallback/,
   );
   expect(info.fallbackReason).toMatch(/webgpu skipped: .*software fallback/);
-  // The plain build for WASM: neither the asyncify (WebGPU) wasm nor the JSEP one.
+  // The plain build for WASM: none of the WebGPU builds' wasm (JSPI, asyncify, JSEP).
   expect(files).toContain('ort-wasm-simd-threaded.wasm');
   expect(files.filter((f) => f.endsWith('.wasm'))).toEqual(['ort-wasm-simd-threaded.wasm']);
   expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/wasm');
@@ -86,7 +86,7 @@ test('the real headless adapter is a software fallback, and auto picks WASM, say
   expect(now.counters.backboneTokens).toBe(got.timings.backboneTokens);
 });
 
-test("an explicit 'webgpu' still runs on the software adapter, on the WebGPU build", async ({
+test("an explicit 'webgpu' still runs on the software adapter, on the JSPI WebGPU build", async ({
   page,
 }) => {
   await openPage(page);
@@ -100,11 +100,10 @@ test("an explicit 'webgpu' still runs on the software adapter, on the WebGPU bui
   expect(info.deviceReason).toMatch(
     /^device 'webgpu' requested on google swiftshader \(.*software fallback\)/,
   );
-  expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/webgpu');
+  // Chromium has JSPI: the 16.8 MB JSPI build, not the 26.8 MB asyncify one.
+  expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/jspi');
   expect(info.loadMs.runtime?.instantiateMs).toBeGreaterThan(0);
-  expect(files.filter((f) => f.endsWith('.wasm'))).toEqual([
-    'ort-wasm-simd-threaded.asyncify.wasm',
-  ]);
+  expect(files.filter((f) => f.endsWith('.wasm'))).toEqual(['ort-wasm-simd-threaded.jspi.wasm']);
 });
 
 test('auto takes an adapter that is not a fallback', async ({ page }) => {

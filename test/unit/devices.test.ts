@@ -44,10 +44,14 @@ describe('the device list', () => {
     expect(Object.isFrozen(DEVICES)).toBe(true);
     expect(deviceOf('webgpu')).toMatchObject({
       gpu: true,
-      build: 'asyncify',
+      runtimeBuilds: ['jspi', 'asyncify'],
       warmUpRetries: false,
     });
-    expect(deviceOf('wasm')).toMatchObject({ gpu: false, build: null, warmUpRetries: true });
+    expect(deviceOf('wasm')).toMatchObject({
+      gpu: false,
+      runtimeBuilds: ['plain', 'jspi', 'asyncify'],
+      warmUpRetries: true,
+    });
     expect(cpuDevice().name).toBe('wasm');
     for (const d of DEVICES) expect(d.executionProvider).toBe(d.name);
   });

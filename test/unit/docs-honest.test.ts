@@ -75,6 +75,15 @@ const NOT_REPO_FILES = new Map<string, string>([
   ['joint_schema_model.py', "Clef's reference implementation"],
   ['modeling_qwen3_5.py', "Hugging Face transformers' Qwen3.5 model"],
   ['clef.py', "the reference's conversion script"],
+  // A user's own project files in README's bundler recipes and docs/deploy.md's host files.
+  ['webpack.config.js', "a user's webpack config (README)"],
+  ['rollup.config.mjs', "a user's Rollup config (README)"],
+  ['index.js', "a user's page script (README's recipes)"],
+  ['index.html', "a user's page (README's recipes)"],
+  ['next.config.ts', "a user's Next.js config (README, docs/deploy.md)"],
+  ['decide.mjs', "a user's Node script (README)"],
+  ['vercel.json', "a user's Vercel config (docs/deploy.md)"],
+  ['404.html', 'a page a Cloudflare Pages site may have (docs/deploy.md)'],
 ]);
 
 /** Whether a file name a doc gives is this repository's, a build output, or a dependency's. */
@@ -118,6 +127,8 @@ const OTHER_PROGRAMS_OPTIONS = new Set([
 /** snake_case names in code font that are another program's. */
 const OTHER_NAMES = new Set([
   'torch_recurrent_gated_delta_rule', // the reference's PyTorch kernel (onnx-ops.md)
+  'add_header', // nginx's directive (deploy.md)
+  'file_server', // Caddy's directive (deploy.md)
 ]);
 
 /** Error class names that are the platform's or an SDK's, not clef-web's. */

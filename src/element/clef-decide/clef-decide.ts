@@ -1,4 +1,5 @@
 import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { cssProps } from './css-props.js';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { BUNDLED_MODEL_PATH } from '../../wire/assets.js';
 import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
@@ -399,7 +400,7 @@ export class ClefDecide extends LitElement {
         aria-valuenow=${ifDefined(pct)}
         aria-valuetext=${text}
       >
-        <div class="progress-fill" style=${`width: ${pct ?? 0}%`}></div>
+        <div class="progress-fill" ${cssProps({ width: `${pct ?? 0}%` })}></div>
       </div>
     </div>`;
   }

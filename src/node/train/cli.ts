@@ -1,6 +1,6 @@
 /** `clef-web train`: a thin layer on trainDecisionModel (progress on stderr, the result on stdout). */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from '../cli-args.js';
 import { ClefError } from '../../wire/errors.js';
 import { parseBands } from '../calibrate/cli.js';
 import { isCalibrationError } from '../../calibrate/errors.js';
@@ -120,9 +120,9 @@ function stopTeacherOnSignal(controller: AbortController): () => void {
 export async function trainMain(argv: string[]): Promise<number> {
   let values;
   try {
-    values = parseArgs({
-      args: argv,
-      options: {
+    values = parseCommandArgs(
+      argv,
+      {
         texts: { type: 'string' },
         'text-column': { type: 'string' },
         'label-column': { type: 'string' },
@@ -152,7 +152,8 @@ export async function trainMain(argv: string[]): Promise<number> {
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
-    }).values;
+      false,
+    ).values;
   } catch (e) {
     console.error(`clef-web train: ${(e as Error).message}\n${TRAIN_USAGE}`);
     return 2;
