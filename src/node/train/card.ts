@@ -226,7 +226,7 @@ export function modelCard(facts: CardFacts): string {
     '',
     '## How it was made and checked',
     '',
-    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
+    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias}${facts.selection.order ? `, with the order layer (its penalty ${facts.selection.settings.pairLambda}·λ)` : ', without the order layer'} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
     facts.fidelityRequests > 0
       ? `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`
       : `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`'s code, without its fidelity pass against the float64 reference (0 requests: a page cannot run it, and quick builds skip it); the check below is the one that stands.`,
@@ -234,7 +234,13 @@ export function modelCard(facts: CardFacts): string {
     '',
     '## What it does not know',
     '',
-    '- It reads the state as a tf-idf weighted bag of words and character n-grams: word order, negation and anything the examples never used barely move it. Questions and instructions are not read: every trained question sees the same state.',
+    facts.selection.order
+      ? '- It reads the state as a tf-idf weighted bag of words and character n-grams, plus an order layer: each word also seen with the words before it (the previous two, and two memories of earlier words the fit found worth keeping), so "delete temp, keep prod" and "delete prod, keep temp" can differ where the examples taught it. Orders and negations the examples never showed are guesses. Questions and instructions are not read: every trained question sees the same state.'
+      : '- It reads the state as a tf-idf weighted bag of words and character n-grams: word order, negation and anything the examples never used barely move it (the order layer was ' +
+          (facts.selection.scores.some((c) => c.settings.pairLambda !== undefined)
+            ? 'tried and did not help out of fold here'
+            : 'not tried: `--order on`, or `auto` on files of up to 2,000 examples') +
+          '). Questions and instructions are not read: every trained question sees the same state.',
     '- It answers only the trained questions and options (above, and in `manifest.json` under `training`).',
     '- Texts unlike the training examples (another language, another domain) get confident-looking answers that mean little; calibration and abstention (`calibration.json`) are the guard.',
     '',
@@ -257,7 +263,7 @@ function settingsOrigin(facts: CardFacts): string {
   const list = s.scores
     .map(
       (c) =>
-        `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}: ${c.logLoss.toFixed(3)}`,
+        `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}${c.settings.pairLambda === undefined ? '' : ` with the order layer`}: ${c.logLoss.toFixed(3)}`,
     )
     .join('; ');
   return s.method === 'cross-fit'

@@ -20,21 +20,34 @@ import {
   type LearnerSetup,
 } from './learner.js';
 import { modelLogits, type ModelExample } from './model.js';
-import { assignFolds, CANDIDATES, crossFit, FOLDS, score, type CandidateScore } from './select.js';
+import { DEFAULT_PAIR_SHAPE, type PairShape } from './pairs.js';
+import {
+  assignFolds,
+  CANDIDATES,
+  crossFit,
+  DEFAULT_SETTINGS,
+  FOLDS,
+  score,
+  type CandidateScore,
+} from './select.js';
 
 /** Largest training part that is cross-fitted; a larger one is judged on its held-out part. */
 export const CROSS_FIT_MAX = 2000;
 /** L-BFGS iterations per fit at most (the fits here stop at 60-300). */
 export const MAX_ITERATIONS = 400;
+/** A long fit reports its progress every this many iterations. */
+const ITERATION_REPORT = 20;
 
 export interface FitPhaseOptions {
   /** Settings to use as they are (no selection), e.g. from `clef-web train --lambda`. */
   settings?: FitSettings;
   normDims?: number;
+  /** The order layer: considered, forced or left out (default `auto`). */
+  order?: OrderMode;
   seed: number;
   rmsEps: number;
-  /** Progress: fits done and in all. */
-  onFit?: (done: number, total: number) => void;
+  /** Progress: fits done and in all, and every ITERATION_REPORT iterations of the one under way. */
+  onFit?: (done: number, total: number, iteration?: number) => void;
 }
 
 export interface FitPhase {
@@ -45,6 +58,8 @@ export interface FitPhase {
     method: 'cross-fit' | 'held-out' | 'given';
     folds: number;
     scores: CandidateScore[];
+    /** Whether the model has the order layer. */
+    order: boolean;
   };
   /**
    * Logits on unseen text for the card and calibration: out-of-fold logits of every training
@@ -84,15 +99,16 @@ function optionSpans(
   return { spans, width };
 }
 
-export function fitPhase(
+/** The learner for these questions and examples, with or without the order layer. */
+export function learnerSetup(
   data: PreparedData,
   questions: readonly TrainedQuestion[],
-  train: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
-  heldOut: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
-  options: FitPhaseOptions,
-): FitPhase {
-  const { spans, width } = optionSpans(questions, [train, heldOut]);
-  const setup = setupLearner(
+  groups: ReadonlyArray<{ examples: readonly LabelledExample[]; encoded: readonly ModelExample[] }>,
+  options: Pick<FitPhaseOptions, 'rmsEps' | 'normDims'>,
+  pairs: PairShape | null,
+): LearnerSetup {
+  const { spans, width } = optionSpans(questions, groups);
+  return setupLearner(
     data.tokenizer,
     data.files.vocabSize,
     data.markers,
@@ -101,50 +117,137 @@ export function fitPhase(
     spans,
     options.rmsEps,
     options.normDims,
+    pairs,
   );
+}
+
+/**
+ * Whether the model gets the order layer (pairs.ts): `auto` fits it beside the plain model on a
+ * cross-fitted (small) file and keeps it when its out-of-fold cross-entropy is lower; `on` always
+ * (at its own cost: several times the plain fit's time); `off` never.
+ */
+export type OrderMode = 'auto' | 'on' | 'off';
+export const ORDER_MODES: readonly OrderMode[] = Object.freeze(['auto', 'on', 'off']);
+
+/** The order layer's L2 penalty relative to λ (pairLambda), measured on the planted order task. */
+export const ORDER_PAIR_LAMBDA = 1e-4;
+
+/** Whether a training part of this size may get the order layer under `mode`. */
+export function orderConsidered(mode: OrderMode, trainExamples: number): boolean {
+  return mode === 'on' || (mode === 'auto' && trainExamples <= CROSS_FIT_MAX);
+}
+
+export function fitPhase(
+  data: PreparedData,
+  questions: readonly TrainedQuestion[],
+  train: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
+  heldOut: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
+  options: FitPhaseOptions,
+): FitPhase {
+  const setupWith = (pairs: PairShape | null): LearnerSetup =>
+    learnerSetup(data, questions, [train, heldOut], options, pairs);
   const examples = train.encoded;
-  const candidates = options.settings !== undefined ? [options.settings] : CANDIDATES;
+  const mode = options.order ?? 'auto';
+  const withOrder = orderConsidered(mode, examples.length);
+  const plain = mode === 'on' ? null : setupWith(null);
+  const ordered = withOrder ? setupWith(DEFAULT_PAIR_SHAPE) : null;
+  const given = options.settings;
+  const candidates = given !== undefined ? [given] : CANDIDATES;
+  const orderSettings = (s: FitSettings): FitSettings => ({
+    ...s,
+    pairLambda: s.pairLambda ?? ORDER_PAIR_LAMBDA,
+  });
   if (examples.length <= CROSS_FIT_MAX || heldOut.encoded.length === 0) {
-    const total = candidates.length * Math.min(FOLDS, examples.length) + 1;
-    const cross = crossFit(setup, examples, {
-      candidates,
-      seed: options.seed,
+    const k = Math.min(FOLDS, examples.length);
+    // The plain candidates, then (when considered) the order layer at the best plain λ.
+    const total = (plain === null ? 0 : candidates.length * k) + (ordered === null ? 0 : k) + 1;
+    let done = 0;
+    const tick = (): void => options.onFit?.(++done, total);
+    const onIteration = (iteration: number): void => {
+      if (iteration % ITERATION_REPORT === 0) options.onFit?.(done, total, iteration);
+    };
+    const scores: CandidateScore[] = [];
+    let best: { setup: LearnerSetup; cross: ReturnType<typeof crossFit> } | null = null;
+    if (plain !== null) {
+      const cross = crossFit(plain, examples, {
+        candidates,
+        seed: options.seed,
+        maxIterations: MAX_ITERATIONS,
+        onFit: tick,
+        onIteration,
+      });
+      scores.push(...cross.scores);
+      best = { setup: plain, cross };
+    }
+    if (ordered !== null) {
+      const cross = crossFit(ordered, examples, {
+        candidates: [orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS)],
+        seed: options.seed,
+        maxIterations: MAX_ITERATIONS,
+        onFit: tick,
+        onIteration,
+      });
+      const score = cross.scores[0] as CandidateScore;
+      scores.push(score);
+      const plainLoss =
+        best === null ? Infinity : Math.min(...best.cross.scores.map((c) => c.logLoss));
+      if (mode === 'on' || score.logLoss < plainLoss) best = { setup: ordered, cross };
+    }
+    const chosen = best as { setup: LearnerSetup; cross: ReturnType<typeof crossFit> };
+    const model = fitModel(chosen.setup, examples, {
+      settings: chosen.cross.best,
       maxIterations: MAX_ITERATIONS,
-      onFit: (done) => options.onFit?.(done, total),
+      onIteration,
     });
-    const model = fitModel(setup, examples, {
-      settings: cross.best,
-      maxIterations: MAX_ITERATIONS,
-    });
-    options.onFit?.(total, total);
+    tick();
     return {
-      setup,
+      setup: chosen.setup,
       model,
       selection: {
-        method: options.settings !== undefined ? 'given' : 'cross-fit',
-        folds: Math.min(FOLDS, examples.length),
-        scores: cross.scores,
+        method: given !== undefined && ordered === null ? 'given' : 'cross-fit',
+        folds: k,
+        scores,
+        order: chosen.setup === ordered,
       },
-      outOfFold: cross.outOfFold,
-      folds: assignFolds(examples, Math.min(FOLDS, examples.length), options.seed),
+      outOfFold: chosen.cross.outOfFold,
+      folds: assignFolds(examples, k, options.seed),
     };
   }
-  let best: { model: FittedModel; logLoss: number } | null = null;
+  const tries: Array<{ setup: LearnerSetup; settings: FitSettings }> = [
+    ...(plain === null ? [] : candidates.map((settings) => ({ setup: plain, settings }))),
+    ...(ordered === null
+      ? []
+      : [{ setup: ordered, settings: orderSettings(given ?? DEFAULT_SETTINGS) }]),
+  ];
+  let best: { model: FittedModel; setup: LearnerSetup; logLoss: number } | null = null;
   const scores: CandidateScore[] = [];
-  candidates.forEach((settings, i) => {
-    const model = fitModel(setup, examples, { settings, maxIterations: MAX_ITERATIONS });
+  tries.forEach(({ setup, settings }, i) => {
+    const model = fitModel(setup, examples, {
+      settings,
+      maxIterations: MAX_ITERATIONS,
+      onIteration: (iteration) => {
+        if (iteration % ITERATION_REPORT === 0) options.onFit?.(i, tries.length, iteration);
+      },
+    });
     const judged = score(
       heldOut.encoded,
       heldOut.encoded.map((e) => modelLogits(model.params, e)),
     );
     scores.push({ settings, ...judged });
-    if (best === null || judged.logLoss < best.logLoss) best = { model, logLoss: judged.logLoss };
-    options.onFit?.(i + 1, candidates.length);
+    if (best === null || judged.logLoss < best.logLoss)
+      best = { model, setup, logLoss: judged.logLoss };
+    options.onFit?.(i + 1, tries.length);
   });
+  const chosen = best as unknown as { model: FittedModel; setup: LearnerSetup };
   return {
-    setup,
-    model: (best as unknown as { model: FittedModel }).model,
-    selection: { method: options.settings !== undefined ? 'given' : 'held-out', folds: 0, scores },
+    setup: chosen.setup,
+    model: chosen.model,
+    selection: {
+      method: given !== undefined && tries.length === 1 ? 'given' : 'held-out',
+      folds: 0,
+      scores,
+      order: chosen.setup === ordered,
+    },
     outOfFold: null,
     folds: null,
   };

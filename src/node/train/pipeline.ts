@@ -30,7 +30,15 @@ import { baselineFigures, type BaselineReport } from './baseline.js';
 import { writeModelCard, heldOutFigures, type HeldOutReport } from './card.js';
 import { RMS_EPS, writeRelease } from './construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer, type TrainedQuestion } from './data.js';
-import { CROSS_FIT_MAX, fitPhase, type FitPhase } from './fit.js';
+import {
+  CROSS_FIT_MAX,
+  fitPhase,
+  ORDER_MODES,
+  orderConsidered,
+  type FitPhase,
+  type OrderMode,
+} from './fit.js';
+import { DEFAULT_PAIR_SHAPE } from './pairs.js';
 import { QWEN_ADDED_TOKENS } from './bpe.js';
 import { hiddenOf, type FitSettings } from './learner.js';
 import { hiddenLayout, modelLogits, type ModelExample, type ModelParams } from './model.js';
@@ -79,6 +87,8 @@ export interface TrainOptions {
   fit?: FitSettings;
   /** Norm dims of the model (learner.ts; default 32). */
   normDims?: number;
+  /** The order layer (fit.ts): `auto` (default) keeps it where cross-fitting shows it helps. */
+  order?: OrderMode;
   /** Markdown appended to the generated model card (a licence, a data credit). */
   cardNotes?: string;
   /** Random requests the converter checks against the float64 reference (default 2). */
@@ -233,6 +243,12 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       `holdout must be in [0, 0.5], got ${options.holdout}`,
     );
   }
+  if (options.order !== undefined && !ORDER_MODES.includes(options.order)) {
+    throw new TrainError(
+      'train_options_invalid',
+      `order must be 'auto', 'on' or 'off', got ${JSON.stringify(options.order)}`,
+    );
+  }
   checkOut(out);
   checkOut(releaseDir);
 
@@ -249,16 +265,20 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
     {
       settings: options.fit,
       normDims: options.normDims,
+      order: options.order,
       seed,
       rmsEps: RMS_EPS,
-      onFit: (done, total) => {
+      onFit: (done, total, iteration) => {
         const per = done === 0 ? 0 : (Date.now() - fitStart) / done;
         progress({
           phase: 'fit',
           done,
           total,
           etaMs: done === 0 ? undefined : per * (total - done),
-          message: done === total ? undefined : `fit ${done + 1} of ${total}`,
+          message:
+            done === total
+              ? undefined
+              : `fit ${done + 1} of ${total}${iteration === undefined ? '' : `, iteration ${iteration}`}`,
         });
       },
     },
@@ -487,7 +507,14 @@ function prepare(
   const classes = questions.reduce((n, q) => n + q.options.length, 0);
   const data = prepareTokenizer(
     split.train,
-    options.vocabSize ?? defaultVocab(hiddenOf(classes, options.normDims)),
+    options.vocabSize ??
+      defaultVocab(
+        hiddenOf(
+          classes,
+          options.normDims,
+          orderConsidered(options.order ?? 'auto', split.train.length) ? DEFAULT_PAIR_SHAPE.m : 0,
+        ),
+      ),
   );
   const trained = new Set(questions.map((q) => q.id));
   const train = encodeExamples(split.train, data, contextTokens, trained);

@@ -76,6 +76,8 @@ export interface CrossFitOptions {
   maxIterations: number;
   /** After each fold of each candidate: done and total fits. */
   onFit?: (done: number, total: number) => void;
+  /** Each L-BFGS iteration of the fit under way. */
+  onIteration?: (iteration: number) => void;
 }
 
 export function crossFit(
@@ -92,7 +94,11 @@ export function crossFit(
     const outOfFold = new Array<Float64Array[]>(examples.length);
     for (let f = 0; f < k; f++) {
       const train = examples.filter((_, i) => fold[i] !== f);
-      const fitted = fitModel(setup, train, { settings, maxIterations: options.maxIterations });
+      const fitted = fitModel(setup, train, {
+        settings,
+        maxIterations: options.maxIterations,
+        onIteration: options.onIteration,
+      });
       examples.forEach((e, i) => {
         if (fold[i] === f) outOfFold[i] = modelLogits(fitted.params, e);
       });
