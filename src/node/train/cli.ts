@@ -51,8 +51,8 @@ output and training:
   --lambda L             the fit's L2 penalty as given (default: chosen by cross-fitting)
   --order auto|on|off    the order layer, which reads word order ("keep prod, delete temp"):
                          auto (default) fits it beside the plain model on files of up to 2,000
-                         examples and keeps it where cross-fitting shows it helps; on: always
-                         (slower); off: never (fastest)
+                         examples the plain model gets wrong over 1% of out of fold, and keeps
+                         it where cross-fitting shows it helps; on: always (slower); off: never
   --vocab N              BPE vocabulary size (default 4000)
   --fidelity N           random requests the converter checks against the float64 reference (default 2)
   --context N            context length in tokens (default 4096)

@@ -58,8 +58,9 @@ export interface FitPhase {
     method: 'cross-fit' | 'held-out' | 'given';
     folds: number;
     scores: CandidateScore[];
-    /** Whether the model has the order layer. */
+    /** Whether the model has the order layer, and whether it was tried. */
     order: boolean;
+    orderTried: boolean;
   };
   /**
    * Logits on unseen text for the card and calibration: out-of-fold logits of every training
@@ -132,6 +133,9 @@ export const ORDER_MODES: readonly OrderMode[] = Object.freeze(['auto', 'on', 'o
 /** The order layer's L2 penalty relative to λ (pairLambda), measured on the planted order task. */
 export const ORDER_PAIR_LAMBDA = 1e-4;
 
+/** `auto` leaves the order layer out where the plain model's out-of-fold accuracy is this high. */
+export const ORDER_UNNEEDED_ACCURACY = 0.99;
+
 /** Whether a training part of this size may get the order layer under `mode`. */
 export function orderConsidered(mode: OrderMode, trainExamples: number): boolean {
   return mode === 'on' || (mode === 'auto' && trainExamples <= CROSS_FIT_MAX);
@@ -160,7 +164,7 @@ export function fitPhase(
   if (examples.length <= CROSS_FIT_MAX || heldOut.encoded.length === 0) {
     const k = Math.min(FOLDS, examples.length);
     // The plain candidates, then (when considered) the order layer at the best plain λ.
-    const total = (plain === null ? 0 : candidates.length * k) + (ordered === null ? 0 : k) + 1;
+    let total = (plain === null ? 0 : candidates.length * k) + (ordered === null ? 0 : k) + 1;
     let done = 0;
     const tick = (): void => options.onFit?.(++done, total);
     const onIteration = (iteration: number): void => {
@@ -179,7 +183,12 @@ export function fitPhase(
       scores.push(...cross.scores);
       best = { setup: plain, cross };
     }
-    if (ordered !== null) {
+    // Where the plain model already answers (nearly) every example out of fold, the order layer
+    // has nothing to fix and would only cost time.
+    const plainAccuracy = best === null ? 0 : Math.max(...best.cross.scores.map((c) => c.accuracy));
+    const tryOrder = ordered !== null && (mode === 'on' || plainAccuracy < ORDER_UNNEEDED_ACCURACY);
+    if (ordered !== null && !tryOrder) total -= k;
+    if (ordered !== null && tryOrder) {
       const cross = crossFit(ordered, examples, {
         candidates: [orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS)],
         seed: options.seed,
@@ -208,6 +217,7 @@ export function fitPhase(
         folds: k,
         scores,
         order: chosen.setup === ordered,
+        orderTried: tryOrder,
       },
       outOfFold: chosen.cross.outOfFold,
       folds: assignFolds(examples, k, options.seed),
@@ -247,6 +257,7 @@ export function fitPhase(
       folds: 0,
       scores,
       order: chosen.setup === ordered,
+      orderTried: ordered !== null,
     },
     outOfFold: null,
     folds: null,
