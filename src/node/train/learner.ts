@@ -77,6 +77,8 @@ export interface FitSettings {
 }
 
 export const DEFAULT_NORM_DIMS = 32;
+/** The memory heads' write bias at the start of a fit (pairs.ts β = σ(bias + …)). */
+const MEMORY_START_BIAS = -2;
 
 /**
  * The class dims: one per distinct option id of each trained question, in order.
@@ -343,6 +345,12 @@ export function fitModel(
             ? 0.1
             : 0;
       if (init > 0) for (let i = 0; i < b.values.length; i++) start[at + i] = init * rng.normal();
+      // Memory heads start long (β ≈ 0.12: a word is still there ten words on), so a word's
+      // pairing with an earlier one has a gradient from the first iteration.
+      if (b.values === pairs.bBias)
+        pairShape.heads.forEach((h, i) => {
+          if (h.kind === 'memory') start[at + i] = MEMORY_START_BIAS;
+        });
       at += b.values.length;
     }
   }
