@@ -247,7 +247,8 @@ describe('the CLI', () => {
       ]) {
         expect(progress).toContain(`train: ${phase}`);
       }
-      // 5 folds of the cross-fit, then the final fit.
+      // 5 folds of the cross-fit, then the final fit (no order layer: the plain model answers
+      // every planted example right out of fold).
       expect(progress).toMatch(/train: fit 1\/6: fit 2 of 6, about \d+ s left/);
       const printed = stdout.mock.calls.map((c) => String(c[0])).join('\n');
       expect(printed).toMatch(

@@ -164,7 +164,8 @@ export function fitPhase(
   if (examples.length <= CROSS_FIT_MAX || heldOut.encoded.length === 0) {
     const k = Math.min(FOLDS, examples.length);
     // The plain candidates, then (when considered) the order layer at the best plain λ.
-    let total = (plain === null ? 0 : candidates.length * k) + (ordered === null ? 0 : k) + 1;
+    // The order layer's folds join the count once it is decided to try it.
+    let total = (plain === null ? 0 : candidates.length * k) + 1;
     let done = 0;
     const tick = (): void => options.onFit?.(++done, total);
     const onIteration = (iteration: number): void => {
@@ -187,7 +188,7 @@ export function fitPhase(
     // has nothing to fix and would only cost time.
     const plainAccuracy = best === null ? 0 : Math.max(...best.cross.scores.map((c) => c.accuracy));
     const tryOrder = ordered !== null && (mode === 'on' || plainAccuracy < ORDER_UNNEEDED_ACCURACY);
-    if (ordered !== null && !tryOrder) total -= k;
+    if (tryOrder) total += k;
     if (ordered !== null && tryOrder) {
       const cross = crossFit(ordered, examples, {
         candidates: [orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS)],
