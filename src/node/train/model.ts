@@ -54,7 +54,7 @@ export const WEIGHT_RANGE = 12;
  * The constant dim's value in every embedding row. Large against a token's content, it keeps
  * the RMSNorm a token's content passes through (v_s above) near linear.
  */
-export const CONST_VALUE = Number(process.env.CONST_VALUE ?? 16);
+export const CONST_VALUE = 16;
 /**
  * The scale o_proj writes the pooled bag at: the bag (≈ √D · content / CONST_VALUE) comes out 100
  * times larger than a token's own content, so the head's positions see the state, and their own
