@@ -228,7 +228,7 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
     set(v, D, 0, L.stateMarker, 1);
     set(v, D, 0, L.schemaMarker, -1);
     // A marker's x̂ = x · sqrt(D / (|x|² + D eps)), |x|² = CONST² + 1 + P (constant, marker, angles).
-    const markerValue = Math.sqrt(D / (CONST_VALUE ** 2 + 1 + P + D * RMS_EPS));
+    const markerValue = Math.sqrt(D / (CONST_VALUE * CONST_VALUE + 1 + P + D * RMS_EPS));
     set(w['self_attn.o_proj.weight'] as Float32Array, P * hd, L.flag, 0, 1 / markerValue);
   });
 
@@ -254,7 +254,8 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
       }
     }
     // score = sqrt(hd)·κ·(12 cos θ + 100 f) / (sqrt(12² + 100²)·sqrt(1 + f²)): κ makes it exact at f = 1.
-    const kappa = (Math.sqrt(POOL_WEIGHT ** 2 + POOL_FLAG ** 2) * Math.SQRT2) / Math.sqrt(hd);
+    const kappa =
+      (Math.sqrt(POOL_WEIGHT * POOL_WEIGHT + POOL_FLAG * POOL_FLAG) * Math.SQRT2) / Math.sqrt(hd);
     const kn = w['self_attn.k_norm.weight'] as Float32Array;
     kn[r0] = kn[r0 + 1] = kn[r0 + 2] = kappa - 1;
   });

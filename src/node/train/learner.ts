@@ -130,7 +130,9 @@ export function setupLearner(
   const rows0 = optionDirections(spans, rowOf, width);
   const D = hiddenLayout(shape).hidden;
   // |x|² beyond the content (model.ts baseNorm): the constant, the angles, the flag, the eps.
-  const baseNorm = new Float64Array(vocab).fill(CONST_VALUE ** 2 + shape.heads + 1 + D * rmsEps);
+  const baseNorm = new Float64Array(vocab).fill(
+    CONST_VALUE * CONST_VALUE + shape.heads + 1 + D * rmsEps,
+  );
   baseNorm[markers.state] = (baseNorm[markers.state] as number) + 1;
   baseNorm[markers.schema] = (baseNorm[markers.schema] as number) + 1;
   return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };

@@ -188,7 +188,10 @@ function embNorm(params: ModelParams, t: number): number {
   const m = params.shape.pairs?.m ?? 0;
   if (m === 0 || params.emb === undefined) return 0;
   let sq = 0;
-  for (let j = 0; j < m; j++) sq += (params.emb[t * m + j] as number) ** 2;
+  for (let j = 0; j < m; j++) {
+    const e = params.emb[t * m + j] as number;
+    sq += e * e;
+  }
   return sq;
 }
 
@@ -576,11 +579,12 @@ function backwardBag(
       cdv += (f.content[i * width + j] as number) * (dValues[i * width + j] as number);
     for (let j = 0; j < width; j++) {
       const c = f.content[i * width + j] as number;
-      const dc = rootD * ((dValues[i * width + j] as number) / norm - (c * cdv) / norm ** 3);
+      const dc =
+        rootD * ((dValues[i * width + j] as number) / norm - (c * cdv) / (norm * norm * norm));
       grads.theta[t * width + j] = (grads.theta[t * width + j] as number) + dc;
       if (dp !== null) dp[i * width + j] = dc;
     }
-    addEmbNormGradient(params, grads, t, (-rootD * cdv) / norm ** 3);
+    addEmbNormGradient(params, grads, t, (-rootD * cdv) / (norm * norm * norm));
   }
   if (dp !== null && f.pairs !== null && ctx !== null && grads.pairs && grads.emb) {
     pairBackward(ctx, f.pairs.input, f.pairs.forward, dp, {

@@ -165,8 +165,16 @@ export function pairForward(ctx: PairContext, input: PairInput): PairForward {
     const t = input.tokens[s] as number;
     const f = input.flag[s] as number;
     let sq = (ctx.baseNormNoFlag[t] as number) + f * f;
-    for (let j = 0; j < width; j++) sq += (theta[t * width + j] as number) ** 2;
-    for (let j = 0; j < m; j++) sq += (emb[t * m + j] as number) ** 2;
+    // Products, not `** 2`: V8's pow may round otherwise, and differently once optimised, and a
+    // trained package must be the same bytes in Node and in the page.
+    for (let j = 0; j < width; j++) {
+      const v = theta[t * width + j] as number;
+      sq += v * v;
+    }
+    for (let j = 0; j < m; j++) {
+      const v = emb[t * m + j] as number;
+      sq += v * v;
+    }
     const rs = Math.sqrt(D) / Math.sqrt(sq + D * ctx.rmsEps);
     r[s] = rs;
     for (let j = 0; j < m; j++) eHat[s * m + j] = rs * (emb[t * m + j] as number);
