@@ -263,7 +263,7 @@ function settingsOrigin(facts: CardFacts): string {
   const list = s.scores
     .map(
       (c) =>
-        `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}${c.settings.pairLambda === undefined ? '' : ` with the order layer`}: ${c.logLoss.toFixed(3)}`,
+        `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}${c.settings.pairLambda === undefined ? '' : ` with the order layer`}${c.folds === undefined ? '' : ` (on ${c.folds} fold)`}: ${c.logLoss.toFixed(3)}`,
     )
     .join('; ');
   return s.method === 'cross-fit'

@@ -35,6 +35,8 @@ export interface CandidateScore {
   logLoss: number;
   /** Share of labelled questions whose top option is the label, out of fold. */
   accuracy: number;
+  /** Folds it was judged on, when not all of them (the order layer's one-fold trial). */
+  folds?: number;
 }
 
 export interface CrossFit {
