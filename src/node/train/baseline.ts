@@ -82,10 +82,29 @@ export function naiveBayesChoice(nb: NaiveBayes, text: string, allowed?: readonl
   return best < 0 ? null : (nb.options[best] as string);
 }
 
+/** Points above naive Bayes a model must score to have earned its place. */
+export const EARNED_MARGIN = 0.03;
+
+/** Whether the model beat naive Bayes (by EARNED_MARGIN), matched it, or lost to it. */
+export function baselineVerdict(
+  model: number,
+  baseline: number,
+): 'earned' | 'level' | 'worse' | 'unmeasured' {
+  if (!Number.isFinite(model) || !Number.isFinite(baseline)) return 'unmeasured';
+  if (model >= baseline + EARNED_MARGIN) return 'earned';
+  return model >= baseline ? 'level' : 'worse';
+}
+
 export interface BaselineReport {
   method: 'naive Bayes on word counts';
   /** Per trained question: its accuracy on the same text the model was judged on. */
-  questions: Array<{ id: string; answered: number; accuracy: number }>;
+  questions: Array<{
+    id: string;
+    answered: number;
+    accuracy: number;
+    /** The model against it (baselineVerdict), on the same text. */
+    verdict?: ReturnType<typeof baselineVerdict>;
+  }>;
 }
 
 /**

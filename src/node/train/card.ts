@@ -4,6 +4,7 @@
  * label counts, the held-out figures (accuracy, per-option recall, the confusions that matter),
  * the calibration's figures, and what the model does not know.
  */
+import { baselineVerdict } from './baseline.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LabelledExample } from '../../calibrate/examples.js';
@@ -251,10 +252,13 @@ export function modelCard(facts: CardFacts): string {
 
 /** The card's plain statement of whether the model beat the baseline. */
 function verdict(model: number, baseline: number): string {
-  if (!Number.isFinite(model) || !Number.isFinite(baseline)) return 'not measured';
-  if (model >= baseline + 0.03) return 'earned its place';
-  if (model >= baseline) return 'level with naive Bayes (within 3 points)';
-  return '**naive Bayes is better here**: more examples, or descriptions that say what each option means, may help';
+  return {
+    earned: 'earned its place',
+    level: 'level with naive Bayes (within 3 points)',
+    worse:
+      '**naive Bayes is better here**: more examples, or descriptions that say what each option means, may help',
+    unmeasured: 'not measured',
+  }[baselineVerdict(model, baseline)];
 }
 
 function settingsOrigin(facts: CardFacts): string {

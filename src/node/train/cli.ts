@@ -1,6 +1,7 @@
 /** `clef-web train`: a thin layer on trainDecisionModel (progress on stderr, the result on stdout). */
 import { readFileSync } from 'node:fs';
 import { parseCommandArgs } from '../cli-args.js';
+import { baselineVerdict } from './baseline.js';
 import { ORDER_MODES, type OrderMode } from './fit.js';
 import { ClefError } from '../../wire/errors.js';
 import { parseBands } from '../calibrate/cli.js';
@@ -252,12 +253,12 @@ export async function trainMain(argv: string[]): Promise<number> {
     for (const q of result.heldOut.questions) {
       const nb = result.baseline.questions.find((b) => b.id === q.id)?.accuracy ?? NaN;
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-      const plain =
-        q.accuracy >= nb + 0.03
-          ? 'the model earned its place'
-          : q.accuracy >= nb
-            ? 'no better than naive Bayes by 3 points'
-            : 'naive Bayes is better: the model did NOT earn its place (see README.md)';
+      const plain = {
+        earned: 'the model earned its place',
+        level: 'no better than naive Bayes by 3 points',
+        worse: 'naive Bayes is better: the model did NOT earn its place (see README.md)',
+        unmeasured: 'not compared',
+      }[baselineVerdict(q.accuracy, nb)];
       console.log(
         `${q.id}: accuracy ${pct(q.accuracy)} over ${q.answered} answers ${on}; naive Bayes ${pct(nb)}: ${plain}`,
       );

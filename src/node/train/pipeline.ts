@@ -26,7 +26,7 @@ import { requiredAnswers } from '../../calibrate/fit.js';
 import { convertRelease } from '../convert/package.js';
 import { writeCalibratedPackage } from '../calibrate/write.js';
 import { Rng } from '../rng.js';
-import { baselineFigures, type BaselineReport } from './baseline.js';
+import { baselineFigures, baselineVerdict, type BaselineReport } from './baseline.js';
 import { writeModelCard, heldOutFigures, type HeldOutReport } from './card.js';
 import { RMS_EPS, writeRelease } from './construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer, type TrainedQuestion } from './data.js';
@@ -392,12 +392,22 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       logitsByLine.set(e.line, fullRows(e, judged.logits[i] as Float64Array[], prepared.trained)),
     );
     const report = heldOutFigures(judged.examples, logitsByLine, questions);
-    const baseline = baselineFigures(
+    const figures = baselineFigures(
       questions,
       split.train,
       judged.on === 'held-out' ? split.heldOut : null,
       fitted.folds,
     );
+    const baseline: BaselineReport = {
+      ...figures,
+      questions: figures.questions.map((b) => ({
+        ...b,
+        verdict: baselineVerdict(
+          report.questions.find((q) => q.id === b.id)?.accuracy ?? NaN,
+          b.accuracy,
+        ),
+      })),
+    };
     const selection = { ...fitted.selection, settings: fitted.model.settings };
     const layout = hiddenLayout(params.shape);
     writeModelCard(partial, {
