@@ -4,7 +4,9 @@
  * fit moves (token content θ, pooling ρ, option rows, the order layer's embeddings and weights)
  * and the bias weight. A sign or index slip in a backward pass shows as a relative error near 1;
  * float64 central differences with h = 1e-6 agree with a right gradient to about 1e-5 (measured:
- * the console line), so the bound is 1e-4 on the relative error of each checked entry.
+ * the console line), so the bound is 1e-4 on the relative error of each checked entry, or
+ * ABS absolute where an entry's gradient is itself below ~1e-4 (the differences' own rounding and
+ * truncation: 2.3e-8 measured on an entry of 3.8e-5, seed 953605).
  */
 import { describe, expect, it } from 'vitest';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
@@ -19,6 +21,8 @@ import { DEFAULT_SETTINGS } from '../../src/node/train/select.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { orderJsonl } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';
+
+const ABS = 1e-7;
 
 describe("the trainer's gradients", () => {
   it('equal central differences of the loss at random parameters, the order layer included', () => {
@@ -93,7 +97,8 @@ describe("the trainer's gradients", () => {
           Math.abs(numeric - analytic) / Math.max(1e-6, Math.abs(numeric) + Math.abs(analytic));
         worst = Math.max(worst, rel);
         checked++;
-        if (rel > 1e-4) errors.push(`${name}[${i}]: analytic ${analytic}, numeric ${numeric}`);
+        if (rel > 1e-4 && Math.abs(numeric - analytic) > ABS)
+          errors.push(`${name}[${i}]: analytic ${analytic}, numeric ${numeric}`);
       }
     }
     const old = params.logBias;
@@ -106,7 +111,8 @@ describe("the trainer's gradients", () => {
     const rel =
       Math.abs(numeric - grads.logBias) /
       Math.max(1e-6, Math.abs(numeric) + Math.abs(grads.logBias));
-    if (rel > 1e-4) errors.push(`logBias: analytic ${grads.logBias}, numeric ${numeric}`);
+    if (rel > 1e-4 && Math.abs(numeric - grads.logBias) > ABS)
+      errors.push(`logBias: analytic ${grads.logBias}, numeric ${numeric}`);
     console.log(
       `[train-gradient] ${checked + 1} entries, worst relative error ${Math.max(worst, rel).toExponential(2)}`,
     );

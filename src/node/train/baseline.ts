@@ -6,6 +6,7 @@
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { renderValue } from '../../protocol/render.js';
+import { log } from './portable-math.js';
 
 /** Lower-cased runs of letters and digits (and a word's apostrophes). */
 export function words(text: string): string[] {
@@ -56,13 +57,13 @@ export function fitNaiveBayes(
     }
   }
   const V = counts.size + 1;
-  const logPrior = docs.map((d) => Math.log(d / labelled.length));
-  const logUnseen = totals.map((t) => Math.log(alpha / (t + alpha * V)));
+  const logPrior = docs.map((d) => log(d / labelled.length));
+  const logUnseen = totals.map((t) => log(alpha / (t + alpha * V)));
   const logLikelihood = new Map<string, Float64Array>();
   for (const [w, c] of counts)
     logLikelihood.set(
       w,
-      c.map((n, o) => Math.log((n + alpha) / ((totals[o] as number) + alpha * V))),
+      c.map((n, o) => log((n + alpha) / ((totals[o] as number) + alpha * V))),
     );
   return { options, logPrior, logLikelihood, logUnseen };
 }

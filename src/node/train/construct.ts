@@ -43,6 +43,7 @@ import {
   type ModelParams,
 } from './model.js';
 import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
+import { cosh, exp, log, tanh } from './portable-math.js';
 
 /** The flag layer's scores: STATE, and SCHEMA (which wins once it has passed). */
 const MARKER_SCORE = 100;
@@ -149,8 +150,8 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
     if (t === markers.schema) row[L.schemaMarker] = 1;
     for (let p = 0; p < P; p++) {
       const rho = params.rho[t * P + p] as number;
-      row[L.angles + 2 * p] = Math.tanh(rho);
-      row[L.angles + 2 * p + 1] = 1 / Math.cosh(rho);
+      row[L.angles + 2 * p] = tanh(rho);
+      row[L.angles + 2 * p + 1] = 1 / cosh(rho);
     }
     for (let j = 0; j < width; j++) row[L.content + j] = params.theta[t * width + j] as number;
     for (let j = 0; j < L.embDims; j++)
@@ -263,10 +264,10 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
   // is negligible against their variance (it would otherwise move logits by ~1e-3).
   const finalNorm = new Float32Array(D).fill(-1);
   finalNorm.fill(FINAL_SCALE - 1, L.content, L.content + width);
-  finalNorm[L.constant] = (FINAL_SCALE * Math.exp(params.logBias)) / CONST_VALUE - 1;
+  finalNorm[L.constant] = (FINAL_SCALE * exp(params.logBias)) / CONST_VALUE - 1;
   add(`${TEXT_PREFIX}norm.weight`, [D], finalNorm);
 
-  return { backbone: tensors, head: headTensors(D, Math.log(priorScale(params))) };
+  return { backbone: tensors, head: headTensors(D, log(priorScale(params))) };
 }
 
 /**

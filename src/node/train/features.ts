@@ -14,6 +14,7 @@
  * nothing at run time.
  */
 import type { ClefTokenizer } from '../../clef/tokenizer.js';
+import { log } from './portable-math.js';
 
 /** Character n-gram lengths. */
 const GRAM_MIN = 3;
@@ -109,7 +110,7 @@ export function featureIdf(f: TokenFeatures, bags: readonly Int32Array[]): Featu
     for (const g of grams) dfGram[g] = (dfGram[g] as number) + 1;
   }
   const n = bags.length;
-  const idf = (df: number): number => Math.log((1 + n) / (1 + df)) + 1;
+  const idf = (df: number): number => log((1 + n) / (1 + df)) + 1;
   return { word: dfWord.map(idf), gram: dfGram.map(idf) };
 }
 

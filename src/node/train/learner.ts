@@ -31,6 +31,7 @@ import {
 import type { ClefTokenizer } from '../../clef/tokenizer.js';
 import { Rng } from '../rng.js';
 import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
+import { log, normal } from './portable-math.js';
 
 /** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
 export const MARKER_RHO = -3;
@@ -255,7 +256,7 @@ export function fitModel(
     rowOf: setup.rowOf,
     rows: setup.rows0.slice(),
     scaleLogit: SCALE_LOGIT,
-    logBias: Math.log(bias),
+    logBias: log(bias),
     baseNorm: setup.baseNorm,
     ...(pairShape === undefined
       ? {}
@@ -346,7 +347,7 @@ export function fitModel(
           : b.values === embWeights.u || b.values === embWeights.g
             ? 0.1
             : 0;
-      if (init > 0) for (let i = 0; i < b.values.length; i++) start[at + i] = init * rng.normal();
+      if (init > 0) for (let i = 0; i < b.values.length; i++) start[at + i] = init * normal(rng);
       // Memory heads start long (β ≈ 0.12: a word is still there ten words on), so a word's
       // pairing with an earlier one has a gradient from the first iteration.
       if (b.values === pairs.bBias)

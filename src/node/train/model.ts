@@ -36,6 +36,7 @@ import {
   type PairShape,
   zeroPairParams,
 } from './pairs.js';
+import { exp, log, tanh } from './portable-math.js';
 
 /** Sizes of the constructed model; `hidden` follows from them (hiddenLayout). */
 export interface ModelShape {
@@ -73,7 +74,7 @@ export const RMS_EPS = 1e-6;
 export const MAX_SCALE = 100;
 
 export function priorScale(params: Pick<ModelParams, 'scaleLogit'>): number {
-  return MAX_SCALE / (1 + Math.exp(-params.scaleLogit));
+  return MAX_SCALE / (1 + exp(-params.scaleLogit));
 }
 
 /** The residual-stream layout (construct.ts writes weights for exactly this). */
@@ -238,11 +239,11 @@ function forwardBag(
     const w = new Float64Array(n);
     let max = -Infinity;
     for (let i = 0; i < n; i++) {
-      w[i] = WEIGHT_RANGE * Math.tanh(params.rho[(bag[i] as number) * P + p] as number);
+      w[i] = WEIGHT_RANGE * tanh(params.rho[(bag[i] as number) * P + p] as number);
       max = Math.max(max, w[i] as number);
     }
     let sum = 0;
-    for (let i = 0; i < n; i++) sum += w[i] = Math.exp((w[i] as number) - max);
+    for (let i = 0; i < n; i++) sum += w[i] = exp((w[i] as number) - max);
     for (let i = 0; i < n; i++) {
       const wi = (w[i] as number) / sum;
       w[i] = wi;
@@ -259,7 +260,7 @@ function forwardBag(
 function forwardPosition(params: ModelParams, token: number, bag: Float64Array): Position {
   const width = bag.length;
   const D = hiddenLayout(params.shape).hidden;
-  const beta = Math.exp(params.logBias);
+  const beta = exp(params.logBias);
   const scale = bagScale(params.shape);
   const h = new Float64Array(width);
   let sq = 0;
@@ -429,13 +430,13 @@ export function accumulate(
       let max = -Infinity;
       for (const s of scored) max = Math.max(max, s.logit);
       let sum = 0;
-      for (const s of scored) sum += Math.exp(s.logit - max);
-      loss += -((scored[q.label] as (typeof scored)[number]).logit - max - Math.log(sum));
+      for (const s of scored) sum += exp(s.logit - max);
+      loss += -((scored[q.label] as (typeof scored)[number]).logit - max - log(sum));
       count++;
       // dL/d anchor (unnormalised parts), accumulated over options.
       const dA = new Float64Array(stride + 1); // [a0, ac..., az(total over zero dims)]
       scored.forEach((s, i) => {
-        const g = weight * (Math.exp(s.logit - max) / sum - (i === q.label ? 1 : 0));
+        const g = weight * (exp(s.logit - max) / sum - (i === q.label ? 1 : 0));
         if (g === 0 || s.o.norm === 0 || anchor.norm === 0) return;
         grads.scaleLogit += g * s.logit * (1 - scale / MAX_SCALE);
         const c = s.cosine;
@@ -564,7 +565,7 @@ function backwardBag(
     for (let i = 0; i < n; i++) {
       const t = bag[i] as number;
       const du = (w[i] as number) * ((dw[i] as number) - wdw);
-      const th = Math.tanh(params.rho[t * P + p] as number);
+      const th = tanh(params.rho[t * P + p] as number);
       grads.rho[t * P + p] = (grads.rho[t * P + p] as number) + du * WEIGHT_RANGE * (1 - th * th);
     }
   }

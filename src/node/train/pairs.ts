@@ -22,6 +22,7 @@
  * remembers the last tokens its β found worth keeping, however far back: "the VPN is down but
  * email works" and "email is down but the VPN works" differ in what each status word sees.
  */
+import { exp } from './portable-math.js';
 
 /** A head of the order layer. */
 export type PairHead = { kind: 'lag'; lag: number } | { kind: 'memory' };
@@ -99,7 +100,7 @@ export function clonePairParams(p: PairParams): PairParams {
   };
 }
 
-export const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
+export const sigmoid = (x: number): number => 1 / (1 + exp(-x));
 export const silu = (x: number): number => x * sigmoid(x);
 const dSilu = (x: number): number => {
   const s = sigmoid(x);

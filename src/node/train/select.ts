@@ -9,6 +9,7 @@
 import { Rng } from '../rng.js';
 import { fitModel, type FitSettings, type LearnerSetup } from './learner.js';
 import { modelLogits, type ModelExample } from './model.js';
+import { exp, log } from './portable-math.js';
 
 /** Folds of the cross-fit. */
 export const FOLDS = 5;
@@ -134,8 +135,8 @@ export function score(examples: readonly ModelExample[], logits: readonly Float6
         }
       });
       let sum = 0;
-      for (const v of l) sum += Math.exp(v - max);
-      loss += Math.log(sum) - ((l[q.label] as number) - max);
+      for (const v of l) sum += exp(v - max);
+      loss += log(sum) - ((l[q.label] as number) - max);
       if (best === q.label) right++;
       n++;
     });
