@@ -4,6 +4,8 @@
  */
 import type { OpImpl } from './op-types.js';
 import { ELEMENTWISE_OPS } from './kernels/elementwise.js';
+import { FUSED_OPS } from './kernels/fused.js';
+import { FUSED } from './fuse.js';
 import { LINEAR_ATTENTION_OPS } from './kernels/linear-attention.js';
 import { MATMUL_OPS } from './kernels/matmul.js';
 import { QUANTIZED_OPS } from './kernels/quantized.js';
@@ -17,9 +19,14 @@ const OPS: ReadonlyMap<string, ReadonlyMap<string, OpImpl>> = new Map([
   [MICROSOFT, new Map(Object.entries({ ...QUANTIZED_OPS, ...LINEAR_ATTENTION_OPS }))],
 ]);
 
-/** The implementation of an op, or undefined when the interpreter has none. */
+/** The implementation of an op a file may name, or undefined when the interpreter has none. */
 export function opImpl(domain: string, opType: string): OpImpl | undefined {
   return OPS.get(domain)?.get(opType);
+}
+
+/** The implementation of a node after the load's rewrites (fuse.ts's kernels included). */
+export function kernelOf(domain: string, opType: string): OpImpl | undefined {
+  return domain === FUSED ? FUSED_OPS[opType] : opImpl(domain, opType);
 }
 
 /** An op's name as errors and docs write it: `MatMul`, `com.microsoft.MatMulNBits`. */

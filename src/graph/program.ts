@@ -11,7 +11,8 @@
  */
 import { readOnnxModel, type OnnxModel, type OnnxNode, type OnnxTensorProto } from './onnx.js';
 import { Attributes, type OpImpl, type OpNode } from './op-types.js';
-import { DEFAULT_OPSETS, MICROSOFT, MICROSOFT_OPSET, opImpl, opName } from './ops.js';
+import { DEFAULT_OPSETS, MICROSOFT, MICROSOFT_OPSET, kernelOf, opImpl, opName } from './ops.js';
+import { fuse } from './fuse.js';
 import { Tensor, widenFloat16, type DType, type TensorData } from './tensor.js';
 
 /** A graph the interpreter refuses: the ops (or attributes, or types) it lacks, by name. */
@@ -59,6 +60,11 @@ const BYTES: Record<DType, number> = {
   bool: 1,
 };
 
+export interface ProgramOptions {
+  /** Fuse the norm and SiLU chains into one kernel each (default true; tests compare both). */
+  fuse?: boolean;
+}
+
 interface Step {
   node: OpNode;
   impl: OpImpl;
@@ -89,6 +95,7 @@ export class GraphProgram {
     bytes: Uint8Array,
     external: ExternalData,
     label: string,
+    options: ProgramOptions = {},
   ): Promise<GraphProgram> {
     const model = readOnnxModel(bytes);
     checkSupported(model, label);
@@ -98,13 +105,14 @@ export class GraphProgram {
       if (location !== undefined && !files.has(location))
         files.set(location, await external(location));
     }
-    return new GraphProgram(model, files, label);
+    return new GraphProgram(model, files, label, options);
   }
 
   private constructor(
     model: OnnxModel,
     files: ReadonlyMap<string, Uint8Array>,
     readonly label: string,
+    options: ProgramOptions,
   ) {
     this.metadata = model.metadata;
     const g = model.graph;
@@ -130,6 +138,9 @@ export class GraphProgram {
     inferTypes(nodes, types, label);
     nodes = widenFloat16Linears(nodes, types, this.constants);
     nodes = this.fold(nodes, label);
+    if (options.fuse !== false) {
+      nodes = fuse({ nodes, constants: this.constants, keep: new Set(this.outputNames) });
+    }
     this.plan(nodes);
   }
 
@@ -221,7 +232,7 @@ export class GraphProgram {
       for (const o of n.outputs) if (o !== '' && !lastUse.has(o) && !keep.has(o)) frees[i]!.push(o);
     });
     nodes.forEach((node, i) => {
-      const impl = opImpl(node.domain, node.opType)!;
+      const impl = kernelOf(node.domain, node.opType)!;
       const constants = node.inputs.map((n) => this.constants.get(n));
       const prepared =
         impl.prepare && constants.some(Boolean) ? impl.prepare(node, constants) : undefined;

@@ -5,7 +5,7 @@
  * runs are; the runner yields a task between chunks.
  */
 import type { SessionLike, TensorLike } from '../core/runtime-types.js';
-import { GraphProgram, type ExternalData } from './program.js';
+import { GraphProgram, type ExternalData, type ProgramOptions } from './program.js';
 import { Tensor, type DType, type TensorData } from './tensor.js';
 
 export class GraphSession implements SessionLike {
@@ -27,8 +27,9 @@ export class GraphSession implements SessionLike {
     model: Uint8Array,
     external: ExternalData,
     label: string,
+    options: ProgramOptions = {},
   ): Promise<GraphSession> {
-    return new GraphSession(await GraphProgram.load(model, external, label));
+    return new GraphSession(await GraphProgram.load(model, external, label, options));
   }
 
   get label(): string {

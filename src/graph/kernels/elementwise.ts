@@ -27,19 +27,51 @@ type Loop = (
   n: number,
 ) => void;
 
-// One loop per op (not a callback per element): each stays monomorphic for the JIT.
+/**
+ * One loop per op (not a callback per element, so each stays monomorphic for the JIT), in the
+ * three forms a run of the innermost axis takes: both inputs run along it (strides 1, 1), or one
+ * of them is broadcast along it (stride 0).
+ */
 const LOOPS: Record<'Add' | 'Sub' | 'Mul' | 'Div', Loop> = {
   Add(out, o, a, ai, as, b, bi, bs, n) {
-    for (let j = 0; j < n; j++) out[o + j] = a[ai + j * as]! + b[bi + j * bs]!;
+    if (as === bs) for (let j = 0; j < n; j++) out[o + j] = a[ai + j]! + b[bi + j]!;
+    else if (bs === 0) {
+      const y = b[bi]!;
+      for (let j = 0; j < n; j++) out[o + j] = a[ai + j]! + y;
+    } else {
+      const x = a[ai]!;
+      for (let j = 0; j < n; j++) out[o + j] = x + b[bi + j]!;
+    }
   },
   Sub(out, o, a, ai, as, b, bi, bs, n) {
-    for (let j = 0; j < n; j++) out[o + j] = a[ai + j * as]! - b[bi + j * bs]!;
+    if (as === bs) for (let j = 0; j < n; j++) out[o + j] = a[ai + j]! - b[bi + j]!;
+    else if (bs === 0) {
+      const y = b[bi]!;
+      for (let j = 0; j < n; j++) out[o + j] = a[ai + j]! - y;
+    } else {
+      const x = a[ai]!;
+      for (let j = 0; j < n; j++) out[o + j] = x - b[bi + j]!;
+    }
   },
   Mul(out, o, a, ai, as, b, bi, bs, n) {
-    for (let j = 0; j < n; j++) out[o + j] = a[ai + j * as]! * b[bi + j * bs]!;
+    if (as === bs) for (let j = 0; j < n; j++) out[o + j] = a[ai + j]! * b[bi + j]!;
+    else if (bs === 0) {
+      const y = b[bi]!;
+      for (let j = 0; j < n; j++) out[o + j] = a[ai + j]! * y;
+    } else {
+      const x = a[ai]!;
+      for (let j = 0; j < n; j++) out[o + j] = x * b[bi + j]!;
+    }
   },
   Div(out, o, a, ai, as, b, bi, bs, n) {
-    for (let j = 0; j < n; j++) out[o + j] = a[ai + j * as]! / b[bi + j * bs]!;
+    if (as === bs) for (let j = 0; j < n; j++) out[o + j] = a[ai + j]! / b[bi + j]!;
+    else if (bs === 0) {
+      const y = b[bi]!;
+      for (let j = 0; j < n; j++) out[o + j] = a[ai + j]! / y;
+    } else {
+      const x = a[ai]!;
+      for (let j = 0; j < n; j++) out[o + j] = x / b[bi + j]!;
+    }
   },
 };
 
@@ -54,6 +86,7 @@ function arithmetic(op: keyof typeof LOOPS): OpImpl {
       const out = new Float32Array(plan.size);
       const ad = a.data as Float32Array;
       const bd = b.data as Float32Array;
+      // Strides along the innermost merged axis are 1 (runs along it) or 0 (broadcast).
       const as = plan.strides[0]!.at(-1)!;
       const bs = plan.strides[1]!.at(-1)!;
       forEachRun(plan, (o, [ai, bi], n) => loop(out, o, ad, ai!, as, bd, bi!, bs, n));
@@ -62,14 +95,14 @@ function arithmetic(op: keyof typeof LOOPS): OpImpl {
   };
 }
 
-function unary(f: (x: number) => number): OpImpl {
+/** A unary op whose loop is its own function (`loop` fills out from x). */
+function unary(loop: (x: Float32Array, out: Float32Array) => void): OpImpl {
   return {
     types: sameType(['float32']),
     run(inputs) {
       const x = input(inputs, 0);
-      const xd = x.data as Float32Array;
-      const out = new Float32Array(xd.length);
-      for (let i = 0; i < xd.length; i++) out[i] = f(xd[i]!);
+      const out = new Float32Array(x.size);
+      loop(x.data as Float32Array, out);
       return [new Tensor('float32', x.dims, out)];
     },
   };
@@ -225,17 +258,39 @@ export const ELEMENTWISE_OPS: Record<string, OpImpl> = {
   Sub: arithmetic('Sub'),
   Mul: arithmetic('Mul'),
   Div: arithmetic('Div'),
-  Neg: unary((x) => -x),
-  Abs: unary(Math.abs),
-  Exp: unary(Math.exp),
-  Log: unary(Math.log),
-  Relu: unary((x) => (x > 0 ? x : 0)),
-  Sigmoid: unary((x) => 1 / (1 + Math.exp(-x))),
-  Sqrt: unary(Math.sqrt),
-  Reciprocal: unary((x) => 1 / x),
-  Cos: unary(Math.cos),
-  Sin: unary(Math.sin),
-  Erf: unary(erf),
+  Neg: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = -x[i]!;
+  }),
+  Abs: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = Math.abs(x[i]!);
+  }),
+  Exp: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = Math.exp(x[i]!);
+  }),
+  Log: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = Math.log(x[i]!);
+  }),
+  Relu: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = x[i]! > 0 ? x[i]! : 0;
+  }),
+  Sigmoid: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = 1 / (1 + Math.exp(-x[i]!));
+  }),
+  Sqrt: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = Math.sqrt(x[i]!);
+  }),
+  Reciprocal: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = 1 / x[i]!;
+  }),
+  Cos: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = Math.cos(x[i]!);
+  }),
+  Sin: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = Math.sin(x[i]!);
+  }),
+  Erf: unary((x, out) => {
+    for (let i = 0; i < x.length; i++) out[i] = erf(x[i]!);
+  }),
   LessOrEqual: compare,
   Where: where,
   Clip: clip,

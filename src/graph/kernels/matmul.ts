@@ -1,100 +1,13 @@
 /**
- * MatMul (numpy semantics: batched, broadcast) and Gemm. Every product runs through one kernel,
- * C = A·Bᵀ with B given as rows of K values ("Bt", [N, K]), so both operands are read along
- * contiguous rows; a constant B (a weight) is transposed into that layout once, at load.
- * Sums accumulate in double precision (JavaScript numbers) and are stored as float32.
+ * MatMul (numpy semantics: batched, broadcast) and Gemm, on the product of gemm.ts (C = A·B with
+ * B row-major [K, N], the layout ONNX gives MatMul's B, so a B computed at run time is used where
+ * it lies). A constant B (a weight) is packed once, at load: widened from float16 if need be and
+ * its rows padded to a multiple of 8 values, the SIMD kernel's width.
  */
 import { input, type OpImpl } from '../op-types.js';
 import { Tensor, narrowToFloat16, widenFloat16, type DType } from '../tensor.js';
 import { broadcastDims } from './broadcast.js';
-
-/**
- * out[outOff + i·ldc + j] = Σ_k a[aOff + i·K + k] · bt[btOff + j·K + k], for i < M, j < N
- * (ldc, the output's row length, defaults to N). Four rows of A meet two rows of Bt at a time:
- * each value loaded serves several products.
- */
-export function gemmBt(
-  a: Float32Array,
-  aOff: number,
-  M: number,
-  K: number,
-  bt: Float32Array,
-  btOff: number,
-  N: number,
-  out: Float32Array,
-  outOff: number,
-  ldc = N,
-): void {
-  let i = 0;
-  for (; i + 4 <= M; i += 4) {
-    const a0 = aOff + i * K;
-    const a1 = a0 + K;
-    const a2 = a1 + K;
-    const a3 = a2 + K;
-    const o = outOff + i * ldc;
-    let j = 0;
-    for (; j + 2 <= N; j += 2) {
-      const b0 = btOff + j * K;
-      const b1 = b0 + K;
-      let s00 = 0, s01 = 0, s10 = 0, s11 = 0, s20 = 0, s21 = 0, s30 = 0, s31 = 0; // prettier-ignore
-      for (let k = 0; k < K; k++) {
-        const x0 = bt[b0 + k]!;
-        const x1 = bt[b1 + k]!;
-        const y0 = a[a0 + k]!;
-        const y1 = a[a1 + k]!;
-        const y2 = a[a2 + k]!;
-        const y3 = a[a3 + k]!;
-        s00 += y0 * x0;
-        s01 += y0 * x1;
-        s10 += y1 * x0;
-        s11 += y1 * x1;
-        s20 += y2 * x0;
-        s21 += y2 * x1;
-        s30 += y3 * x0;
-        s31 += y3 * x1;
-      }
-      out[o + j] = s00;
-      out[o + j + 1] = s01;
-      out[o + ldc + j] = s10;
-      out[o + ldc + j + 1] = s11;
-      out[o + 2 * ldc + j] = s20;
-      out[o + 2 * ldc + j + 1] = s21;
-      out[o + 3 * ldc + j] = s30;
-      out[o + 3 * ldc + j + 1] = s31;
-    }
-    for (; j < N; j++) {
-      const b0 = btOff + j * K;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0; // prettier-ignore
-      for (let k = 0; k < K; k++) {
-        const x = bt[b0 + k]!;
-        s0 += a[a0 + k]! * x;
-        s1 += a[a1 + k]! * x;
-        s2 += a[a2 + k]! * x;
-        s3 += a[a3 + k]! * x;
-      }
-      out[o + j] = s0;
-      out[o + ldc + j] = s1;
-      out[o + 2 * ldc + j] = s2;
-      out[o + 3 * ldc + j] = s3;
-    }
-  }
-  for (; i < M; i++) {
-    const a0 = aOff + i * K;
-    const o = outOff + i * ldc;
-    for (let j = 0; j < N; j++) {
-      const b0 = btOff + j * K;
-      let s0 = 0;
-      let s1 = 0;
-      let k = 0;
-      for (; k + 2 <= K; k += 2) {
-        s0 += a[a0 + k]! * bt[b0 + k]!;
-        s1 += a[a0 + k + 1]! * bt[b0 + k + 1]!;
-      }
-      if (k < K) s0 += a[a0 + k]! * bt[b0 + k]!;
-      out[o + j] = s0 + s1;
-    }
-  }
-}
+import { gemm } from './gemm.js';
 
 /** [..., R, C] → [..., C, R] per matrix (float32). */
 export function transposeLast2(
@@ -114,28 +27,39 @@ export function transposeLast2(
   return out;
 }
 
-/** B as Bt matrices: dims [..., N, K] of a B of dims [..., K, N] (a 1-D B is [K] → [1, K]). */
+/** B as matrices [K, N] with rows `ld` apart (a 1-D B is [K] → [K, 1]). */
 interface PackedB {
   batchDims: number[];
-  N: number;
   K: number;
+  N: number;
+  /** Values from one row of a matrix to the next (N, or N padded to a multiple of 8). */
+  ld: number;
   data: Float32Array;
   /** B was 1-D: the output loses its last axis. */
   vector: boolean;
 }
 
-function packB(b: Tensor): PackedB {
-  const data =
-    b.type === 'float16' ? widenFloat16(b.data as Uint16Array) : (b.data as Float32Array);
-  if (b.dims.length === 1) {
-    return { batchDims: [], N: 1, K: b.dims[0]!, data, vector: true };
-  }
-  const K = b.dims.at(-2)!;
+function asFloat32(t: Tensor): Float32Array {
+  return t.type === 'float16' ? widenFloat16(t.data as Uint16Array) : (t.data as Float32Array);
+}
+
+/** B as it lies (a run-time B). */
+function viewB(b: Tensor): PackedB {
+  const data = asFloat32(b);
+  if (b.dims.length === 1) return { batchDims: [], K: b.dims[0]!, N: 1, ld: 1, data, vector: true };
   const N = b.dims.at(-1)!;
-  const batchDims = b.dims.slice(0, -2);
-  const batches = data.length / (K * N);
-  const bt = N === 1 ? data : transposeLast2(data, batches, K, N);
-  return { batchDims, N, K, data: bt, vector: false };
+  return { batchDims: b.dims.slice(0, -2), K: b.dims.at(-2)!, N, ld: N, data, vector: false };
+}
+
+/** A constant B, its rows padded to a multiple of 8 values (copied once, at load). */
+function packB(b: Tensor): PackedB {
+  const view = viewB(b);
+  const ld = Math.ceil(view.N / 8) * 8;
+  if (ld === view.N) return { ...view, data: Float32Array.from(view.data) };
+  const rows = view.data.length / view.N;
+  const data = new Float32Array(rows * ld);
+  for (let r = 0; r < rows; r++) data.set(view.data.subarray(r * view.N, (r + 1) * view.N), r * ld);
+  return { ...view, ld, data };
 }
 
 /** A·B with B packed; A float32 [..., M, K] (or [K]). */
@@ -168,7 +92,7 @@ function matmulPacked(
     while (t + run < batches && bIndex[t + run] === bi && aIndex[t + run] === aIndex[t]! + run) {
       run++;
     }
-    gemmBt(aData, aIndex[t]! * M * K, M * run, K, b.data, bi * N * K, N, out, t * M * N);
+    gemm(aData, aIndex[t]! * M * K, M * run, K, b.data, bi * K * b.ld, N, b.ld, out, t * M * N, N);
     t += run;
   }
   const dims = [...batch, M, N];
@@ -209,10 +133,6 @@ function floatTypes(inputs: ReadonlyArray<DType | undefined>, what: string): DTy
   return [a];
 }
 
-function asFloat32(t: Tensor): Float32Array {
-  return t.type === 'float16' ? widenFloat16(t.data as Uint16Array) : (t.data as Float32Array);
-}
-
 /** float16 products are computed in float32 and rounded once (onnxruntime's CPU does the same). */
 function result(type: DType, dims: number[], data: Float32Array): Tensor {
   return type === 'float16'
@@ -220,7 +140,7 @@ function result(type: DType, dims: number[], data: Float32Array): Tensor {
     : new Tensor('float32', dims, data);
 }
 
-const matmul: OpImpl = {
+const matmulOp: OpImpl = {
   types: (inputs) => floatTypes(inputs, 'MatMul'),
   packs: [1],
   prepare(_node, constants) {
@@ -229,14 +149,14 @@ const matmul: OpImpl = {
   },
   run(inputs, _node, prepared) {
     const a = input(inputs, 0);
-    const packed = (prepared as PackedB | undefined) ?? packB(input(inputs, 1));
+    const packed = (prepared as PackedB | undefined) ?? viewB(input(inputs, 1));
     const { dims, data } = matmulPacked(a, asFloat32(a), packed);
     return [result(a.type, dims, data)];
   },
 };
 
 /** Gemm: alpha·A'·B' + beta·C for 2-D A and B (transA, transB), C broadcast. */
-const gemm: OpImpl = {
+const gemmOp: OpImpl = {
   types(inputs) {
     const t = floatTypes(inputs, 'Gemm');
     if (typeof t === 'string' || t[0] !== 'float32') return 'Gemm on float16';
@@ -265,7 +185,7 @@ const gemm: OpImpl = {
       gemmB(input(inputs, 1), node.attrs.int('transB', 0) !== 0);
     if (b.K !== K) throw new Error(`Gemm of [${M}, ${K}] and a B with ${b.K} rows`);
     const out = new Float32Array(M * b.N);
-    gemmBt(aData, 0, M, K, b.data, 0, b.N, out, 0);
+    gemm(aData, 0, M, K, b.data, 0, b.N, b.ld, out, 0, b.N);
     if (alpha !== 1) for (let i = 0; i < out.length; i++) out[i] = out[i]! * alpha;
     const c = inputs[2];
     if (c && beta !== 0) {
@@ -283,16 +203,16 @@ const gemm: OpImpl = {
   },
 };
 
-/** Gemm's B as Bt: as stored when transB, else transposed. */
+/** Gemm's B as [K, N]: as stored, or transposed when transB. */
 function gemmB(b: Tensor, transB: boolean): PackedB {
   const [r, c] = b.dims as [number, number];
   const data = b.data as Float32Array;
   return transB
-    ? { batchDims: [], N: r, K: c, data, vector: false }
-    : { batchDims: [], N: c, K: r, data: transposeLast2(data, 1, r, c), vector: false };
+    ? { batchDims: [], K: c, N: r, ld: r, data: transposeLast2(data, 1, r, c), vector: false }
+    : { batchDims: [], K: r, N: c, ld: c, data, vector: false };
 }
 
 export const MATMUL_OPS: Record<string, OpImpl> = {
-  MatMul: matmul,
-  Gemm: gemm,
+  MatMul: matmulOp,
+  Gemm: gemmOp,
 };

@@ -10,7 +10,7 @@
  */
 import { input, type OpImpl } from '../op-types.js';
 import { Tensor, intsOf, type DType } from '../tensor.js';
-import { gemmBt } from './matmul.js';
+import { gemm } from './gemm.js';
 
 /** Output rows of W dequantised per panel (bounds the scratch to PANEL·K floats). */
 const PANEL = 64;
@@ -108,12 +108,16 @@ const matMulNBits: OpImpl = {
     const M = a.size / K;
     const ad = a.data as Float32Array;
     const out = new Float32Array(M * N);
-    const panel = new Float32Array(Math.min(PANEL, N) * K);
+    // A panel of B = Wᵀ: [K, PANEL], W's rows n0 … n0 + PANEL − 1 as its columns.
+    const row = new Float32Array(K);
+    const panel = new Float32Array(K * PANEL);
     for (let n0 = 0; n0 < N; n0 += PANEL) {
-      const rows = Math.min(PANEL, N - n0);
-      for (let r = 0; r < rows; r++)
-        dequantizeRow(data, scales, zeroPoints, L, n0 + r, panel, r * K);
-      gemmBt(ad, 0, M, K, panel, 0, rows, out, n0, N);
+      const cols = Math.min(PANEL, N - n0);
+      for (let c = 0; c < cols; c++) {
+        dequantizeRow(data, scales, zeroPoints, L, n0 + c, row, 0);
+        for (let k = 0; k < K; k++) panel[k * PANEL + c] = row[k]!;
+      }
+      gemm(ad, 0, M, K, panel, 0, cols, PANEL, out, n0, N);
     }
     const bias = inputs[5]?.data as Float32Array | undefined;
     if (bias) for (let i = 0; i < out.length; i++) out[i] = out[i]! + bias[i % N]!;
