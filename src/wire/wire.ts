@@ -276,7 +276,10 @@ export interface EngineInfo {
 
 /** How the runtime for a device came up (src/engine/ort.ts RuntimeStart). */
 export interface RuntimePhases {
-  /** The onnxruntime-web entry loaded: 'onnxruntime-web/wasm' or 'onnxruntime-web/webgpu'. */
+  /**
+   * The onnxruntime-web entry loaded: 'onnxruntime-web/wasm' or 'onnxruntime-web/webgpu'; 'clef-web js'
+   * for the js device, which loads no runtime.
+   */
   build: string;
   /** Importing its JavaScript (ms). */
   importMs: number;
@@ -295,9 +298,10 @@ export interface RuntimePhases {
   wasmTransferBytes: number | null;
   /**
    * 'cache': the wasm from the browser's HTTP cache (a hit or a 304; where Chromium kept it, its
-   * compiled code too), 'network': its bytes were downloaded.
+   * compiled code too), 'network': its bytes were downloaded, 'none': the device loads no wasm
+   * (js).
    */
-  wasmSource: 'cache' | 'network';
+  wasmSource: 'cache' | 'network' | 'none';
   /** The threads the runtime was started with. */
   threads: number;
   /** Why fewer threads than the page allows (a server without COEP on /ort/), else null. */

@@ -8,7 +8,7 @@
  * simulate.loseWebgpuMidDecision. Test pages create it through test/browser/pages/test-clef.ts.
  */
 import * as Comlink from 'comlink';
-import { createOrtDecisionSession, startOrtRuntime } from '../../src/engine/clef-session.js';
+import { createDecisionSession, startDeviceRuntime } from '../../src/engine/sessions.js';
 import { EngineHost } from '../../src/engine/host.js';
 import type { FaultSimulation } from '../../src/wire/wire.js';
 import { InstrumentedHooks, type InstrumentedWorkerApi } from './hooks.js';
@@ -32,7 +32,7 @@ if (Adapter) {
 }
 
 const hooks = new InstrumentedHooks(() => gpuDevice?.destroy());
-const host = new EngineHost(createOrtDecisionSession, startOrtRuntime, hooks);
+const host = new EngineHost(createDecisionSession, startDeviceRuntime, hooks);
 const api: InstrumentedWorkerApi = Object.assign(host, {
   arm: async (simulate: FaultSimulation) => hooks.arm(simulate),
 });
