@@ -35,6 +35,10 @@ export function gemm(
   else gemmJs(a, aOff, M, K, b, bOff, N, ldb, out, outOff, ldc);
 }
 
+/**
+ * The JavaScript kernel: B transposed once into rows of K values, then four rows of A against
+ * one row of Bᵀ at a time (each value of Bᵀ loaded serves four products).
+ */
 function gemmJs(
   a: Float32Array,
   aOff: number,
@@ -48,18 +52,42 @@ function gemmJs(
   outOff: number,
   ldc: number,
 ): void {
-  const acc = new Float64Array(N);
-  for (let i = 0; i < M; i++) {
-    acc.fill(0);
-    const row = aOff + i * K;
-    for (let k = 0; k < K; k++) {
-      const x = a[row + k]!;
-      if (x === 0) continue;
-      const br = bOff + k * ldb;
-      for (let j = 0; j < N; j++) acc[j] = acc[j]! + x * b[br + j]!;
-    }
+  const bt = new Float32Array(N * K);
+  for (let k = 0; k < K; k++) {
+    const row = bOff + k * ldb;
+    for (let j = 0; j < N; j++) bt[j * K + k] = b[row + j]!;
+  }
+  let i = 0;
+  for (; i + 4 <= M; i += 4) {
+    const a0 = aOff + i * K;
+    const [a1, a2, a3] = [a0 + K, a0 + 2 * K, a0 + 3 * K];
     const o = outOff + i * ldc;
-    for (let j = 0; j < N; j++) out[o + j] = acc[j]!;
+    for (let j = 0; j < N; j++) {
+      const b0 = j * K;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      for (let k = 0; k < K; k++) {
+        const x = bt[b0 + k]!;
+        s0 += a[a0 + k]! * x;
+        s1 += a[a1 + k]! * x;
+        s2 += a[a2 + k]! * x;
+        s3 += a[a3 + k]! * x;
+      }
+      out[o + j] = s0;
+      out[o + ldc + j] = s1;
+      out[o + 2 * ldc + j] = s2;
+      out[o + 3 * ldc + j] = s3;
+    }
+  }
+  for (; i < M; i++) {
+    const a0 = aOff + i * K;
+    for (let j = 0; j < N; j++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += a[a0 + k]! * bt[j * K + k]!;
+      out[outOff + i * ldc + j] = s;
+    }
   }
 }
 
