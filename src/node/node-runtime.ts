@@ -21,6 +21,21 @@ export type NodeRuntimeName = 'onnxruntime-node' | 'js';
 
 export const NODE_RUNTIMES: readonly NodeRuntimeRequest[] = ['auto', 'onnxruntime', 'js'];
 
+/** The `--runtime` line of the usage of the commands that decide (decide, serve, replay). */
+export const RUNTIME_USAGE =
+  '[--runtime auto|onnxruntime|js]  what runs the graphs (default auto: onnxruntime-node when installed, else the js device)';
+
+/** `--runtime`'s value, checked (undefined: auto). */
+export function runtimeOption(text: string | undefined): NodeRuntimeRequest {
+  if (text === undefined) return 'auto';
+  if (!(NODE_RUNTIMES as readonly string[]).includes(text)) {
+    throw new Error(
+      `--runtime must be one of ${NODE_RUNTIMES.join(', ')}, not ${JSON.stringify(text)}`,
+    );
+  }
+  return text as NodeRuntimeRequest;
+}
+
 export interface NodeRuntimeOptions {
   threads?: number;
   memoryArena?: boolean;
