@@ -8,6 +8,8 @@
  *   Mul(x, Sigmoid(x))                              = Silu(x)
  *   Softmax(Add(scores, mask), axis −1)              = AddSoftmax(scores, mask)
  *     (attention's scores and its additive mask: the sum is never stored)
+ *   MatMul(AddSoftmax(MatMul(q, kᵀ), mask), v)        = Attention(q, kᵀ, mask, v)
+ *     (kernels/attention.ts: only the keys the mask lets through are multiplied)
  */
 import { Attributes, type OpNode } from './op-types.js';
 import { intsOf, type Tensor } from './tensor.js';
@@ -143,5 +145,41 @@ export function fuse(graph: Graph): OpNode[] {
     replaced.set(softmax, fusedNode('AddSoftmax', add.inputs, softmax.outputs[0]!, {}));
   }
 
-  return graph.nodes.filter((n) => !removed.has(n)).map((n) => replaced.get(n) ?? n);
+  const fused = graph.nodes.filter((n) => !removed.has(n)).map((n) => replaced.get(n) ?? n);
+  return fuseAttention(fused, graph);
+}
+
+/** MatMul(AddSoftmax(MatMul(q, kᵀ), mask), v) → Attention(q, kᵀ, mask, v). */
+function fuseAttention(nodes: OpNode[], graph: Graph): OpNode[] {
+  const producer = new Map<string, OpNode>();
+  const readers = new Map<string, number>();
+  for (const n of nodes) {
+    for (const o of n.outputs) producer.set(o, n);
+    for (const i of n.inputs) readers.set(i, (readers.get(i) ?? 0) + 1);
+  }
+  const single = (value: string) => readers.get(value) === 1 && !graph.keep.has(value);
+  const runtime = (value: string) => !graph.constants.has(value);
+  const removed = new Set<OpNode>();
+  const replaced = new Map<OpNode, OpNode>();
+  for (const pv of nodes) {
+    if (pv.opType !== 'MatMul' || pv.domain !== '' || !runtime(pv.inputs[1]!)) continue;
+    const softmax = producer.get(pv.inputs[0]!);
+    if (softmax?.domain !== FUSED || softmax.opType !== 'AddSoftmax') continue;
+    if (!single(softmax.outputs[0]!)) continue;
+    const qk = producer.get(softmax.inputs[0]!);
+    if (!qk || qk.opType !== 'MatMul' || qk.domain !== '' || !single(qk.outputs[0]!)) continue;
+    if (!runtime(qk.inputs[1]!)) continue;
+    removed.add(qk);
+    removed.add(softmax);
+    replaced.set(
+      pv,
+      fusedNode(
+        'Attention',
+        [qk.inputs[0]!, qk.inputs[1]!, softmax.inputs[1]!, pv.inputs[1]!],
+        pv.outputs[0]!,
+        {},
+      ),
+    );
+  }
+  return nodes.filter((n) => !removed.has(n)).map((n) => replaced.get(n) ?? n);
 }

@@ -144,6 +144,11 @@ export class GraphProgram {
     this.plan(nodes);
   }
 
+  /** The kernels it runs, in order, after the load's rewrites (`clef.fused.Attention` ...). */
+  get kernels(): string[] {
+    return this.steps.map((s) => opName(s.node.domain, s.node.opType));
+  }
+
   /** Runs the graph; every input must be fed, with its declared type and rank. */
   run(feeds: ReadonlyMap<string, Tensor>): Map<string, Tensor> {
     const values = new Map<string, Tensor>();

@@ -32,6 +32,11 @@ export class GraphSession implements SessionLike {
     return new GraphSession(await GraphProgram.load(model, external, label, options));
   }
 
+  /** The kernels the graph runs, in order, after the load's rewrites (diagnostics, tests). */
+  get kernels(): string[] {
+    return this.program?.kernels ?? [];
+  }
+
   get label(): string {
     return this.program?.label ?? 'released graph';
   }

@@ -124,6 +124,9 @@ function asNumbers(t: { type: string; data: unknown }): Float64Array {
   return Float64Array.from(d as ArrayLike<number>, (v) => Number(v));
 }
 
+/** The kernels the interpreter runs for the last case compared. */
+let lastKernels: string[] = [];
+
 /** Runs a case on both; returns the largest relative error max |Δ| / max(1, |ort|). */
 async function compare(c: Case, options: { fuse?: boolean } = {}): Promise<number> {
   const bytes = model(c);
@@ -135,6 +138,7 @@ async function compare(c: Case, options: { fuse?: boolean } = {}): Promise<numbe
     'case',
     options,
   );
+  lastKernels = js.kernels;
   const session = await ort.InferenceSession.create(bytes);
   const feedsJs: Record<string, Tensor> = {};
   const feedsOrt: Record<string, ort.Tensor> = {};
@@ -496,6 +500,40 @@ describe('reductions and norms', () => {
       outputs: ['rms', 'l2', 'silu', 'p'].map((name) => ({ name, type: 'float32' as const })),
     };
     expect(await compare(c), `fused ${where}`).toBeLessThanOrEqual(FLOAT);
+    expect(lastKernels.filter((k) => k.startsWith('clef.fused')).sort()).toEqual([
+      'clef.fused.AddSoftmax',
+      'clef.fused.Normalize',
+      'clef.fused.Normalize',
+      'clef.fused.Silu',
+    ]);
+    expect(await compare(c, { fuse: false }), `unfused ${where}`).toBeLessThanOrEqual(FLOAT);
+    expect(lastKernels.some((k) => k.startsWith('clef.fused'))).toBe(false);
+  });
+
+  it('attention (MatMul → Add(mask) → Softmax → MatMul, grouped heads) fused and not', async () => {
+    // A chunk of 70 queries after 30 past keys (more than one block of query rows), causal.
+    const [T, P, D] = [70, 30, 24];
+    const S = P + T;
+    const mask = Float32Array.from({ length: T * S }, (_, i) =>
+      i % S <= Math.floor(i / S) + P ? 0 : -1e30,
+    );
+    const c: Case = {
+      nodes: [
+        node('MatMul', ['q', 'k'], ['scores']),
+        node('Add', ['scores', 'mask'], ['masked']),
+        node('Softmax', ['masked'], ['p'], { axis: attr.int(-1) }),
+        node('MatMul', ['p', 'v'], ['y']),
+      ],
+      values: [
+        f32('q', [1, 2, 2, T, D], -2, 2),
+        f32('k', [1, 2, 1, D, S], -2, 2),
+        { name: 'mask', type: 'float32', dims: [T, S], data: mask },
+        f32('v', [1, 2, 1, S, D]),
+      ],
+      outputs: [{ name: 'y', type: 'float32' }],
+    };
+    expect(await compare(c), `fused ${where}`).toBeLessThanOrEqual(FLOAT);
+    expect(lastKernels).toEqual(['clef.fused.Attention']);
     expect(await compare(c, { fuse: false }), `unfused ${where}`).toBeLessThanOrEqual(FLOAT);
   });
 });

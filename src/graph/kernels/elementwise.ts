@@ -168,6 +168,14 @@ const where: OpImpl = {
     const xd = x.data;
     const yd = y.data;
     const [cs, xs, ys] = plan.strides.map((s) => s.at(-1)!) as [number, number, number];
+    if (x.size === 1 && y.size === 1 && out instanceof Float32Array) {
+      // Two constants picked by the condition (the causal mask): a typed loop.
+      const [a, b] = [(xd as Float32Array)[0]!, (yd as Float32Array)[0]!];
+      forEachRun(plan, (o, [ci], n) => {
+        for (let j = 0; j < n; j++) out[o + j] = cd[ci! + j * cs] ? a : b;
+      });
+      return [new Tensor(x.type, plan.dims, out)];
+    }
     forEachRun(plan, (o, [ci, xi, yi], n) => {
       for (let j = 0; j < n; j++) {
         out[o + j] = cd[ci! + j * cs] ? xd[xi! + j * xs]! : yd[yi! + j * ys]!;

@@ -6,6 +6,7 @@ import { input, sameType, type OpImpl } from '../op-types.js';
 import { Tensor } from '../tensor.js';
 import { Attributes, type OpNode } from '../op-types.js';
 import { ELEMENTWISE_OPS } from './elementwise.js';
+import { attention } from './attention.js';
 
 const ADD_NODE: OpNode = {
   opType: 'Add',
@@ -33,12 +34,13 @@ const normalize: OpImpl = {
     for (let base = 0; base < xd.length; base += n) {
       let ss = 0;
       for (let j = 0; j < n; j++) ss += xd[base + j]! * xd[base + j]!;
-      const inv = Math.fround(1 / Math.fround(Math.sqrt(Math.fround((mean ? ss / n : ss) + eps))));
+      const inv = 1 / Math.sqrt((mean ? ss / n : ss) + eps);
       if (!w) for (let j = 0; j < n; j++) out[base + j] = xd[base + j]! * inv;
       else if (w.length === 1) {
-        for (let j = 0; j < n; j++) out[base + j] = Math.fround(xd[base + j]! * inv) * w[0]!;
+        const scale = inv * w[0]!;
+        for (let j = 0; j < n; j++) out[base + j] = xd[base + j]! * scale;
       } else {
-        for (let j = 0; j < n; j++) out[base + j] = Math.fround(xd[base + j]! * inv) * w[j]!;
+        for (let j = 0; j < n; j++) out[base + j] = xd[base + j]! * inv * w[j]!;
       }
     }
     return [new Tensor('float32', x.dims, out)];
@@ -58,9 +60,6 @@ const silu: OpImpl = {
     return [new Tensor('float32', x.dims, out)];
   },
 };
-
-/** Below this, exp underflows to 0 in float32: the entry is 0 without computing it. */
-const UNDERFLOW = -104;
 
 /**
  * softmax(x + mask) along the last axis, with the mask broadcast over x's leading axes (its dims
@@ -117,7 +116,7 @@ function softmaxRows(
     let sum = 0;
     for (let j = 0; j < n; j++) {
       const d = out[base + j]! - max;
-      const e = d < UNDERFLOW ? 0 : Math.exp(d);
+      const e = d < -104 ? 0 : Math.exp(d);
       out[base + j] = e;
       sum += e;
     }
@@ -131,4 +130,5 @@ export const FUSED_OPS: Record<string, OpImpl> = {
   Normalize: normalize,
   Silu: silu,
   AddSoftmax: addSoftmax,
+  Attention: attention,
 };

@@ -102,7 +102,7 @@ function matmulPacked(
 }
 
 /** For each batch of `full`, the index of the matrix in an operand of batch dims `own`. */
-function batchIndex(own: readonly number[], full: readonly number[]): Int32Array {
+export function batchIndex(own: readonly number[], full: readonly number[]): Int32Array {
   const total = full.reduce((x, y) => x * y, 1);
   const shift = full.length - own.length;
   const strides = new Array<number>(full.length).fill(0);

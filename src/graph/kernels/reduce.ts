@@ -83,7 +83,6 @@ const softmax: OpImpl = {
         for (let j = 0; j < n; j++) max = Math.max(max, xd[base + j * inner]!);
         let sum = 0;
         for (let j = 0; j < n; j++) {
-          // Below −104, exp underflows to 0 in float32 (a masked score): not computed.
           const d = xd[base + j * inner]! - max;
           const e = d < -104 ? 0 : Math.exp(d);
           out[base + j * inner] = e;

@@ -1,0 +1,510 @@
+/**
+ * The js device against onnxruntime-web's WASM (issue 39), in one run, on a production build
+ * served over loopback, each visit in a fresh browser profile:
+ *
+ * - first answer: navigation → createClef → the first decision of a ~300-token request on the
+ *   bundled, trained clef-nano, against onnxruntime-node's load + first answer in a fresh
+ *   process (target: js ≤ 3× Node);
+ * - bytes fetched until that answer, split into the package's files and everything else
+ *   (target: js ≤ the package + 300 KB), and the onnxruntime files among them;
+ * - decisions (prefix cache cold): ~300 tokens (target: js ≤ 1.5× WASM, same page) and ~2,048
+ *   tokens on clef-nano; ~300 tokens on the tiny fixture and on a mid-size random release (3.4 M
+ *   linear weights), for the cost model;
+ * - what `auto` picks for each package and why;
+ * - each device's cost-model figures (src/core/device-cost.ts) fitted to the decisions measured
+ *   here, and the runtime start and session creation from info().loadMs.
+ *
+ *   npm run build:lib && npm run build:node && npm run models:tiny
+ *   npx tsx tools/bench/js-device.ts [--runs 3] [--no-write]
+ *
+ * Writes bench/results/<date>-js-device.json unless --no-write.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium, type Request } from '@playwright/test';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
+import type { PackageManifest } from '../../src/core/manifest.js';
+import { costFacts, type CostFacts } from '../../src/core/device-cost.js';
+import { convertRelease } from '../../src/node/convert/package.js';
+import { writeTinyFixture } from '../fixture/cli.js';
+import { TINY_TEXT, type TextShape } from '../fixture/config.js';
+import { loadAverage } from './proc.js';
+import { serve } from './serve.js';
+
+/** A random release with bigger layers than the tiny fixture: the cost model's per-weight term. */
+const MID_TEXT: TextShape = {
+  ...TINY_TEXT,
+  hidden_size: 256,
+  intermediate_size: 768,
+  num_attention_heads: 8,
+  num_key_value_heads: 2,
+  head_dim: 32,
+  linear_num_key_heads: 4,
+  linear_num_value_heads: 8,
+  linear_key_head_dim: 32,
+  linear_value_head_dim: 32,
+};
+
+/** Packages the page fetches (public/ is copied into the build: /models/<name>/). */
+const PACKAGES = {
+  nano: { url: '/clef-web/models/clef-nano/', dir: 'models/clef-nano', model: 'clef-nano' },
+  tiny: { url: '/models/tiny/', dir: 'public/models/tiny', model: 'clef-tiny' },
+  mid: { url: '/models/bench-js-mid/', dir: 'public/models/bench-js-mid', model: 'clef-mid' },
+} as const;
+type PackageName = keyof typeof PACKAGES;
+
+const WORDS = (
+  'order card charged twice refund parcel late billing account password email reset invoice ' +
+  'shipping damaged box priority customer angry happy thanks urgent support subscription cancel'
+).split(' ');
+
+/** A request of about `words` words of state (a distinct state per `seed`: no prefix hits). */
+function request(model: string, words: number, seed: number) {
+  const state = Array.from(
+    { length: words },
+    (_, i) => `${WORDS[(i * 7 + seed * 13) % WORDS.length]}${(i + seed) % 10}`,
+  ).join(' ');
+  return {
+    model,
+    state,
+    questions: {
+      route: {
+        type: 'choice',
+        instructions: 'Which team should answer?',
+        criteria: { billing: 'Money and charges', shipping: 'Parcels', account: null, other: null },
+      },
+      urgent: { type: 'noul', instructions: 'Does it need an answer today?' },
+    },
+  };
+}
+
+/** Words of state that make clef-nano's input about 300 and 2,048 tokens. */
+const SHORT_WORDS = 95;
+const LONG_WORDS = 720;
+
+/** The mid-size package under public/models (gitignored), converted once. */
+async function writeMidPackage(): Promise<void> {
+  const dir = PACKAGES.mid.dir;
+  if (existsSync(join(dir, 'manifest.json'))) return;
+  const release = mkdtempSync(join(tmpdir(), 'clef-bench-js-mid-'));
+  try {
+    writeTinyFixture(release, { dtype: 'fp32', seed: 3, text: MID_TEXT });
+    await convertRelease(release, dir, {
+      dtype: 'fp32',
+      name: PACKAGES.mid.model,
+      fidelityRequests: 0,
+    });
+  } finally {
+    rmSync(release, { recursive: true, force: true });
+  }
+}
+
+interface Decisions {
+  tokens: number;
+  ms: number[];
+}
+
+interface VisitResult {
+  device: string;
+  run: number;
+  /** navigation start → first answer (page clock). */
+  firstAnswerMs: number;
+  createMs: number;
+  firstDecisionMs: number;
+  bytes: { total: number; package: number; other: number; onnxruntimeFiles: string[] };
+  info: { device: string; deviceReason: string; loadMs: unknown };
+  decisions: Record<string, Decisions>;
+  auto: Record<string, { device: string; reason: string }>;
+}
+
+async function visit(pageUrl: string, device: string, run: number, decide: boolean) {
+  const profile = mkdtempSync(join(tmpdir(), 'clef-bench-js-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
+  });
+  const sizes: Array<Promise<{ url: string; bytes: number }>> = [];
+  context.on('requestfinished', (r: Request) => {
+    sizes.push(
+      r.sizes().then((s) => ({ url: r.url(), bytes: s.responseBodySize + s.responseHeadersSize })),
+    );
+  });
+  try {
+    const page = await context.newPage();
+    await page.goto(pageUrl);
+    await page.locator('#status').filter({ hasText: 'ready' }).waitFor({ timeout: 120_000 });
+    const first = request(PACKAGES.nano.model, SHORT_WORDS, 1000 + run);
+    const out = await page.evaluate(
+      async ({ device, first, url }) => {
+        type C = {
+          systemone(r: object): Promise<{ usage: { input_tokens: number } }>;
+          info(): Promise<{ device: string; deviceReason: string; loadMs: unknown }>;
+          dispose(): Promise<void>;
+        };
+        const w = window as unknown as {
+          clefWeb: { createClef(o: object): Promise<C> };
+          bench?: C;
+        };
+        const t0 = performance.now();
+        const clef = await w.clefWeb.createClef({ model: url, device, warmUp: false });
+        const t1 = performance.now();
+        await clef.systemone(first);
+        const t2 = performance.now();
+        w.bench = clef;
+        return {
+          createMs: t1 - t0,
+          firstDecisionMs: t2 - t1,
+          firstAnswerMs: t2,
+          info: await clef.info(),
+        };
+      },
+      { device, first, url: PACKAGES.nano.url },
+    );
+    // What crossed the network until then (the decisions below fetch nothing more for nano).
+    const fetched = await Promise.all(sizes.splice(0));
+    const total = fetched.reduce((n, f) => n + f.bytes, 0);
+    const pkg = fetched.filter((f) => new URL(f.url).pathname.startsWith(PACKAGES.nano.url));
+    const packageBytes = pkg.reduce((n, f) => n + f.bytes, 0);
+    const onnxruntimeFiles = fetched
+      .map((f) => new URL(f.url).pathname)
+      .filter((p) => /\/ort\/|onnxruntime|ort-wasm/.test(p));
+    const decisions: Record<string, Decisions> = {};
+    const auto: VisitResult['auto'] = {};
+    const time = async (
+      name: string,
+      pkg: PackageName,
+      words: number,
+      count: number,
+      seed: number,
+    ) => {
+      const requests = Array.from({ length: count }, (_, i) =>
+        request(PACKAGES[pkg].model, words, seed + i),
+      );
+      const r = await page.evaluate(
+        async ({ requests, url, device, reuse }) => {
+          type C = {
+            systemone(r: object): Promise<{ usage: { input_tokens: number } }>;
+            dispose(): Promise<void>;
+          };
+          const w = window as unknown as {
+            clefWeb: { createClef(o: object): Promise<C> };
+            bench: C;
+          };
+          const clef = reuse
+            ? w.bench
+            : await w.clefWeb.createClef({ model: url, device, warmUp: false });
+          const ms: number[] = [];
+          let tokens = 0;
+          for (const body of requests) {
+            const t0 = performance.now();
+            tokens = (await clef.systemone(body)).usage.input_tokens;
+            ms.push(performance.now() - t0);
+          }
+          if (!reuse) await clef.dispose();
+          return { ms, tokens };
+        },
+        { requests, url: PACKAGES[pkg].url, device, reuse: pkg === 'nano' },
+      );
+      decisions[name] = r;
+    };
+    if (decide) {
+      await time('nano-300', 'nano', SHORT_WORDS, 5, 2000 + run * 10);
+      await time('nano-2048', 'nano', LONG_WORDS, 2, 3000 + run * 10);
+      await time('tiny-300', 'tiny', SHORT_WORDS, 3, 4000 + run * 10);
+      await time('mid-300', 'mid', SHORT_WORDS, 3, 5000 + run * 10);
+    }
+    if (device === 'auto') {
+      for (const name of Object.keys(PACKAGES) as PackageName[]) {
+        auto[name] = await page.evaluate(
+          async ({ url }) => {
+            type C = {
+              info(): Promise<{ device: string; deviceReason: string }>;
+              dispose(): Promise<void>;
+            };
+            const w = window as unknown as { clefWeb: { createClef(o: object): Promise<C> } };
+            const clef = await w.clefWeb.createClef({ model: url, warmUp: false });
+            const { device, deviceReason } = await clef.info();
+            await clef.dispose();
+            return { device, reason: deviceReason };
+          },
+          { url: PACKAGES[name].url },
+        );
+      }
+    }
+    await page.evaluate(() =>
+      (window as unknown as { bench: { dispose(): Promise<void> } }).bench.dispose(),
+    );
+    return {
+      device,
+      run,
+      firstAnswerMs: out.firstAnswerMs,
+      createMs: out.createMs,
+      firstDecisionMs: out.firstDecisionMs,
+      bytes: { total, package: packageBytes, other: total - packageBytes, onnxruntimeFiles },
+      info: out.info,
+      decisions,
+      auto,
+    } satisfies VisitResult;
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+/** onnxruntime-node's or the js device's load + first answer in a fresh Node process (dist/node). */
+function nodeFirstAnswer(runtime: 'onnxruntime' | 'js'): { loadMs: number; firstMs: number } {
+  const script = `
+    const { loadNodePackage } = await import(${JSON.stringify(resolve('dist/node/node/engine.js'))});
+    const t0 = performance.now();
+    const engine = await loadNodePackage(${JSON.stringify(PACKAGES.nano.dir)}, { threads: 1, runtime: '${runtime}' });
+    const t1 = performance.now();
+    await engine.decide(${JSON.stringify(request(PACKAGES.nano.model, SHORT_WORDS, 1000))});
+    const t2 = performance.now();
+    await engine.dispose();
+    console.log(JSON.stringify({ loadMs: t1 - t0, firstMs: t2 - t1 }));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as { loadMs: number; firstMs: number };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2 : NaN;
+};
+
+/** Σ over 256-token chunks of chunk length × keys so far (device-cost.ts's attention term). */
+function pairs(tokens: number): number {
+  let n = 0;
+  for (let start = 0; start < tokens; start += 256) {
+    const end = Math.min(start + 256, tokens);
+    n += (end - start) * end;
+  }
+  return n;
+}
+
+/**
+ * decisionMs + tokenMsPerMWeight·T·W/1e6 + attentionNsPerUnit·pairs·hidden·layers/1e6, solved
+ * from three measured decisions (clef-nano at ~300 and ~2,048 tokens, the mid release at ~300).
+ */
+function fitCost(points: Array<{ facts: CostFacts; tokens: number; ms: number }>) {
+  const rows = points.map(({ facts, tokens }) => [
+    1,
+    (tokens * facts.weights) / 1e6,
+    (pairs(tokens) * facts.hidden * facts.attentionLayers) / 1e6,
+  ]);
+  const y = points.map((p) => p.ms);
+  // Least squares via the normal equations (3 × 3).
+  const a = [0, 1, 2].map((i) => [0, 1, 2].map((j) => rows.reduce((s, r) => s + r[i]! * r[j]!, 0)));
+  const b = [0, 1, 2].map((i) => rows.reduce((s, r, k) => s + r[i]! * y[k]!, 0));
+  for (let c = 0; c < 3; c++) {
+    for (let r = c + 1; r < 3; r++) {
+      const f = a[r]![c]! / a[c]![c]!;
+      for (let k = c; k < 3; k++) a[r]![k]! -= f * a[c]![k]!;
+      b[r]! -= f * b[c]!;
+    }
+  }
+  const x = [0, 0, 0];
+  for (let r = 2; r >= 0; r--) {
+    let s = b[r]!;
+    for (let k = r + 1; k < 3; k++) s -= a[r]![k]! * x[k]!;
+    x[r] = s / a[r]![r]!;
+  }
+  return { decisionMs: x[0]!, tokenMsPerMWeight: x[1]!, attentionNsPerUnit: x[2]! };
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: { runs: { type: 'string', default: '3' }, 'no-write': { type: 'boolean' } },
+  });
+  const runs = Number(values.runs);
+  for (const need of [
+    'dist/lib/clef.worker.js',
+    'dist/node/node/engine.js',
+    'public/models/tiny/manifest.json',
+  ]) {
+    if (!existsSync(need))
+      throw new Error(
+        `${need} is missing: npm run build:lib && npm run build:node && npm run models:tiny`,
+      );
+  }
+  await writeMidPackage();
+  const loadStart = loadAverage();
+  const server = await serve('dist', 5590);
+  const log = (s: string) => console.log(s);
+  log(
+    `page ${server.pageUrl}; ${cpus().length} cores; load average ${loadStart?.join(' ') ?? '?'}`,
+  );
+  const visits: VisitResult[] = [];
+  const node: Array<{ runtime: string; loadMs: number; firstMs: number }> = [];
+  try {
+    for (let run = 0; run < runs; run++) {
+      for (const device of ['js', 'wasm', 'auto']) {
+        const v = await visit(server.pageUrl, device, run, device !== 'auto');
+        visits.push(v);
+        const l = v.info.loadMs as {
+          download: number;
+          verify: number;
+          tokenizer: number;
+          compile: number;
+          sessions: Record<string, number>;
+          total: number;
+          runtime: { importMs: number; initMs: number } | null;
+        };
+        log(
+          `  load: download ${l.download.toFixed(0)}, verify ${l.verify.toFixed(0)}, tokenizer ${l.tokenizer.toFixed(0)}, compile ${l.compile.toFixed(0)} (sessions ${Object.values(
+            l.sessions,
+          )
+            .reduce((a, b) => a + b, 0)
+            .toFixed(
+              0,
+            )}, runtime import ${l.runtime?.importMs.toFixed(0)} + init ${l.runtime?.initMs.toFixed(0)}), total ${l.total.toFixed(0)} ms`,
+        );
+        const d = Object.entries(v.decisions)
+          .map(([k, x]) => `${k} (${x.tokens} tokens) ${median(x.ms).toFixed(0)} ms`)
+          .join(', ');
+        log(
+          `${device} #${run}: first answer ${v.firstAnswerMs.toFixed(0)} ms after navigation (createClef ${v.createMs.toFixed(0)} + decision ${v.firstDecisionMs.toFixed(0)}) on ${v.info.device}; fetched ${v.bytes.total} bytes (package ${v.bytes.package}, other ${v.bytes.other}, onnxruntime files ${v.bytes.onnxruntimeFiles.length})${d ? `; ${d}` : ''}`,
+        );
+        for (const [name, a] of Object.entries(v.auto))
+          log(`  auto on ${name}: ${a.device} — ${a.reason}`);
+      }
+      for (const runtime of ['onnxruntime', 'js'] as const) {
+        const n = nodeFirstAnswer(runtime);
+        node.push({ runtime, ...n });
+        log(
+          `node ${runtime} #${run}: load ${n.loadMs.toFixed(0)} + first answer ${n.firstMs.toFixed(0)} ms (fresh process, 1 thread)`,
+        );
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  const loadEnd = loadAverage();
+
+  const of = (device: string) => visits.filter((v) => v.device === device);
+  const med = (device: string, f: (v: VisitResult) => number) => median(of(device).map(f));
+  const decisionMedian = (device: string, name: string) =>
+    median(of(device).flatMap((v) => v.decisions[name]?.ms ?? []));
+  const tokens = (name: string) => of('js')[0]?.decisions[name]?.tokens ?? 0;
+  const nodeOrt = median(
+    node.filter((n) => n.runtime === 'onnxruntime').map((n) => n.loadMs + n.firstMs),
+  );
+  const nodeJs = median(node.filter((n) => n.runtime === 'js').map((n) => n.loadMs + n.firstMs));
+  const first = {
+    js: med('js', (v) => v.firstAnswerMs),
+    wasm: med('wasm', (v) => v.firstAnswerMs),
+    auto: med('auto', (v) => v.firstAnswerMs),
+  };
+  const bytes = { js: of('js')[0]!.bytes, wasm: of('wasm')[0]!.bytes };
+  const d300 = { js: decisionMedian('js', 'nano-300'), wasm: decisionMedian('wasm', 'nano-300') };
+  const d2048 = {
+    js: decisionMedian('js', 'nano-2048'),
+    wasm: decisionMedian('wasm', 'nano-2048'),
+  };
+  const autoPick = of('auto')[0]!.auto;
+
+  // Cost model: fitted per device from the decisions; start and load from info().loadMs.
+  const facts = (name: PackageName) =>
+    costFacts(
+      JSON.parse(
+        readFileSync(join(PACKAGES[name].dir, 'manifest.json'), 'utf8'),
+      ) as PackageManifest,
+    );
+  const cost = Object.fromEntries(
+    (['js', 'wasm'] as const).map((device) => {
+      const fit = fitCost([
+        {
+          facts: facts('nano'),
+          tokens: tokens('nano-300'),
+          ms: decisionMedian(device, 'nano-300'),
+        },
+        {
+          facts: facts('nano'),
+          tokens: tokens('nano-2048'),
+          ms: decisionMedian(device, 'nano-2048'),
+        },
+        { facts: facts('mid'), tokens: tokens('mid-300'), ms: decisionMedian(device, 'mid-300') },
+        {
+          facts: facts('tiny'),
+          tokens: tokens('tiny-300'),
+          ms: decisionMedian(device, 'tiny-300'),
+        },
+      ]);
+      const loads = of(device).map(
+        (v) =>
+          v.info.loadMs as {
+            runtime: { importMs: number; initMs: number } | null;
+            sessions: Record<string, number>;
+          },
+      );
+      const startMs = median(
+        loads.map((l) => (l.runtime ? l.runtime.importMs + l.runtime.initMs : 0)),
+      );
+      const sessionsMs = median(
+        loads.map((l) => Object.values(l.sessions).reduce((a, b) => a + b, 0)),
+      );
+      const loadMsPerMiB = sessionsMs / (facts('nano').graphBytes / 2 ** 20);
+      return [device, { startMs, loadMsPerMiB, ...fit }];
+    }),
+  );
+
+  const pct = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+  log('\nSummary (medians):');
+  log(
+    `  first answer (clef-nano, ~${tokens('nano-300')} tokens, fresh profile, after navigation): js ${first.js.toFixed(0)} ms, wasm ${first.wasm.toFixed(0)} ms (wasm/js ${pct(first.wasm, first.js)}), auto ${first.auto.toFixed(0)} ms`,
+  );
+  log(
+    `  Node load + first answer, fresh process: onnxruntime-node ${nodeOrt.toFixed(0)} ms, js ${nodeJs.toFixed(0)} ms; page js / Node onnxruntime ${pct(first.js, nodeOrt)} (target ≤ 3×: ${first.js <= 3 * nodeOrt ? 'met' : 'missed'})`,
+  );
+  log(
+    `  bytes until the first answer: js ${bytes.js.total} (package ${bytes.js.package} + other ${bytes.js.other}; target other ≤ 300 KB: ${bytes.js.other <= 300 * 1024 ? 'met' : 'missed'}; onnxruntime files ${bytes.js.onnxruntimeFiles.length}), wasm ${bytes.wasm.total} (other ${bytes.wasm.other}, onnxruntime files ${bytes.wasm.onnxruntimeFiles.length})`,
+  );
+  log(
+    `  decision ~${tokens('nano-300')} tokens: js ${d300.js.toFixed(1)} ms, wasm ${d300.wasm.toFixed(1)} ms, js/wasm ${pct(d300.js, d300.wasm)} (target ≤ 1.5×: ${d300.js <= 1.5 * d300.wasm ? 'met' : 'missed'})`,
+  );
+  log(
+    `  decision ~${tokens('nano-2048')} tokens: js ${d2048.js.toFixed(0)} ms, wasm ${d2048.wasm.toFixed(0)} ms, js/wasm ${pct(d2048.js, d2048.wasm)}; auto picks ${autoPick.nano?.device} for clef-nano (faster at this length: ${d2048.js <= d2048.wasm ? 'js' : 'wasm'})`,
+  );
+  for (const name of ['tiny', 'mid'] as const) {
+    log(
+      `  decision ~${tokens(`${name}-300`)} tokens on ${name}: js ${decisionMedian('js', `${name}-300`).toFixed(1)} ms, wasm ${decisionMedian('wasm', `${name}-300`).toFixed(1)} ms; auto picks ${autoPick[name]?.device}`,
+    );
+  }
+  log(`  fitted costs: ${JSON.stringify(cost)}`);
+  log(`load average ${loadStart?.join(' ')} at start, ${loadEnd?.join(' ')} at end`);
+  if (!values['no-write']) {
+    mkdirSync('bench/results', { recursive: true });
+    const date = new Date().toISOString();
+    const file = join('bench/results', `${date.slice(0, 10)}-js-device.json`);
+    const result = {
+      date,
+      command: `npx tsx tools/bench/js-device.ts ${process.argv.slice(2).join(' ')}`,
+      browser: CHROMIUM_PATH,
+      cores: cpus().length,
+      loadAverage: { start: loadStart, end: loadEnd },
+      summary: {
+        first,
+        nodeOrt,
+        nodeJs,
+        bytes,
+        d300,
+        d2048,
+        autoPick,
+        cost,
+        tokens: { short: tokens('nano-300'), long: tokens('nano-2048') },
+      },
+      visits,
+      node,
+    };
+    writeFileSync(file, `${JSON.stringify(result, null, 1)}\n`);
+    log(`wrote ${file}`);
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve('tools/bench/js-device.ts')) {
+  await main();
+}
