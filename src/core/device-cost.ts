@@ -6,15 +6,21 @@
  *
  *   first answer ≈ start + load + one decision of `tokens` tokens
  *   start        the runtime's download, compile and start (0 for the js device)
- *   load         session creation, per MiB of graph files
- *   decision     fixed part + tokens × linear weights × per-weight cost
- *                + attention: Σ over the chunks of (chunk tokens × keys) × hidden × layers
+ *   load         session creation: a fixed part, and a part per MiB of graph files
+ *   decision     fixed part
+ *                + tokens × linear weights × per-weight cost                (the products)
+ *                + Σ over the chunks of (chunk tokens × keys) × hidden × full-attention layers
+ *                + tokens × hidden × layers × per-unit cost       (norms, gates, the small ops)
+ *                + tokens × hidden × linear-attention layers × per-unit cost (the recurrence)
+ * An onnxruntime CPU device's per-token terms are divided by its threads (as if it scaled
+ * perfectly: the estimate never flatters the js device, which runs on one).
  */
 
 export interface DeviceCost {
   /** The runtime's download, compile and start before any session (ms, fresh profile). */
   readonly startMs: number;
-  /** Session creation per MiB of graph files (ms). */
+  /** Session creation: its fixed part (ms), and per MiB of graph files (ms). */
+  readonly loadFixedMs: number;
   readonly loadMsPerMiB: number;
   /** A decision's fixed part: the head graph, the runs' overheads (ms). */
   readonly decisionMs: number;
@@ -22,6 +28,12 @@ export interface DeviceCost {
   readonly tokenMsPerMWeight: number;
   /** Full attention: ns per query × key × hidden unit, per full-attention layer. */
   readonly attentionNsPerUnit: number;
+  /** Every layer's small ops: ns per token × hidden unit, per layer. */
+  readonly layerNsPerUnit: number;
+  /** The Gated DeltaNet recurrence: ns per token × hidden unit, per linear-attention layer. */
+  readonly recurrenceNsPerUnit: number;
+  /** Its per-token terms shrink with threads (onnxruntime's WASM); the js device has one. */
+  readonly threaded: boolean;
 }
 
 /** The part of a manifest the estimate reads (structural: a PackageManifest fits). */
@@ -36,7 +48,9 @@ export interface CostFacts {
   graphBytes: number;
   /** Linear weights a token multiplies in the backbone (the embedding excluded). */
   weights: number;
+  layers: number;
   attentionLayers: number;
+  linearLayers: number;
   hidden: number;
 }
 
@@ -70,28 +84,58 @@ export function costFacts(m: CostManifest): CostFacts {
   return {
     graphBytes: bytesOf(['backbone', 'backbone-data', 'head-memory', 'head-decide', 'head-data']),
     weights: Math.max(0, backbone - embedding) / perWeight,
+    layers: m.architecture.layerTypes.length,
     attentionLayers: m.architecture.layerTypes.filter((t) => t === 'full_attention').length,
+    linearLayers: m.architecture.layerTypes.filter((t) => t === 'linear_attention').length,
     hidden: hiddenSize,
   };
 }
 
 /** Σ over 256-token chunks of chunk length × keys so far (the runner's chunking). */
-function attentionPairs(tokens: number, chunk = 256): number {
+export function attentionPairs(tokens: number, chunk = 256): number {
   let pairs = 0;
-  for (let end = Math.min(chunk, tokens), start = 0; start < tokens;) {
+  for (let start = 0; start < tokens; start += chunk) {
+    const end = Math.min(start + chunk, tokens);
     pairs += (end - start) * end;
-    start = end;
-    end = Math.min(end + chunk, tokens);
   }
   return pairs;
 }
 
-/** The estimated decision of `tokens` tokens (ms), the prefix cache cold. */
-export function decisionMs(cost: DeviceCost, facts: CostFacts, tokens: number): number {
-  const linear = tokens * (facts.weights / 1e6) * cost.tokenMsPerMWeight;
-  const attention =
-    (attentionPairs(tokens) * facts.hidden * facts.attentionLayers * cost.attentionNsPerUnit) / 1e6;
-  return cost.decisionMs + linear + attention;
+/**
+ * The per-token features a decision's time is linear in (the bench fits the costs to them):
+ * [1, tokens·weights/1e6, pairs·hidden·attention layers/1e6, tokens·hidden·layers/1e6,
+ * tokens·hidden·linear layers/1e6].
+ */
+export function decisionFeatures(facts: CostFacts, tokens: number): number[] {
+  return [
+    1,
+    (tokens * facts.weights) / 1e6,
+    (attentionPairs(tokens) * facts.hidden * facts.attentionLayers) / 1e6,
+    (tokens * facts.hidden * facts.layers) / 1e6,
+    (tokens * facts.hidden * facts.linearLayers) / 1e6,
+  ];
+}
+
+/** The estimated decision of `tokens` tokens (ms), the prefix cache cold, on `threads` threads. */
+export function decisionMs(
+  cost: DeviceCost,
+  facts: CostFacts,
+  tokens: number,
+  threads = 1,
+): number {
+  const [, products, attention, layers, recurrence] = decisionFeatures(facts, tokens) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const perToken =
+    products * cost.tokenMsPerMWeight +
+    attention * cost.attentionNsPerUnit +
+    layers * cost.layerNsPerUnit +
+    recurrence * cost.recurrenceNsPerUnit;
+  return cost.decisionMs + (cost.threaded ? perToken / Math.max(1, threads) : perToken);
 }
 
 /** The estimated first answer (ms): start, load and one decision of `tokens` tokens. */
@@ -99,26 +143,36 @@ export function firstAnswerMs(
   cost: DeviceCost,
   facts: CostFacts,
   tokens = ESTIMATE_TOKENS,
+  threads = 1,
 ): number {
-  const load = (facts.graphBytes / 2 ** 20) * cost.loadMsPerMiB;
-  return cost.startMs + load + decisionMs(cost, facts, tokens);
+  const load = cost.loadFixedMs + (facts.graphBytes / 2 ** 20) * cost.loadMsPerMiB;
+  return cost.startMs + load + decisionMs(cost, facts, tokens, threads);
 }
 
-// Measured: placeholders until `npm run bench:js` fills them in (docs/benchmarks.md).
+// Measured: placeholders until `npx tsx tools/bench/js-device.ts` fills them in
+// (docs/benchmarks.md).
 export const WASM_COST: DeviceCost = {
-  startMs: 700,
-  loadMsPerMiB: 60,
-  decisionMs: 5,
-  tokenMsPerMWeight: 0.5,
-  attentionNsPerUnit: 0.5,
+  startMs: 850,
+  loadFixedMs: 0,
+  loadMsPerMiB: 117,
+  decisionMs: 14,
+  tokenMsPerMWeight: 0.15,
+  attentionNsPerUnit: 0.68,
+  layerNsPerUnit: 0,
+  recurrenceNsPerUnit: 0,
+  threaded: true,
 };
 
 export const JS_COST: DeviceCost = {
   startMs: 0,
-  loadMsPerMiB: 10,
-  decisionMs: 5,
-  tokenMsPerMWeight: 2,
-  attentionNsPerUnit: 2,
+  loadFixedMs: 0,
+  loadMsPerMiB: 15,
+  decisionMs: 20,
+  tokenMsPerMWeight: 0.21,
+  attentionNsPerUnit: 1.8,
+  layerNsPerUnit: 0,
+  recurrenceNsPerUnit: 0,
+  threaded: false,
 };
 
 /**
@@ -128,8 +182,12 @@ export const JS_COST: DeviceCost = {
  */
 export const WEBGPU_COST: DeviceCost = {
   startMs: 1000,
-  loadMsPerMiB: 60,
+  loadFixedMs: 0,
+  loadMsPerMiB: 0,
   decisionMs: 0,
   tokenMsPerMWeight: 0,
   attentionNsPerUnit: 0,
+  layerNsPerUnit: 0,
+  recurrenceNsPerUnit: 0,
+  threaded: true,
 };

@@ -170,7 +170,8 @@ export function deviceOrder(
     return plan;
   }
   const facts = costFacts(manifest);
-  const estimate = (d: DeviceDescriptor<DeviceName>) => Math.round(firstAnswerMs(d.cost, facts));
+  const estimate = (d: DeviceDescriptor<DeviceName>) =>
+    Math.round(firstAnswerMs(d.cost, facts, ESTIMATE_TOKENS, caps.threads));
   const first = plan.order[0];
   const mine = estimate(js);
   if (first === undefined) {

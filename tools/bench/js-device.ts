@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { chromium, type Request } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import type { PackageManifest } from '../../src/core/manifest.js';
-import { costFacts, type CostFacts } from '../../src/core/device-cost.js';
+import { costFacts, decisionFeatures, type CostFacts } from '../../src/core/device-cost.js';
 import { convertRelease } from '../../src/node/convert/package.js';
 import { writeTinyFixture } from '../fixture/cli.js';
 import { TINY_TEXT, type TextShape } from '../fixture/config.js';
@@ -105,6 +105,8 @@ async function writeMidPackage(): Promise<void> {
 interface Decisions {
   tokens: number;
   ms: number[];
+  /** Session creation of the package's graphs when this visit loaded it for these decisions. */
+  sessionsMs: number | null;
 }
 
 interface VisitResult {
@@ -187,6 +189,7 @@ async function visit(pageUrl: string, device: string, run: number, decide: boole
         async ({ requests, url, device, reuse }) => {
           type C = {
             systemone(r: object): Promise<{ usage: { input_tokens: number } }>;
+            info(): Promise<{ loadMs: { sessions: Record<string, number> } }>;
             dispose(): Promise<void>;
           };
           const w = window as unknown as {
@@ -196,6 +199,8 @@ async function visit(pageUrl: string, device: string, run: number, decide: boole
           const clef = reuse
             ? w.bench
             : await w.clefWeb.createClef({ model: url, device, warmUp: false });
+          const sessions = Object.values((await clef.info()).loadMs.sessions);
+          const sessionsMs = reuse ? null : sessions.reduce((a, b) => a + b, 0);
           const ms: number[] = [];
           let tokens = 0;
           for (const body of requests) {
@@ -204,7 +209,7 @@ async function visit(pageUrl: string, device: string, run: number, decide: boole
             ms.push(performance.now() - t0);
           }
           if (!reuse) await clef.dispose();
-          return { ms, tokens };
+          return { ms, tokens, sessionsMs };
         },
         { requests, url: PACKAGES[pkg].url, device, reuse: pkg === 'nano' },
       );
@@ -213,8 +218,10 @@ async function visit(pageUrl: string, device: string, run: number, decide: boole
     if (decide) {
       await time('nano-300', 'nano', SHORT_WORDS, 5, 2000 + run * 10);
       await time('nano-2048', 'nano', LONG_WORDS, 2, 3000 + run * 10);
-      await time('tiny-300', 'tiny', SHORT_WORDS, 3, 4000 + run * 10);
-      await time('mid-300', 'mid', SHORT_WORDS, 3, 5000 + run * 10);
+      await time('tiny-300', 'tiny', SHORT_WORDS, 2, 4000 + run * 10);
+      await time('tiny-2048', 'tiny', LONG_WORDS, 1, 4500 + run * 10);
+      await time('mid-300', 'mid', SHORT_WORDS, 2, 5000 + run * 10);
+      await time('mid-2048', 'mid', LONG_WORDS, 1, 5500 + run * 10);
     }
     if (device === 'auto') {
       for (const name of Object.keys(PACKAGES) as PackageName[]) {
@@ -276,44 +283,64 @@ const median = (xs: number[]) => {
   return s.length ? (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2 : NaN;
 };
 
-/** Σ over 256-token chunks of chunk length × keys so far (device-cost.ts's attention term). */
-function pairs(tokens: number): number {
-  let n = 0;
-  for (let start = 0; start < tokens; start += 256) {
-    const end = Math.min(start + 256, tokens);
-    n += (end - start) * end;
-  }
-  return n;
+/**
+ * The cost model's per-decision figures (device-cost.ts's decisionFeatures) fitted by least
+ * squares to the decisions measured: [decisionMs, tokenMsPerMWeight, attentionNsPerUnit,
+ * layerNsPerUnit, recurrenceNsPerUnit].
+ */
+function fitCost(points: Array<{ facts: CostFacts; tokens: number; ms: number }>) {
+  const rows = points.map((p) => decisionFeatures(p.facts, p.tokens));
+  const coefficients = nonNegativeFit(
+    rows,
+    points.map((p) => p.ms),
+  );
+  const [decisionMs, tokenMsPerMWeight, attentionNsPerUnit, layerNsPerUnit, recurrenceNsPerUnit] =
+    coefficients;
+  return { decisionMs, tokenMsPerMWeight, attentionNsPerUnit, layerNsPerUnit, recurrenceNsPerUnit };
 }
 
 /**
- * decisionMs + tokenMsPerMWeight·T·W/1e6 + attentionNsPerUnit·pairs·hidden·layers/1e6, solved
- * from three measured decisions (clef-nano at ~300 and ~2,048 tokens, the mid release at ~300).
+ * Least squares with every coefficient ≥ 0: a feature whose coefficient comes out negative is
+ * dropped (held at 0) and the rest fitted again, until none is (measurements on a busy machine
+ * otherwise trade one term against another).
  */
-function fitCost(points: Array<{ facts: CostFacts; tokens: number; ms: number }>) {
-  const rows = points.map(({ facts, tokens }) => [
-    1,
-    (tokens * facts.weights) / 1e6,
-    (pairs(tokens) * facts.hidden * facts.attentionLayers) / 1e6,
-  ]);
-  const y = points.map((p) => p.ms);
-  // Least squares via the normal equations (3 × 3).
-  const a = [0, 1, 2].map((i) => [0, 1, 2].map((j) => rows.reduce((s, r) => s + r[i]! * r[j]!, 0)));
-  const b = [0, 1, 2].map((i) => rows.reduce((s, r, k) => s + r[i]! * y[k]!, 0));
-  for (let c = 0; c < 3; c++) {
-    for (let r = c + 1; r < 3; r++) {
+function nonNegativeFit(rows: number[][], y: number[]): number[] {
+  const n = rows[0]!.length;
+  const active = new Set(Array.from({ length: n }, (_, i) => i));
+  for (;;) {
+    const idx = [...active];
+    const x = leastSquares(
+      rows.map((r) => idx.map((i) => r[i]!)),
+      y,
+    );
+    const full = new Array<number>(n).fill(0);
+    idx.forEach((i, k) => (full[i] = x[k]!));
+    const negative = idx.filter((i) => full[i]! < 0);
+    if (negative.length === 0) return full;
+    for (const i of negative) active.delete(i);
+  }
+}
+
+function leastSquares(rows: number[][], y: number[]): number[] {
+  const n = rows[0]!.length;
+  const a = Array.from({ length: n }, (_, i) =>
+    Array.from({ length: n }, (_, j) => rows.reduce((s, r) => s + r[i]! * r[j]!, 0)),
+  );
+  const b = Array.from({ length: n }, (_, i) => rows.reduce((s, r, k) => s + r[i]! * y[k]!, 0));
+  for (let c = 0; c < n; c++) {
+    for (let r = c + 1; r < n; r++) {
       const f = a[r]![c]! / a[c]![c]!;
-      for (let k = c; k < 3; k++) a[r]![k]! -= f * a[c]![k]!;
+      for (let k = c; k < n; k++) a[r]![k]! -= f * a[c]![k]!;
       b[r]! -= f * b[c]!;
     }
   }
-  const x = [0, 0, 0];
-  for (let r = 2; r >= 0; r--) {
+  const x = new Array<number>(n).fill(0);
+  for (let r = n - 1; r >= 0; r--) {
     let s = b[r]!;
-    for (let k = r + 1; k < 3; k++) s -= a[r]![k]! * x[k]!;
+    for (let k = r + 1; k < n; k++) s -= a[r]![k]! * x[k]!;
     x[r] = s / a[r]![r]!;
   }
-  return { decisionMs: x[0]!, tokenMsPerMWeight: x[1]!, attentionNsPerUnit: x[2]! };
+  return x;
 }
 
 async function main() {
@@ -414,26 +441,27 @@ async function main() {
         readFileSync(join(PACKAGES[name].dir, 'manifest.json'), 'utf8'),
       ) as PackageManifest,
     );
+  // The fastest of each (the least disturbed by other work on the machine).
+  const best = (device: string, name: string) =>
+    Math.min(...of(device).flatMap((v) => v.decisions[name]?.ms ?? []));
   const cost = Object.fromEntries(
     (['js', 'wasm'] as const).map((device) => {
-      const fit = fitCost([
-        {
-          facts: facts('nano'),
-          tokens: tokens('nano-300'),
-          ms: decisionMedian(device, 'nano-300'),
-        },
-        {
-          facts: facts('nano'),
-          tokens: tokens('nano-2048'),
-          ms: decisionMedian(device, 'nano-2048'),
-        },
-        { facts: facts('mid'), tokens: tokens('mid-300'), ms: decisionMedian(device, 'mid-300') },
-        {
-          facts: facts('tiny'),
-          tokens: tokens('tiny-300'),
-          ms: decisionMedian(device, 'tiny-300'),
-        },
-      ]);
+      const measured = (['nano', 'tiny', 'mid'] as const).flatMap((p) =>
+        (['300', '2048'] as const).map((n) => ({
+          facts: facts(p),
+          tokens: tokens(`${p}-${n}`),
+          ms: best(device, `${p}-${n}`),
+        })),
+      );
+      const fit = fitCost(measured);
+      for (const m of measured) {
+        const f = decisionFeatures(m.facts, m.tokens);
+        const c = Object.values(fit);
+        const predicted = f.reduce((sum, x, i) => sum + x * c[i]!, 0);
+        log(
+          `  ${device} decision fit: ${m.tokens} tokens, ${m.ms.toFixed(0)} ms measured, ${predicted.toFixed(0)} ms fitted`,
+        );
+      }
       const loads = of(device).map(
         (v) =>
           v.info.loadMs as {
@@ -441,14 +469,28 @@ async function main() {
             sessions: Record<string, number>;
           },
       );
-      const startMs = median(
-        loads.map((l) => (l.runtime ? l.runtime.importMs + l.runtime.initMs : 0)),
+      const startMs = Math.min(
+        ...loads.map((l) => (l.runtime ? l.runtime.importMs + l.runtime.initMs : 0)),
       );
-      const sessionsMs = median(
-        loads.map((l) => Object.values(l.sessions).reduce((a, b) => a + b, 0)),
+      // Session creation: a fixed part and a part per MiB of graph files, from the three packages.
+      const sessions = [
+        {
+          mib: facts('nano').graphBytes / 2 ** 20,
+          ms: Math.min(...loads.map((l) => Object.values(l.sessions).reduce((a, b) => a + b, 0))),
+        },
+        ...(['tiny', 'mid'] as const).map((p) => ({
+          mib: facts(p).graphBytes / 2 ** 20,
+          ms: Math.min(...of(device).flatMap((v) => v.decisions[`${p}-300`]?.sessionsMs ?? [])),
+        })),
+      ];
+      const [loadFixedMs, loadMsPerMiB] = nonNegativeFit(
+        sessions.map((x) => [1, x.mib]),
+        sessions.map((x) => x.ms),
       );
-      const loadMsPerMiB = sessionsMs / (facts('nano').graphBytes / 2 ** 20);
-      return [device, { startMs, loadMsPerMiB, ...fit }];
+      log(
+        `  ${device} sessions: ${sessions.map((x) => `${x.mib.toFixed(2)} MiB ${x.ms.toFixed(0)} ms`).join(', ')}`,
+      );
+      return [device, { startMs, loadFixedMs, loadMsPerMiB, ...fit }];
     }),
   );
 
