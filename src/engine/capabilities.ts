@@ -13,7 +13,12 @@ import {
   type DeviceProblem,
   type DeviceRequest,
 } from '../core/devices.js';
-import { costFacts, ESTIMATE_TOKENS, firstAnswerMs } from '../core/device-cost.js';
+import {
+  costFacts,
+  ESTIMATE_ANSWERS,
+  ESTIMATE_TOKENS,
+  firstAnswersMs,
+} from '../core/device-cost.js';
 
 export interface GpuAdapterLike {
   features: { has(name: string): boolean };
@@ -152,8 +157,9 @@ export interface DevicePlan {
 /**
  * The devices to try, in order: the explicit one alone, or every usable one. `auto` orders the
  * onnxruntime devices as onnxruntimeOrder does, then puts the js device first when its estimated
- * first answer for this package (src/core/device-cost.ts: the devices' measured costs over the
- * manifest's sizes) comes before the first of those, and last otherwise.
+ * time to the page's first answers on this package (src/core/device-cost.ts: the devices'
+ * measured costs over the manifest's sizes) is shorter than the first of those's, and last
+ * otherwise.
  */
 export function deviceOrder(
   requested: DeviceRequest,
@@ -171,7 +177,7 @@ export function deviceOrder(
   }
   const facts = costFacts(manifest);
   const estimate = (d: DeviceDescriptor<DeviceName>) =>
-    Math.round(firstAnswerMs(d.cost, facts, ESTIMATE_TOKENS, caps.threads));
+    Math.round(firstAnswersMs(d.cost, facts, { threads: caps.threads }));
   const first = plan.order[0];
   const mine = estimate(js);
   if (first === undefined) {
@@ -182,18 +188,18 @@ export function deviceOrder(
     };
   }
   const theirs = estimate(deviceOf(first));
-  const versus = `${mine} ms against ${theirs} ms on ${deviceOf(first).label} for a ${ESTIMATE_TOKENS}-token request (estimated from the devices' measured costs)`;
+  const versus = `${mine} ms against ${theirs} ms on ${deviceOf(first).label} for ${ESTIMATE_TOKENS}-token requests (estimated from the devices' measured costs)`;
   if (mine < theirs) {
     return {
       order: [js.name, ...plan.order],
       skipped: plan.skipped,
-      reason: `auto: ${js.label}, first answer ${versus}`,
+      reason: `auto: ${js.label}, first ${ESTIMATE_ANSWERS} answers in ${versus}`,
     };
   }
   return {
     order: [...plan.order, js.name],
     skipped: plan.skipped,
-    reason: `${plan.reason}; ${js.label} would answer first in ${versus.replace(' against ', ', not ')}`,
+    reason: `${plan.reason}; ${js.label} would give the first ${ESTIMATE_ANSWERS} answers in ${versus.replace(' against ', ', not ')}`,
   };
 }
 
