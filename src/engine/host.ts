@@ -138,17 +138,20 @@ export class EngineHost implements WorkerApi {
         } catch (e) {
           // A file that failed to arrive or verify fails the load on every device; a device that
           // cannot hold the asked-for KV precision gives way to the next one, if any.
+          // Each device passed over keeps its reason (the skipped ones' before them).
           const next = device !== order[order.length - 1];
           if (e instanceof DeviceError && next) {
             lastError = e;
-            fallbackReason = `${device} skipped: ${e.message}`;
-            deviceReason = `${reason}; then ${fallbackReason}`;
+            const why = `${device} skipped: ${e.message}`;
+            fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
+            deviceReason = `${deviceReason}; then ${why}`;
             continue;
           }
           if (e instanceof ClefError && !(e instanceof EngineError)) throw e;
           lastError = e;
-          fallbackReason = `${device} failed to load: ${(e as Error).message}`;
-          deviceReason = `${reason}; then ${fallbackReason}`;
+          const why = `${device} failed to load: ${(e as Error).message}`;
+          fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
+          deviceReason = `${deviceReason}; then ${why}`;
         }
       }
       if (!this.session) {

@@ -152,6 +152,11 @@ export interface FaultSimulation {
   noWebgpu?: boolean;
   /** Make the WebGPU session's creation fail. */
   failWebgpuLoad?: boolean;
+  /**
+   * The js device refuses the package at load, as it refuses a graph with an op it lacks (a
+   * DeviceError): `auto` moves on to the onnxruntime devices.
+   */
+  refuseJs?: boolean;
   /** Pretend the WebGPU adapter's maxBufferSize and maxStorageBufferBindingSize are this. */
   adapterLimitBytes?: number;
   /** Read the lexicon's rows from Cache Storage whatever its size (cache on). */
