@@ -169,8 +169,7 @@ test('exports the log as JSONL and clears it', async () => {
     expect(e.format).toBe('clef-web.decision-record');
     expect(e.surface).toBe('playground');
     expect(e.package.model).toBe('clef-tiny');
-    // auto: the tiny package runs on the js device (issue 39).
-    expect(e.engine.device).toBe('js');
+    expect(e.engine.device).toBe('wasm');
     expect(e.package.manifest_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(Number.isNaN(Date.parse(e.time))).toBe(false);
     expect(e.response.model).toBe(e.request.model);

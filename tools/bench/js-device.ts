@@ -116,7 +116,14 @@ interface VisitResult {
   firstAnswerMs: number;
   createMs: number;
   firstDecisionMs: number;
-  bytes: { total: number; package: number; other: number; onnxruntimeFiles: string[] };
+  bytes: {
+    total: number;
+    package: number;
+    other: number;
+    onnxruntimeFiles: string[];
+    /** Everything fetched that is not the package's, by path. */
+    otherFiles: Array<{ path: string; bytes: number }>;
+  };
   info: { device: string; deviceReason: string; loadMs: unknown };
   decisions: Record<string, Decisions>;
   auto: Record<string, { device: string; reason: string }>;
@@ -250,7 +257,15 @@ async function visit(pageUrl: string, device: string, run: number, decide: boole
       firstAnswerMs: out.firstAnswerMs,
       createMs: out.createMs,
       firstDecisionMs: out.firstDecisionMs,
-      bytes: { total, package: packageBytes, other: total - packageBytes, onnxruntimeFiles },
+      bytes: {
+        total,
+        package: packageBytes,
+        other: total - packageBytes,
+        onnxruntimeFiles,
+        otherFiles: fetched
+          .filter((f) => !new URL(f.url).pathname.startsWith(PACKAGES.nano.url))
+          .map((f) => ({ path: new URL(f.url).pathname, bytes: f.bytes })),
+      },
       info: out.info,
       decisions,
       auto,
