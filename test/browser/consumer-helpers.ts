@@ -154,15 +154,11 @@ export async function firstDecisionInFirefox(firefox: RunningFirefox, origin: st
   }
 }
 
-/**
- * The page decided the fraud message with the bundled model, on the js device (auto's choice
- * for clef-nano: no onnxruntime file fetched), same-origin only.
- */
+/** The page decided the fraud message with the bundled model, on WASM, same-origin only. */
 export function expectFraudRoute(result: any, origin: string) {
   expect(result.isolated).toBe(true);
   expect(result.response.model).toBe('clef-nano');
-  expect(result.info.device).toBe('js');
-  expect(result.requested.filter((url: string) => /\/ort\//.test(url))).toEqual([]);
+  expect(result.info.device).toBe('wasm');
   const route = result.response.answers.route;
   expect(route.choice).toBe('report_fraud');
   const total = Object.values(route.probabilities as Record<string, number>).reduce(
