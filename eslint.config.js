@@ -27,4 +27,22 @@ export default tseslint.config(
     files: ['test/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
+  {
+    // The deploy tests' app: plain browser scripts, a page's and a service worker's globals.
+    files: ['test/fixtures/deploy-site/**/*.js'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        navigator: 'readonly',
+        location: 'readonly',
+        self: 'readonly',
+        crossOriginIsolated: 'readonly',
+        trustedTypes: 'readonly',
+        Worker: 'readonly',
+        importScripts: 'readonly',
+        clefSystemOne: 'readonly',
+      },
+    },
+  },
 );

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import clefWeb from './src/vite/index.js';
+import { RUNTIME_BUILD_NAMES } from './src/wire/assets.js';
 
 const trainWeb = (file: string) =>
   fileURLToPath(new URL(`./src/train-web/${file}`, import.meta.url));
@@ -9,10 +10,12 @@ const trainWeb = (file: string) =>
  * The playground, built with the same plugin a user's app uses (`clef-web/vite`): onnxruntime's
  * wasm and the bundled clef-nano served same-origin, COOP/COEP on dev and preview. The Train
  * panel's worker runs the Node trainer and converter: their `node:` imports resolve to the
- * in-memory stand-ins in src/train-web (nothing else in the app imports them).
+ * in-memory stand-ins in src/train-web (nothing else in the app imports them). The dev server
+ * serves every onnxruntime-web build (the tests and benchmarks compare them); the built
+ * playground ships the default selection, as a user's app does.
  */
-export default defineConfig({
-  plugins: [clefWeb()],
+export default defineConfig(({ command }) => ({
+  plugins: [clefWeb(command === 'serve' ? { runtimeBuilds: RUNTIME_BUILD_NAMES } : {})],
   resolve: {
     alias: [
       { find: /^node:fs$/, replacement: trainWeb('node-fs.ts') },
@@ -26,4 +29,4 @@ export default defineConfig({
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
   build: { outDir: 'dist/app', target: 'es2022' },
-});
+}));

@@ -21,9 +21,13 @@ function prebuiltWorker(): Plugin {
       if (loaded !== id) return null;
       // The URL is filled in after Vite's worker plugin has run, so that plugin leaves the
       // expression alone and the output says exactly `new Worker(new URL('./clef.worker.js',
-      // import.meta.url), ...)` (every chunk sits in dist/lib beside the worker).
+      // import.meta.url), ...)`, and `new SharedWorker(...)` with the same URL (every chunk sits
+      // in dist/lib beside the worker).
       return `export function defaultWorker() {
   return new Worker(new URL(${placeholder}, import.meta.url), { type: 'module', name: 'clef-web' });
+}
+export function defaultSharedWorker(name) {
+  return new SharedWorker(new URL(${placeholder}, import.meta.url), { type: 'module', name });
 }`;
     },
     renderChunk(code) {

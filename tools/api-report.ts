@@ -4,6 +4,7 @@
  *
  *   npx tsx tools/api-report.ts [--list] [entry.ts ...]
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import ts from 'typescript';
 
@@ -15,6 +16,19 @@ const ENTRIES = [
   'src/vite/index.ts',
   'src/node/index.ts',
 ];
+
+/** package.json's entries with types, as source files (dist/types/src/x.d.ts -> src/x.ts). */
+export function packageEntries(root: string): string[] {
+  const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { types?: string }>;
+  };
+  return Object.values(pkg.exports)
+    .map((v) => (typeof v === 'object' ? v.types : undefined))
+    .filter((t): t is string => t !== undefined && !t.startsWith('./types/'))
+    .map((t) => t.replace(/^\.\/dist\/(types|node)\//, '').replace(/\.d\.ts$/, '.ts'))
+    .map((t) => (t.startsWith('src/') ? t : `src/${t}`))
+    .sort();
+}
 
 /** Every export of each entry, as the checker resolves it. */
 export function exportLists(root: string, entries: string[]): Record<string, string[]> {

@@ -5,12 +5,12 @@
 //
 // It packs the tarball, installs it with Next.js and React from the registry into a fresh app in
 // the system's temp folder, writes an app-router page whose client component calls createClef(),
-// sets COOP/COEP in next.config.mjs, copies /ort/ and the bundled model into public/ with
+// sets COOP/COEP with docs/deploy.md's next.config.ts (read from the doc), copies /ort/ and the bundled model into public/ with
 // `npx clef-web assets public --no-worker` (Next.js bundles the worker itself), runs
 // `next build` (Turbopack; --webpack for webpack) and `next start`, and waits for a decision in
 // Chromium with every request to the page's own origin. Exit 0 when it decides, 1 otherwise.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,23 +22,19 @@ const NEXT = 'next@16.4.6';
 const REACT = ['react@19.3.1', 'react-dom@19.3.1'];
 const bundler = process.argv.includes('--webpack') ? '--webpack' : '--turbopack';
 
+/** The `next.config.ts` block of docs/deploy.md's Next.js section, verbatim. */
+function deployDocNextConfig() {
+  const doc = readFileSync(join(ROOT, 'docs/deploy.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('### Next.js'));
+  const block = /^```\w*\n(\/\/ next\.config\.ts\n[\s\S]*?)^```/m.exec(section);
+  if (!block) throw new Error('docs/deploy.md has no next.config.ts block under "### Next.js"');
+  return block[1];
+}
+
 const FILES = {
   'package.json': JSON.stringify({ name: 'next-consumer', private: true }, null, 2),
-  'next.config.mjs': `export default {
-  // Threaded WASM needs cross-origin isolation: every response carries these two headers.
-  async headers() {
-    return [
-      {
-        source: '/:path*',
-        headers: [
-          { key: 'Cross-Origin-Opener-Policy', value: 'same-origin' },
-          { key: 'Cross-Origin-Embedder-Policy', value: 'require-corp' },
-        ],
-      },
-    ];
-  },
-};
-`,
+  // docs/deploy.md's next.config.ts, as written there (the file create-next-app writes).
+  'next.config.ts': deployDocNextConfig(),
   'app/layout.js': `export default function RootLayout({ children }) {
   return (
     <html lang="en">

@@ -4,7 +4,8 @@
 // suite (Vitest and puppeteer-core driving Debian's Firefox ESR, test/firefox). It never skips
 // a browser: no Chromium or no Firefox is a failure that says what to install. After each
 // part, a process the suite left running is a failure that names it
-// (tools/leftover-processes.mjs). The last line is the total, `N passed, N failed`.
+// (tools/leftover-processes.mjs). The last line is the total, `N passed, N failed, N skipped`,
+// after the name of each skipped test (tools/test-totals.mjs).
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { createServer } from 'node:net';
 import { chromiumAvailable, CHROMIUM_INSTALL_HINT } from './chromium.mjs';
 import { firefoxAvailable, FIREFOX_INSTALL_HINT } from './firefox.mjs';
 import { canScanProcesses, processesMarked, RUN_MARKER } from './leftover-processes.mjs';
+import { closingLine, playwrightTotals, vitestTotals } from './test-totals.mjs';
 
 /** A free loopback port for the browser tests' dev server (so a running one never collides). */
 function freePort() {
@@ -28,6 +30,16 @@ function freePort() {
 mkdirSync('test-results', { recursive: true });
 let passed = 0;
 let failed = 0;
+let skipped = 0;
+const skippedNames = [];
+
+/** Adds a part's totals; its skipped tests are named before the closing line. */
+function add(part, totals) {
+  passed += totals.passed;
+  failed += totals.failed;
+  skipped += totals.skipped;
+  for (const name of totals.skippedNames) skippedNames.push(`${part}: ${name}`);
+}
 
 // Every process the suite starts inherits this run's id (see leftover-processes.mjs).
 const runId = randomUUID();
@@ -86,8 +98,7 @@ const unitStatus = run('npx', [
 ]);
 const unit = readJson('test-results/unit.json');
 if (unit) {
-  passed += unit.numPassedTests;
-  failed += unit.numFailedTests;
+  add('unit', vitestTotals(unit));
   if (unit.numTotalTests === 0) failed += 1;
 } else {
   failed += 1;
@@ -109,8 +120,7 @@ if (!chromiumAvailable()) {
     ? readJson('test-results/browser.json')
     : null;
   if (browser?.stats) {
-    passed += browser.stats.expected;
-    failed += browser.stats.unexpected + browser.stats.flaky;
+    add('browser', playwrightTotals(browser));
   } else {
     failed += 1;
   }
@@ -135,8 +145,7 @@ if (!firefoxAvailable()) {
   ]);
   const firefox = readJson('test-results/firefox.json');
   if (firefox) {
-    passed += firefox.numPassedTests;
-    failed += firefox.numFailedTests;
+    add('firefox', vitestTotals(firefox));
     if (firefox.numTotalTests === 0) failed += 1;
   } else {
     failed += 1;
@@ -145,5 +154,7 @@ if (!firefoxAvailable()) {
   await checkLeftovers('Firefox tests');
 }
 
-console.log(`\n${passed} passed, ${failed} failed`);
+if (skippedNames.length > 0)
+  console.log(`\n${skippedNames.map((n) => `[skipped] ${n}`).join('\n')}`);
+console.log(`\n${closingLine({ passed, failed, skipped })}`);
 process.exit(failed === 0 ? 0 : 1);

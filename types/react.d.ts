@@ -35,6 +35,7 @@ export interface ClefDecideAttributes {
   calibrated?: boolean | '';
   'abstain-below'?: number | string;
   record?: boolean | '';
+  shared?: boolean | '';
 }
 
 export interface ClefQuestionAttributes {

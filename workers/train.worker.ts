@@ -4,41 +4,68 @@
 // to src/train-web), with the package verified by the page's own engine through `host`.
 // Nothing is fetched and nothing leaves the page.
 import * as Comlink from 'comlink';
+import { inspectTrainInput, pickedInput, resolveTrainInput } from '../src/node/train/input.js';
 import { runTraining } from '../src/node/train/pipeline.js';
 import { clearFiles, filesUnder } from '../src/train-web/node-fs.js';
-import type { TrainWorkerApi } from '../src/train-web/train-wire.js';
+import type {
+  PageTrainFailure,
+  TrainProgress,
+  TrainWorkerApi,
+} from '../src/train-web/train-wire.js';
 
 const OUT = '/train/package';
 
+/** A refusal or failure as the page shows it: the code and message `clef-web train` prints. */
+function failure(e: unknown): PageTrainFailure {
+  const error = e as Error & { code?: unknown; details?: unknown };
+  return {
+    code: typeof error.code === 'string' ? error.code : 'train_failed',
+    message: error.message,
+    ...(error.details === undefined ? {} : { details: error.details }),
+  };
+}
+
 const api: TrainWorkerApi = {
+  async inspect(file) {
+    try {
+      return {
+        ok: true,
+        summary: inspectTrainInput(file.bytes, file.name, {
+          question: file.question,
+          plain: file.plain,
+        }),
+      };
+    } catch (e) {
+      return { ok: false, failure: failure(e) };
+    }
+  },
+
   async train(request, onProgress, host) {
     clearFiles();
     try {
-      const result = await runTraining(
-        {
-          examples: request.examples,
-          out: OUT,
-          name: request.name,
-          seed: request.seed,
-          holdout: request.holdout,
-          fit: request.epochs === undefined ? undefined : { epochs: request.epochs },
-          fidelityRequests: 0,
-          onProgress: (p) => void onProgress(p),
+      const options = resolveTrainInput({
+        ...pickedInput(request.file),
+        out: OUT,
+        name: request.name,
+        seed: request.seed,
+        holdout: request.holdout,
+        fit: request.epochs === undefined ? undefined : { epochs: request.epochs },
+        fidelityRequests: 0,
+        onProgress: (p) => void onProgress(p as TrainProgress),
+      });
+      const result = await runTraining(options, {
+        openPackage: async (dir) => {
+          await host.open(Object.fromEntries(filesUnder(dir)));
+          return {
+            decide: async (r) => ({ logits: await host.decide(r) }),
+            dispose: () => host.close(),
+          };
         },
-        {
-          openPackage: async (dir) => {
-            await host.open(Object.fromEntries(filesUnder(dir)));
-            return {
-              decide: async (r) => ({ logits: await host.decide(r) }),
-              dispose: () => host.close(),
-            };
-          },
-          cwd: '/train',
-          runTag: 'page',
-          wasmGraphs: false,
-          engineName: "the training page's engine, onnxruntime-web",
-        },
-      );
+        cwd: '/train',
+        runTag: 'page',
+        wasmGraphs: false,
+        engineName: "the training page's engine, onnxruntime-web",
+      });
       return {
         ok: true,
         result,
@@ -46,15 +73,7 @@ const api: TrainWorkerApi = {
         release: Object.fromEntries(filesUnder(`${OUT}-release`)),
       };
     } catch (e) {
-      const error = e as Error & { code?: unknown; details?: unknown };
-      return {
-        ok: false,
-        failure: {
-          code: typeof error.code === 'string' ? error.code : 'train_failed',
-          message: error.message,
-          ...(error.details === undefined ? {} : { details: error.details }),
-        },
-      };
+      return { ok: false, failure: failure(e) };
     } finally {
       clearFiles();
     }

@@ -1,5 +1,6 @@
 /**
- * The page API. Everything heavy runs in a dedicated module Worker behind Comlink; this side
+ * The page API. Everything heavy runs in a module Worker behind Comlink (dedicated, or with
+ * `shared: true` a SharedWorker for every tab: shared-connection.ts); this side
  * only forwards calls, turns wire errors back into typed errors and serves `clef.fetch`.
  */
 import type { ModelCard, SystemOneRequest, SystemOneResponse } from '../protocol/types.js';
@@ -8,12 +9,20 @@ import type {
   DecisionWire,
   EngineInfo,
   FaultSimulation,
+  HostInfo,
   LoadOptionsWire,
   LoadProgress,
 } from '../wire/wire.js';
-import { connect } from './connection.js';
+import { connect, type Connection } from './connection.js';
 import { unwrap, WorkerSession } from './worker-session.js';
-import { defaultWorker } from './default-worker.js';
+import { defaultSharedWorker, defaultWorker } from './default-worker.js';
+import {
+  connectShared,
+  SharedWorkerStartError,
+  sharedUnsupported,
+  type SharedWorkerFactory,
+} from './shared-connection.js';
+import { refuseUnknownOptions } from '../core/option-names.js';
 import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
 import { handleRoute } from '../http/routes.js';
 import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
@@ -72,6 +81,17 @@ export interface ClefOptions {
    * one; a lost Worker object cannot be, and later calls reject with WorkerLostError.
    */
   worker?: Worker | (() => Worker);
+  /**
+   * Opt-in: one engine for every tab of this origin (default false). The engine runs in a
+   * SharedWorker named after the package and these options, so tabs asking for the same ones
+   * share it: the package is fetched, verified and loaded once, and the prefix cache is shared;
+   * each tab's requests wait in a line of their own (one tab's burst does not hold another's
+   * back); a tab that closes has its requests dropped; the last tab to leave ends the worker.
+   * Tabs asking for another package or other options get an engine of their own. Where
+   * SharedWorker (or Web Locks) is missing, a dedicated worker runs the engine, and
+   * `info().worker` and `workerReason` say so. Not with `worker`.
+   */
+  shared?: boolean;
   /**
    * Opt-in remote escalation (off by default): send every request, or those answered locally
    * with a confidence below `when.below`, to a System One server. Responses then carry
@@ -139,18 +159,47 @@ export interface InstrumentOptions {
    * WebGPU always loads the asyncify build.
    */
   wasmBuild?: 'plain' | 'asyncify';
+  /** The SharedWorker a shared engine runs in (a test build) instead of the bundled one. */
+  sharedWorker?: SharedWorkerFactory;
 }
 
-export function createClef(options: ClefOptions = {}): Promise<Clef> {
+/** Every ClefOptions name (the compiler checks this list is whole): others are refused. */
+const CLEF_OPTIONS: Record<keyof ClefOptions, true> = {
+  model: true,
+  device: true,
+  dtype: true,
+  onProgress: true,
+  cacheBudgetBytes: true,
+  cache: true,
+  warmUp: true,
+  kvDtype: true,
+  preparedGraphs: true,
+  worker: true,
+  shared: true,
+  remote: true,
+  calibration: true,
+  record: true,
+};
+const INSTRUMENT_OPTIONS: Record<keyof InstrumentOptions, true> = {
+  simulate: true,
+  simulateAfterRestart: true,
+  wasmBuild: true,
+  sharedWorker: true,
+};
+
+export async function createClef(options: ClefOptions = {}): Promise<Clef> {
+  refuseUnknownOptions('createClef', options ?? {}, Object.keys(CLEF_OPTIONS));
   return openClef(options, {});
 }
 
 /** createClef with the test and benchmark switches (not exported by the package). */
-export function createInstrumentedClef(
+export async function createInstrumentedClef(
   options: ClefOptions & InstrumentOptions = {},
 ): Promise<Clef> {
-  const { simulate, simulateAfterRestart, wasmBuild, ...rest } = options;
-  return openClef(rest, { simulate, simulateAfterRestart, wasmBuild });
+  const known = [...Object.keys(CLEF_OPTIONS), ...Object.keys(INSTRUMENT_OPTIONS)];
+  refuseUnknownOptions('createInstrumentedClef', options, known);
+  const { simulate, simulateAfterRestart, wasmBuild, sharedWorker, ...rest } = options;
+  return openClef(rest, { simulate, simulateAfterRestart, wasmBuild, sharedWorker });
 }
 
 /** Refuses options of the wrong type before any worker starts. */
@@ -160,11 +209,87 @@ function checkClefOptions(options: ClefOptions): void {
   if (kv !== undefined && kv !== 'auto' && kv !== 'float32' && kv !== 'float16') {
     throw new TypeError(`kvDtype must be 'auto', 'float32' or 'float16', not ${String(kv)}`);
   }
-  if (options.preparedGraphs !== undefined && typeof options.preparedGraphs !== 'boolean') {
+  for (const name of ['preparedGraphs', 'shared'] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== 'boolean') {
+      throw new TypeError(`${name} must be true or false, not ${String(value)}`);
+    }
+  }
+  if (options.shared && options.worker) {
     throw new TypeError(
-      `preparedGraphs must be true or false, not ${String(options.preparedGraphs)}`,
+      'shared and worker cannot be combined: a shared engine runs in the bundled worker as a ' +
+        'SharedWorker; leave out worker, or shared',
     );
   }
+}
+
+/** Where the engine runs, and why: what `info().worker` and `workerReason` say. */
+interface Placement {
+  readonly kind: 'shared' | 'dedicated';
+  readonly reason: string;
+  /** Connects to a loaded engine there (the first one reports load progress). */
+  connect(
+    loadOptions: LoadOptionsWire,
+    onProgress?: (p: LoadProgress) => void,
+  ): Promise<Connection>;
+}
+
+function placement(options: ClefOptions, instrument: InstrumentOptions): Placement {
+  const makeWorker = workerFactory(options.worker);
+  const dedicated = (loadOptions: LoadOptionsWire, onProgress?: (p: LoadProgress) => void) =>
+    connect(makeWorker(), loadOptions, onProgress);
+  if (!options.shared) {
+    const reason = options.worker
+      ? 'the worker given to createClef, for this page alone'
+      : 'a worker for this page alone (createClef({ shared: true }) shares one between tabs)';
+    return { kind: 'dedicated', reason, connect: dedicated };
+  }
+  const fallback = (why: string) =>
+    `shared: true asked, but ${why}: a worker for this page alone runs the engine`;
+  const unsupported = sharedUnsupported();
+  if (unsupported) return { kind: 'dedicated', reason: fallback(unsupported), connect: dedicated };
+  const makeShared = instrument.sharedWorker ?? defaultSharedWorker;
+  let kind: Placement['kind'] = 'shared';
+  let reason =
+    'shared: true: one engine in a SharedWorker for every tab of this origin asking for this ' +
+    'package with the same options';
+  return {
+    get kind() {
+      return kind;
+    },
+    get reason() {
+      return reason;
+    },
+    async connect(loadOptions, onProgress) {
+      if (kind === 'dedicated') return dedicated(loadOptions, onProgress);
+      try {
+        return await connectShared(makeShared, loadOptions, onProgress);
+      } catch (e) {
+        // A browser that cannot start a module SharedWorker throws from its constructor.
+        if (!(e instanceof SharedWorkerStartError)) throw e;
+        kind = 'dedicated';
+        reason = fallback(`new SharedWorker() failed (${e.message})`);
+        return dedicated(loadOptions, onProgress);
+      }
+    },
+  };
+}
+
+/**
+ * Why `threads` is 1 where the page would allow more: in Chromium and Firefox a SharedWorker is
+ * not cross-origin isolated, so it has no SharedArrayBuffer for onnxruntime's threads.
+ */
+function sharedThreadsReason(info: HostInfo): string | null {
+  if (info.threads > 1 || info.threadsReason !== null || !globalThis.crossOriginIsolated) {
+    return info.threadsReason;
+  }
+  const page = Math.max(1, Math.min(4, (globalThis.navigator?.hardwareConcurrency ?? 1) - 1));
+  if (page <= 1) return null;
+  return (
+    `1 thread, not ${page}: this browser does not make a SharedWorker cross-origin isolated, so ` +
+    `the shared engine has no SharedArrayBuffer for threads; a dedicated worker (shared: false) ` +
+    `would run ${page}`
+  );
 }
 
 /** What starts a worker: the default one, the page's factory, or the one Worker it gave (once). */
@@ -206,16 +331,18 @@ async function openClef(options: ClefOptions, instrument: InstrumentOptions): Pr
   const askOf = (opts: DecideOptions) =>
     opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
   const recorder = pageRecorder(options.record, 'page');
-  const makeWorker = workerFactory(options.worker);
+  const where = placement(options, instrument);
   const loadOptions = loadOptionsOf(options, instrument);
-  const first = await connect(makeWorker(), loadOptions, options.onProgress);
+  const first = await where.connect(loadOptions, options.onProgress);
   const session = new WorkerSession(first, () =>
-    connect(makeWorker(), restartOptions(loadOptions, instrument)),
+    where.connect(restartOptions(loadOptions, instrument)),
   );
 
   const currentInfo = async (): Promise<EngineInfo> => {
     if (session.disposed) throw new DisposedError();
-    return unwrap(await (await session.connection()).api.info());
+    const info = unwrap(await (await session.connection()).api.info());
+    const threadsReason = where.kind === 'shared' ? sharedThreadsReason(info) : info.threadsReason;
+    return { ...info, threadsReason, worker: where.kind, workerReason: where.reason };
   };
 
   /** The local decision, recorded (when asked) before it is returned. */

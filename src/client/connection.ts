@@ -9,35 +9,60 @@ import * as Comlink from 'comlink';
 import { WorkerLostError } from '../wire/errors.js';
 import {
   fromWireError,
-  type EngineInfo,
+  type HostInfo,
   type LoadOptionsWire,
   type LoadProgress,
   type WorkerApi,
 } from '../wire/wire.js';
 
 export interface Connection {
-  readonly worker: Worker;
   readonly api: Comlink.Remote<WorkerApi>;
   /** The engine's info() right after load. */
-  readonly info: EngineInfo;
+  readonly info: HostInfo;
   /** Resolves with why, once the worker is gone; never rejects. */
   readonly lost: Promise<string>;
-  /** Terminates the worker and stops watching it (no `lost` after this). */
+  /** Ends the worker (or leaves a shared one) and stops watching it (no `lost` after this). */
   close(): void;
 }
 
-function lockName(): string {
+/** A worker running workers/clef.worker, before its engine is loaded. */
+export interface Endpoint {
+  readonly api: Comlink.Remote<WorkerApi>;
+  /** Where the worker's `error` event arrives (the Worker or SharedWorker object). */
+  readonly events: EventTarget;
+  /** Ends the worker, or leaves a shared one. */
+  end(): void;
+  /** What runs before the load (a shared engine's join). */
+  join?(): Promise<void>;
+}
+
+/** A Web Lock name no other lock has. */
+export function lockName(prefix = 'clef-web-worker'): string {
   const random = globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
-  return `clef-web-worker-${random}`;
+  return `${prefix}-${random}`;
 }
 
 /** Starts `worker` watching for its loss, and loads the package in it. */
-export async function connect(
+export function connect(
   worker: Worker,
   options: LoadOptionsWire,
   onProgress?: (p: LoadProgress) => void,
 ): Promise<Connection> {
-  const api = Comlink.wrap<WorkerApi>(worker);
+  const endpoint = {
+    api: Comlink.wrap<WorkerApi>(worker),
+    events: worker,
+    end: () => worker.terminate(),
+  };
+  return open(endpoint, options, onProgress);
+}
+
+/** Watches `endpoint` for the loss of its worker, and loads the package in it. */
+export async function open(
+  endpoint: Endpoint,
+  options: LoadOptionsWire,
+  onProgress?: (p: LoadProgress) => void,
+): Promise<Connection> {
+  const { api } = endpoint;
   let closed = false;
   let markLost!: (reason: string) => void;
   const lost = new Promise<string>((resolve) => (markLost = resolve));
@@ -45,14 +70,14 @@ export async function connect(
   const report = (reason: string) => {
     if (!closed) markLost(reason);
   };
-  worker.addEventListener('error', (e) => {
+  endpoint.events.addEventListener('error', (e) => {
     e.preventDefault();
     // An uncaught error arrives as an ErrorEvent with its message; a module worker whose script
     // (or a chunk it imports) could not be fetched gets a bare Event.
     const uncaught = typeof ErrorEvent === 'undefined' || e instanceof ErrorEvent;
     report(
       uncaught
-        ? `the worker crashed (${e.message || 'an uncaught error'})`
+        ? `the worker crashed (${(e as ErrorEvent).message || 'an uncaught error'})`
         : `the worker's script (clef.worker.js) or a chunk it imports could not be loaded. ` +
             `It must be served beside your bundle: Vite and webpack emit it; with esbuild or ` +
             `another bundler that leaves workers alone, copy it with \`npx clef-web assets <dir>\``,
@@ -61,18 +86,19 @@ export async function connect(
   const close = () => {
     closed = true;
     watching.abort();
-    worker.terminate();
+    endpoint.end();
   };
   const failed = lost.then((reason) => {
     throw new WorkerLostError(`The engine's worker was lost while loading: ${reason}`, { reason });
   });
   const locks = globalThis.navigator?.locks;
   const name = lockName();
-  // Asked beside the load, not after it: once loaded, the worker runs its warm-up decision,
-  // which would hold a later call (and so createClef) until it finished.
-  const lifeline = locks ? api.lifeline(name) : Promise.resolve(false);
-  lifeline.catch(() => undefined);
   try {
+    if (endpoint.join) await Promise.race([endpoint.join(), failed]);
+    // Asked beside the load, not after it: once loaded, the worker runs its warm-up decision,
+    // which would hold a later call (and so createClef) until it finished.
+    const lifeline = locks ? api.lifeline(name) : Promise.resolve(false);
+    lifeline.catch(() => undefined);
     const loaded = await Promise.race([
       api.load(options, onProgress ? Comlink.proxy(onProgress) : undefined),
       failed,
@@ -86,7 +112,7 @@ export async function connect(
         })
         .catch(() => undefined);
     }
-    return { worker, api, info: loaded.value, lost, close };
+    return { api, info: loaded.value, lost, close };
   } catch (e) {
     close();
     throw e;

@@ -137,7 +137,7 @@ export function markAnsweredBy(
 }
 
 /** Why a remote call did not give an answer; `fallback` says whether `below` may go local. */
-class RemoteFailure extends Error {
+export class RemoteFailure extends Error {
   constructor(
     readonly error: Error,
     readonly fallback: boolean,

@@ -13,7 +13,9 @@ import {
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import type { ModelLimits, SystemOneResponse, ValidRequest } from '../protocol/types.js';
 import { validateRequest } from '../protocol/validate.js';
+import type { TrainingSummary } from '../wire/wire.js';
 import type { PackageManifest } from './manifest.js';
+import { untrainedParts, type UntrainedPart } from './untrained.js';
 
 /** What a decision needs from a loaded package. */
 export interface DecisionModel {
@@ -25,6 +27,8 @@ export interface DecisionModel {
   readonly tokenizer: TextTokenizer;
   /** The package's verified calibration file, or null when it ships none. */
   readonly calibration: CalibrationFile | null;
+  /** What `clef-web train` trained the package on (manifest `training`), or null. */
+  readonly training: TrainingSummary | null;
 }
 
 export function decisionModel(
@@ -38,6 +42,7 @@ export function decisionModel(
     contextTokens: manifest.contextTokens,
     tokenizer,
     calibration,
+    training: manifest.training ?? null,
   };
 }
 
@@ -60,6 +65,8 @@ export interface Decided<R> {
   run: R;
   /** Only when asked for: beside the body, never inside it. */
   calibrated?: CalibratedDecision;
+  /** What the request asks that the package was not trained on (untrained.ts); absent: nothing. */
+  untrained?: UntrainedPart[];
 }
 
 /**
@@ -78,6 +85,7 @@ export async function decide<R extends { logits: Float32Array[] }>(
   const encodeMs = performance.now() - t0;
   const out = await run(encoded);
   const response = buildResponse(request, encoded, out.logits, request.model);
+  const untrained = untrainedParts(model.training, request);
   const decided = {
     request,
     encoded,
@@ -86,6 +94,7 @@ export async function decide<R extends { logits: Float32Array[] }>(
     logits: out.logits,
     encodeMs,
     run: out,
+    ...(untrained.length > 0 ? { untrained } : {}),
   };
   if (ask === null) return decided;
   const calibrated = calibratedDecision(model.calibration, encoded.questions, out.logits, ask);

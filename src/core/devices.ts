@@ -6,6 +6,7 @@
  * device takes to a package's first answer is its `cost`, over the manifest (device-cost.ts).
  */
 import { JS_COST, WASM_COST, WEBGPU_COST, type DeviceCost } from './device-cost.js';
+import type { RuntimeBuild } from '../wire/assets.js';
 
 /** What a device check reads of a package (its manifest's model name and variant). */
 export interface PackageFacts {
@@ -35,6 +36,11 @@ export interface Capabilities {
   readonly maxStorageBufferBindingSize: number | null;
   /** The adapter's maxBufferSize (onnxruntime requests the adapter's maximum for its device). */
   readonly maxBufferSize: number | null;
+  /**
+   * The onnxruntime-web builds this browser can run and the server serves under /ort/
+   * (src/engine/runtime-files.ts); absent where not probed: every build is assumed there.
+   */
+  readonly runtimeBuilds?: readonly RuntimeBuild[];
 }
 
 /** Why a device cannot run a package; `tooLarge`: it exceeds the device's memory or buffers. */
@@ -56,8 +62,12 @@ export interface DeviceDescriptor<Name extends string = string> {
   readonly runtime: 'onnxruntime' | 'js';
   /** onnxruntime-web's execution provider for it (null: not an onnxruntime device). */
   readonly executionProvider: 'webgpu' | 'wasm' | null;
-  /** The onnxruntime-web build it loads: a fixed one, or null for the caller's (plain default). */
-  readonly build: 'asyncify' | null;
+  /**
+   * The onnxruntime-web builds it runs on, best first (src/wire/assets.ts): the engine takes the
+   * first this browser supports and the server serves; the Vite plugin and `clef-web assets`
+   * ship the first. Empty for a device that fetches no onnxruntime file (js).
+   */
+  readonly runtimeBuilds: readonly RuntimeBuild[];
   /** A GPU: outputs may stay device buffers between runs, and the device can be lost. */
   readonly gpu: boolean;
   /**
@@ -108,7 +118,8 @@ const WEBGPU = {
   label: 'WebGPU',
   runtime: 'onnxruntime',
   executionProvider: 'webgpu',
-  build: 'asyncify',
+  // JSPI where the browser has it (16.8 MB of wasm, docs/benchmarks.md), else asyncify (26.8 MB).
+  runtimeBuilds: ['jspi', 'asyncify'],
   gpu: true,
   warmUpRetries: false,
   preparedGraphs: false,
@@ -132,7 +143,9 @@ const WASM = {
   label: 'WASM',
   runtime: 'onnxruntime',
   executionProvider: 'wasm',
-  build: null,
+  // The plain build (14.2 MB) is measured faster to load; a WebGPU build runs WASM too, so an
+  // app that ships WebGPU's build alone still runs where WebGPU is missing.
+  runtimeBuilds: ['plain', 'jspi', 'asyncify'],
   gpu: false,
   warmUpRetries: true,
   preparedGraphs: true,
@@ -159,7 +172,7 @@ const JS = {
   label: 'js',
   runtime: 'js',
   executionProvider: null,
-  build: null,
+  runtimeBuilds: [],
   gpu: false,
   warmUpRetries: false,
   preparedGraphs: false,

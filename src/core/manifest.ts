@@ -191,7 +191,14 @@ export function parseManifest(value: unknown): PackageManifest {
         (q) =>
           typeof q?.id === 'string' &&
           Array.isArray(q.options) &&
-          q.options.every((o) => typeof o === 'string'),
+          q.options.every((o) => typeof o === 'string') &&
+          (q.instructions === undefined ||
+            q.instructions === null ||
+            typeof q.instructions === 'string') &&
+          (q.descriptions === undefined ||
+            (typeof q.descriptions === 'object' &&
+              q.descriptions !== null &&
+              Object.values(q.descriptions).every(Array.isArray))),
       );
     if (!valid) fail('training.questions');
   }

@@ -18,7 +18,7 @@ export const RECORD_VERSION = 1;
 export const ENGINE_VERSION = '0.1.0';
 
 /** Which surface made the decision. */
-export type RecordSurface = 'page' | 'element' | 'playground' | 'serve' | 'decide';
+export type RecordSurface = 'page' | 'element' | 'playground' | 'serve' | 'decide' | 'teacher';
 
 export interface RecordTimings {
   /** From the request's arrival to its answer (ms). */
@@ -38,10 +38,15 @@ export interface DecisionRecord {
   package: {
     /** The package's model name (manifest model.name). */
     model: string;
-    /** SHA-256 of manifest.json's bytes, which pins every file's SHA-256 (the weights too). */
-    manifest_sha256: string;
+    /**
+     * SHA-256 of manifest.json's bytes, which pins every file's SHA-256 (the weights too); null
+     * for a remote server's answer (`clef-web train --teacher`), which does not say.
+     */
+    manifest_sha256: string | null;
     /** SHA-256 of the package's calibration file, or null when it ships none. */
     calibration_sha256: string | null;
+    /** The server that answered, for a remote answer (surface `teacher`). */
+    url?: string;
   };
   engine: {
     name: 'clef-web';
@@ -73,8 +78,10 @@ export interface DecisionRecord {
 export interface RecordSource {
   surface: RecordSurface;
   model: string;
-  manifestSha256: string;
+  manifestSha256: string | null;
   calibrationSha256: string | null;
+  /** A remote server's URL (its answers name no package). */
+  url?: string;
   device: string;
   runtime: string;
 }
@@ -113,6 +120,7 @@ export function buildRecord(input: RecordInput): DecisionRecord {
       model: source.model,
       manifest_sha256: source.manifestSha256,
       calibration_sha256: source.calibrationSha256,
+      ...(source.url === undefined ? {} : { url: source.url }),
     },
     engine: {
       name: 'clef-web',
@@ -251,7 +259,9 @@ export function parseRecord(line: string): DecisionRecord {
   if (!isObject(pkg) || typeof pkg.model !== 'string') {
     throw new RecordFormatError('package.model is missing');
   }
-  if (typeof pkg.manifest_sha256 !== 'string' || !SHA256.test(pkg.manifest_sha256)) {
+  const manifest = pkg.manifest_sha256;
+  const remote = value.surface === 'teacher' && manifest === null;
+  if (!remote && !(typeof manifest === 'string' && SHA256.test(manifest))) {
     throw new RecordFormatError('package.manifest_sha256 is not a SHA-256');
   }
   const cal = pkg.calibration_sha256;

@@ -19,6 +19,7 @@ import {
   ESTIMATE_TOKENS,
   firstAnswersMs,
 } from '../core/device-cost.js';
+import { runtimeProblem } from './runtime-files.js';
 
 export interface GpuAdapterLike {
   features: { has(name: string): boolean };
@@ -127,6 +128,8 @@ function deviceProblem(
       tooLarge: false,
     };
   }
+  const notServed = runtimeProblem(device, caps.runtimeBuilds);
+  if (notServed) return { reason: notServed, tooLarge: false };
   return deviceOf(device).problem(manifest, caps);
 }
 
@@ -142,8 +145,11 @@ export function deviceBeforeManifest(
   requested: DeviceRequest,
   caps: Capabilities,
 ): DeviceName | null {
+  // 'auto' waits for the manifest: whether the js device goes first depends on the package.
   if (requested === 'auto') return null;
-  return deviceOf(requested).gpu && !caps.webgpu ? null : requested;
+  const device = deviceOf(requested).gpu && !caps.webgpu ? null : requested;
+  // A device whose runtime is not served is refused once the manifest is read.
+  return device && !runtimeProblem(device, caps.runtimeBuilds) ? device : null;
 }
 
 export interface DevicePlan {

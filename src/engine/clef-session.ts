@@ -12,9 +12,8 @@ import { graphFor } from './graph-choice.js';
 import { backboneGroups, type BackboneGroupSpec } from '../core/graph-spec.js';
 import { filesWithRole, requireFile, type ManifestFile } from '../core/manifest.js';
 import { deviceOf, type DeviceName } from '../core/devices.js';
-import { buildFor, createSession, drainGpuQueue, startRuntime, type RuntimeBuild } from './ort.js';
-import { ORT_PUBLIC_PATH } from '../wire/assets.js';
-import { missingRuntimeFile } from './runtime-files.js';
+import { createSession, drainGpuQueue, startRuntime, type RuntimeBuild } from './ort.js';
+import { buildFor, defaultWasmBase, missingRuntimeFile, servedBuilds } from './runtime-files.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
 import { LEXICON_IN_MEMORY_BELOW_BYTES, openLexicon } from './lexicon-open.js';
 import { ClefRunner, type BackboneStage, type SessionLike } from '../core/runner.js';
@@ -24,9 +23,8 @@ import { packageChunkTokens } from '../core/defaults.js';
 import { runtimeAdapter } from '../core/runtime-types.js';
 import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';
 
-/** Where the worker finds onnxruntime-web's wasm: same origin, ORT_PUBLIC_PATH (/ort/). */
 function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
-  return { wasmBase: new URL(ORT_PUBLIC_PATH, self.location.origin).href, threads, wasmBuild };
+  return { wasmBase: defaultWasmBase(), threads, wasmBuild };
 }
 
 /** Starts the device's runtime (import, wasm, back end) ahead of the package's download. */
@@ -162,7 +160,8 @@ export async function createOrtDecisionSession(
     if (e instanceof ClefError) throw e;
     // So is a runtime nobody serves: say so (and which device needed it) rather than try others.
     const { wasmBase } = runtimeOptions(options.threads, options.wasmBuild);
-    const missing = await missingRuntimeFile(wasmBase, buildFor(device, options.wasmBuild), device);
+    const build = buildFor(device, await servedBuilds(wasmBase), options.wasmBuild);
+    const missing = build ? await missingRuntimeFile(wasmBase, build, device) : null;
     if (missing) throw missing;
     throw new EngineError(`Could not create the ${device} session: ${(e as Error).message}`, {
       device,

@@ -9,7 +9,7 @@ import type { Capabilities } from '../core/devices.js';
 import type { DeviceName } from '../core/devices.js';
 import type { JobContext } from '../core/queue.js';
 import type { DecisionSession, SessionOptions } from './session.js';
-import type { DecisionStage, EngineInfo, LoadOptionsWire } from '../wire/wire.js';
+import type { DecisionStage, HostInfo, LoadOptionsWire } from '../wire/wire.js';
 
 export interface EngineHooks {
   /** A load begins, with its options. */
@@ -31,5 +31,5 @@ export interface EngineHooks {
    */
   warmUpStage?(tryNumber: number, queued: () => number, cancelled: () => boolean): Promise<void>;
   /** What info() answers, completed (counters the engine cannot see itself). */
-  info?(info: EngineInfo): EngineInfo;
+  info?(info: HostInfo): HostInfo;
 }

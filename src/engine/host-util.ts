@@ -5,7 +5,14 @@
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';
 import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
-import type { DevicePlan } from './capabilities.js';
+import { deviceOrder, type DevicePlan } from './capabilities.js';
+import type { Capabilities, DeviceRequest } from '../core/devices.js';
+import {
+  buildFor,
+  defaultWasmBase,
+  runtimeNotServedError,
+  runtimeProblem,
+} from './runtime-files.js';
 import { toWireError, type WireResult } from '../wire/wire.js';
 import { readPackageCalibration } from '../core/calibration.js';
 import { requireFile, type PackageManifest } from '../core/manifest.js';
@@ -58,8 +65,24 @@ export async function readOwnFiles(pkg: PackageSource): Promise<{
   }
 }
 
-/** The typed refusal when no device can run the package, naming every device's reason. */
-export function noDeviceError(manifest: PackageManifest, skipped: DevicePlan['skipped']): Error {
+/**
+ * The typed refusal when no device can run the package, naming every device's reason. When the
+ * device the engine would choose is out only because its runtime is not served (no `/ort/` at
+ * all, or an app that ships other devices' builds), the error is that missing file.
+ */
+export function noDeviceError(
+  manifest: PackageManifest,
+  skipped: DevicePlan['skipped'],
+  requested?: DeviceRequest,
+  caps?: Capabilities,
+): Error {
+  if (requested && caps?.runtimeBuilds) {
+    const chosen = deviceOrder(requested, manifest, { ...caps, runtimeBuilds: undefined }).order[0];
+    const build = chosen ? buildFor(chosen) : null;
+    if (chosen && build && runtimeProblem(chosen, caps.runtimeBuilds)) {
+      return runtimeNotServedError(defaultWasmBase(), chosen, build);
+    }
+  }
   const reasons = skipped.map((s) => `${s.device}: ${s.reason}`).join('; ');
   if (skipped.some((s) => s.tooLarge)) {
     return new ModelTooLargeError(`Cannot run ${manifest.model.name} here: ${reasons}`, {

@@ -25,7 +25,9 @@ import { chooseKv, type KvChoice } from './kv-choice.js';
 import { openPackage, type PackageSource } from './package-fetch.js';
 import type { EngineHooks } from './hooks.js';
 import { noDeviceError, readOwnFiles, result } from './host-util.js';
-import { cpuDevice, deviceOf, type DeviceName } from '../core/devices.js';
+import { runtimeProblem, servedBuilds } from './runtime-files.js';
+import { cpuDevice, deviceOf, type Capabilities, type DeviceName } from '../core/devices.js';
+import type { RuntimeBuild } from '../wire/assets.js';
 import { SerialQueue, type JobContext } from '../core/queue.js';
 import type { RunOptions } from '../core/runner.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
@@ -33,13 +35,19 @@ import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
 import {
   type DecisionStage,
   type DecisionWire,
-  type EngineInfo,
+  type HostInfo,
   type LoadOptionsWire,
   type LoadProgress,
   type RuntimePhases,
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
+
+/** The plan starts on the js device, which needs nothing of onnxruntime. */
+function startsOnJs(plan: DevicePlan): boolean {
+  const first = plan.order[0];
+  return first !== undefined && deviceOf(first).runtime === 'js';
+}
 
 interface DecideOptions {
   ask?: CalibrationAsk | null;
@@ -53,7 +61,7 @@ export class EngineHost implements WorkerApi {
   private model: DecisionModel | null = null;
   private session: DecisionSession | null = null;
   private options: LoadOptionsWire | null = null;
-  private infoBase: Omit<EngineInfo, 'counters'> | null = null;
+  private infoBase: Omit<HostInfo, 'counters'> | null = null;
   private readonly queue = new SerialQueue();
   private disposed = false;
   private readonly counters = { decisions: 0, backboneTokens: 0, prefixHits: 0, prefixMisses: 0 };
@@ -70,13 +78,25 @@ export class EngineHost implements WorkerApi {
   load(
     options: LoadOptionsWire,
     onProgress?: (p: LoadProgress) => void,
-  ): Promise<WireResult<EngineInfo>> {
+  ): Promise<WireResult<HostInfo>> {
     return result(async () => {
       const started = performance.now();
       this.options = options;
       this.hooks.loading?.(options);
-      const probed = await probeCapabilities();
-      const caps = this.hooks.capabilities?.(probed) ?? probed;
+      // The runtime builds the server has (a HEAD request per onnxruntime loader): `auto` passes
+      // over a device whose runtime this app does not ship. Asked beside the probe for an
+      // onnxruntime device; for `auto` only once the js device is not the one to start on, and
+      // never for 'js': a page on the js device requests no onnxruntime URL at all.
+      const asksRuntimes = options.device !== 'auto' && deviceOf(options.device).runtime !== 'js';
+      const [probed, builds] = await Promise.all([
+        probeCapabilities(),
+        asksRuntimes ? servedBuilds() : undefined,
+      ]);
+      const capsWith = (runtimeBuilds?: readonly RuntimeBuild[]): Capabilities => {
+        const all = Object.freeze(runtimeBuilds ? { ...probed, runtimeBuilds } : probed);
+        return this.hooks.capabilities?.(all) ?? all;
+      };
+      let caps = capsWith(builds);
       const report = (p: LoadProgress) => onProgress?.(p);
       // A device's runtime starts as soon as the device is known, so it overlaps the download:
       // now, when the request and the probe settle it (docs/benchmarks.md: the runtime's start
@@ -93,10 +113,15 @@ export class EngineHost implements WorkerApi {
       const pkg = await openPackage(options.model, {
         cache: options.cache,
         onProgress: report,
-        onManifest: (manifest) => {
+        onManifest: async (manifest) => {
           plan = deviceOrder(options.device, manifest, caps);
+          if (options.device === 'auto' && caps.runtimeBuilds === undefined && !startsOnJs(plan)) {
+            caps = capsWith(await servedBuilds());
+            plan = deviceOrder(options.device, manifest, caps);
+          }
           // Preflight: refuse here, before a single data file is downloaded.
-          if (plan.order.length === 0) throw noDeviceError(manifest, plan.skipped);
+          if (plan.order.length === 0)
+            throw noDeviceError(manifest, plan.skipped, options.device, caps);
           const first = plan.order[0];
           if (first && first !== known) start(first);
           // Progress counts the graphs the first device's KV precision runs (a refusal is
@@ -116,7 +141,7 @@ export class EngineHost implements WorkerApi {
         );
       }
       const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
-      if (order.length === 0) throw noDeviceError(pkg.manifest, skipped);
+      if (order.length === 0) throw noDeviceError(pkg.manifest, skipped, options.device, caps);
       const own = await readOwnFiles(pkg);
       const model = decisionModel(pkg.manifest, own.tokenizer, own.calibration);
       const tokenizerMs = own.tokenizerMs;
@@ -130,6 +155,17 @@ export class EngineHost implements WorkerApi {
       let lastError: unknown = null;
       let kv: KvChoice | null = null;
       for (const device of order) {
+        // After the js device, what of onnxruntime the server has is asked before its devices.
+        if (deviceOf(device).runtime === 'onnxruntime' && caps.runtimeBuilds === undefined) {
+          caps = capsWith(await servedBuilds());
+        }
+        const notServed = runtimeProblem(device, caps.runtimeBuilds);
+        if (notServed && device !== order[order.length - 1]) {
+          const why = `${device} skipped: ${notServed}`;
+          fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
+          deviceReason = `${deviceReason}; then ${why}`;
+          continue;
+        }
         try {
           this.hooks.openingSession?.(device);
           kv = chooseKv(options.kvDtype ?? 'auto', device, pkg.manifest, caps);
@@ -254,7 +290,7 @@ export class EngineHost implements WorkerApi {
     return true;
   }
 
-  info(): Promise<WireResult<EngineInfo>> {
+  info(): Promise<WireResult<HostInfo>> {
     return result(() => this.snapshot());
   }
 
@@ -265,11 +301,11 @@ export class EngineHost implements WorkerApi {
     this.session = null;
   }
 
-  private snapshot(): EngineInfo {
+  private snapshot(): HostInfo {
     if (!this.infoBase || !this.session) throw new DisposedError('No model is loaded');
     const cache = this.session.cacheStats();
     const session = this.session.counters?.();
-    const info: EngineInfo = {
+    const info: HostInfo = {
       ...this.infoBase,
       device: this.session.device,
       counters: {
@@ -278,6 +314,7 @@ export class EngineHost implements WorkerApi {
         cacheBytes: cache.bytes,
         readbackBytes: session?.readbackBytes ?? 0,
         pending: this.queue.size - (this.warming?.inQueue() ? 1 : 0),
+        tabs: 1,
         warmingUp: this.warming !== null,
         liveTensors: session?.liveTensors ?? 0,
         cachedTensors: session?.cachedTensors ?? 0,
@@ -349,6 +386,7 @@ export class EngineHost implements WorkerApi {
       },
       logits: run.logits.map((l) => Array.from(l)),
       ...(decided.calibrated ? { calibrated: decided.calibrated } : {}),
+      ...(decided.untrained ? { untrained: decided.untrained } : {}),
     };
   }
 

@@ -1,48 +1,45 @@
 /**
- * The only module that imports the ML runtime, and it imports only the build a device needs:
- * `onnxruntime-web/wasm` (the plain SIMD-threaded wasm, 14.2 MB) for WASM, and
- * `onnxruntime-web/webgpu` (the asyncify wasm, 26.8 MB, which carries the CPU back end too) for
- * WebGPU. docs/benchmarks.md has the measurement behind the choice. The wasm binaries and loaders
- * are served same-origin under `/ort/` (never a CDN): listed in src/wire/assets.ts, served by
- * src/vite/index.ts.
+ * The only module that imports the ML runtime, and it imports only the build a device runs on
+ * (src/engine/runtime-files.ts picks it): `onnxruntime-web/wasm` (the plain SIMD-threaded wasm,
+ * 14.2 MB) for WASM, `onnxruntime-web/jspi` (16.8 MB, WebGPU and the CPU back end) for WebGPU
+ * where the browser has JSPI, else `onnxruntime-web/webgpu` (the asyncify wasm, 26.8 MB).
+ * docs/benchmarks.md has the measurements behind the choice. The wasm binaries and loaders are
+ * served same-origin under `/ort/` (never a CDN): listed in src/wire/assets.ts, served by
+ * src/vite/index.ts and copied by `clef-web assets`.
  */
 import type * as OrtTypes from 'onnxruntime-web';
 import { deviceOf, type DeviceName } from '../core/devices.js';
 import { IDENTITY_GRAPH } from './identity-graph.js';
 import { dropLegacyRuntimeCache, wasmSourceOf } from './wasm-cache.js';
+import { RUNTIME_BUILD_FILES, type RuntimeBuild } from '../wire/assets.js';
+import {
+  buildFor,
+  chunkNotServedError,
+  runtimeNotServedError,
+  servedBuilds,
+} from './runtime-files.js';
+import { allowOwnOriginScriptUrls } from './trusted-types.js';
 import type { RuntimePhases } from '../wire/wire.js';
 
 export type OrtModule = typeof OrtTypes;
 export type OrtSession = OrtTypes.InferenceSession;
+export type { RuntimeBuild };
 
-/** The onnxruntime-web builds, and their wasm files under /ort/. */
+/** The onnxruntime-web builds: the entry that loads each, and its files under /ort/. */
 export const RUNTIME_BUILDS = {
-  plain: {
-    entry: 'onnxruntime-web/wasm',
-    wasm: 'ort-wasm-simd-threaded.wasm',
-    loader: 'ort-wasm-simd-threaded.mjs',
-  },
-  asyncify: {
-    entry: 'onnxruntime-web/webgpu',
-    wasm: 'ort-wasm-simd-threaded.asyncify.wasm',
-    loader: 'ort-wasm-simd-threaded.asyncify.mjs',
-  },
-} as const;
-export type RuntimeBuild = keyof typeof RUNTIME_BUILDS;
+  plain: { entry: 'onnxruntime-web/wasm', ...RUNTIME_BUILD_FILES.plain },
+  jspi: { entry: 'onnxruntime-web/jspi', ...RUNTIME_BUILD_FILES.jspi },
+  asyncify: { entry: 'onnxruntime-web/webgpu', ...RUNTIME_BUILD_FILES.asyncify },
+} as const satisfies Record<RuntimeBuild, { entry: string; loader: string; wasm: string }>;
 
 export interface RuntimeOptions {
   wasmBase: string;
   threads: number;
   /**
-   * The build for WASM: 'plain' (default, measured faster to load and no slower to run) or
-   * 'asyncify' (the WebGPU build's CPU back end; the bench compares the two). WebGPU always
-   * runs 'asyncify'.
+   * The build for WASM, where served: 'plain' (default, measured faster to load and no slower to
+   * run), or a WebGPU build's CPU back end (the bench compares them). WebGPU runs its own.
    */
   wasmBuild?: RuntimeBuild;
-}
-
-export function buildFor(device: DeviceName, wasmBuild: RuntimeBuild = 'plain'): RuntimeBuild {
-  return deviceOf(device).build ?? wasmBuild;
 }
 
 /** onnxruntime-web's execution provider for an onnxruntime device. */
@@ -63,10 +60,13 @@ interface Started {
 const started = new Map<string, Promise<Started>>();
 
 function importBuild(build: RuntimeBuild): Promise<OrtModule> {
-  // Literal specifiers, so bundlers see both builds and split each into its own chunk.
-  return (
-    build === 'asyncify' ? import('onnxruntime-web/webgpu') : import('onnxruntime-web/wasm')
-  ) as Promise<OrtModule>;
+  // Literal specifiers, so bundlers see every build and split each into its own chunk.
+  const imports: Record<RuntimeBuild, () => Promise<unknown>> = {
+    plain: () => import('onnxruntime-web/wasm'),
+    jspi: () => import('onnxruntime-web/jspi'),
+    asyncify: () => import('onnxruntime-web/webgpu'),
+  };
+  return imports[build]() as Promise<OrtModule>;
 }
 
 function wasmResource(file: string): PerformanceResourceTiming | undefined {
@@ -113,14 +113,23 @@ async function threadsServed(
  * download; session creation then only builds graphs.
  */
 export function startRuntime(device: DeviceName, options: RuntimeOptions): Promise<Started> {
-  const build = buildFor(device, options.wasmBuild);
   // One module per build; its back end (the WebGPU device) once per device.
-  const key = `${build} ${device}`;
+  const key = `${options.wasmBuild ?? ''} ${device}`;
   let pending = started.get(key);
   if (!pending) {
     pending = (async () => {
+      const available = await servedBuilds(options.wasmBase);
+      const build = buildFor(device, available, options.wasmBuild);
+      if (build === null) {
+        const wanted = buildFor(device, undefined, options.wasmBuild);
+        if (wanted === null) throw new Error(`${device} runs no onnxruntime-web build`);
+        throw runtimeNotServedError(options.wasmBase, device, wanted);
+      }
       const t0 = performance.now();
-      const ort = await importBuild(build);
+      allowOwnOriginScriptUrls();
+      const ort = await importBuild(build).catch((e: unknown) => {
+        throw chunkNotServedError(e) ?? e;
+      });
       const t1 = performance.now();
       ort.env.wasm.wasmPaths = options.wasmBase;
       const threads = await threadsServed(options, build);

@@ -1,23 +1,27 @@
 /**
  * `clef-web <command>`: dispatches to each tool's own main. `--help`/`-h` after any command,
  * and `clef-web help <command>`, print that command's usage and exit 0; `--version` prints the
- * package's version.
+ * package's version. Whatever a command throws is said in one line after its prefix
+ * (`clef-web serve: ...`), never as a stack trace: a user's mistake is not a crash.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from './bundled.js';
+import { UsageError, errorText, nearestOption } from './cli-args.js';
 
 const USAGE = `usage: clef-web <command> [options]    (clef-web help <command>, clef-web --version)
 commands:
   convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed   Clef release -> browser package
   prepare <package-dir>                                           add WASM-prepared graphs to a package
   verify <package-dir> --release <release-dir> [--requests N]     package vs the reference forward
-  serve [<package-dir>] [--port 8787] [--host 127.0.0.1]          System One HTTP server (default: the bundled clef-nano)
+  serve [<package-dir>] [--port 8787] [--host 127.0.0.1] [--workers N]   System One HTTP server (default: the bundled clef-nano)
   decide --in requests.jsonl --out responses.jsonl [--package <dir>] [--resume]   a file of requests (default: clef-nano)
-  assets <dir> [--no-model] [--element]                           copy what a page serves same-origin
+  assets <dir> [--devices webgpu,wasm] [--no-worker | --worker-dir <path>] [--no-model] [--element]
+                                                                  copy what a page serves same-origin
   calibrate <package-dir> --examples labelled.jsonl [--coverage 0.9] [--out <dir>]   fit calibration
   train --examples labelled.jsonl --out <dir> [--seed N] [--holdout 0.1]      train a decision model
-  replay <records.jsonl> [--package <dir>]                        re-run decision records: identical or not`;
+  replay <records.jsonl> [--package <dir>]                        re-run decision records: identical or not
+  static <dir> [--port 8080] [--host 127.0.0.1]                   serve a built app with the production headers (docs/deploy.md)`;
 
 interface Command {
   usage: string;
@@ -62,6 +66,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
     const m = await import('./record/replay.js');
     return { usage: m.REPLAY_USAGE, main: m.replayMain };
   },
+  static: async () => {
+    const m = await import('./static/cli.js');
+    return { usage: m.STATIC_USAGE, main: m.staticMain };
+  },
 };
 
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
@@ -101,7 +109,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (load === undefined) {
-    console.error(`clef-web: unknown command ${command}\n${USAGE}`);
+    const near = nearestOption(command, COMMAND_NAMES);
+    const hint = near ? ` (did you mean ${near}?)` : '';
+    console.error(`clef-web: unknown command ${command}${hint}\n${USAGE}`);
     return 2;
   }
   const loaded = await load();
@@ -111,5 +121,12 @@ export async function main(argv: string[]): Promise<number> {
     console.log(loaded.usage);
     return 0;
   }
-  return loaded.main(rest);
+  try {
+    return await loaded.main(rest);
+  } catch (e) {
+    // A command says its own failures; this is the net under them.
+    const usage = e instanceof UsageError ? `\n${loaded.usage}` : '';
+    console.error(`clef-web ${command}: ${errorText(e)}${usage}`);
+    return e instanceof UsageError ? 2 : 1;
+  }
 }

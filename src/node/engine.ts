@@ -42,8 +42,10 @@ import {
   type CalibrationFile,
 } from '../calibrate/index.js';
 import { checkCalibrationAsk, decide, decisionModel } from '../core/decide.js';
+import type { UntrainedPart } from '../core/untrained.js';
 import { DEFAULT_CACHE_BUDGET_BYTES, packageChunkTokens } from '../core/defaults.js';
 import { readPackageCalibration } from '../core/calibration.js';
+import { refuseUnknownOptions } from '../core/option-names.js';
 import { openNodeRuntime, type NodeRuntimeName, type NodeRuntimeRequest } from './node-runtime.js';
 import { checkChunkTokens, RunnerSet } from './runner-set.js';
 import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';
@@ -82,6 +84,17 @@ export interface NodeEngineOptions {
   memoryArena?: boolean;
 }
 
+/** Every NodeEngineOptions name (the compiler checks this list is whole): others are refused. */
+const NODE_ENGINE_OPTIONS: Record<keyof NodeEngineOptions, true> = {
+  chunkTokens: true,
+  scoreBudget: true,
+  cacheBudgetBytes: true,
+  threads: true,
+  kvDtype: true,
+  memoryArena: true,
+  runtime: true,
+};
+
 export interface RunOptions {
   /**
    * Feed the backbone this many tokens per run instead of the engine's default (verification
@@ -104,6 +117,11 @@ export interface NodeDecision {
   encoded: EncodedRequest;
   /** Only when asked for (RunOptions.calibration): beside the body, never inside it. */
   calibrated?: CalibratedDecision;
+  /**
+   * For a package `clef-web train` wrote: what the request asks that it was not trained on (a
+   * question, option id or description); absent when nothing. The body is unchanged.
+   */
+  untrained?: UntrainedPart[];
   /** Where the time went (ms); totalMs from validation to the answer. */
   timings: NodeTimings;
 }
@@ -279,12 +297,14 @@ async function openLexicon(
 
 /**
  * Loads and verifies a package directory; the engine holds a session per graph (the backbone,
- * or each of its groups, and the two head graphs) on onnxruntime-node or the js device.
+ * or each of its groups, and the two head graphs) on onnxruntime-node or the js device. An
+ * option it does not know is refused (a TypeError naming it and the nearest one it knows).
  */
 export async function loadNodePackage(
   dir: string,
   options: NodeEngineOptions = {},
 ): Promise<NodeEngine> {
+  refuseUnknownOptions('loadNodePackage', options, Object.keys(NODE_ENGINE_OPTIONS));
   const runtime = await openNodeRuntime(options.runtime ?? 'auto', options);
   const { manifest, sha256: manifestSha256 } = await readManifestAndHash(dir);
   const chunkTokens = options.chunkTokens ?? packageChunkTokens(manifest);
@@ -387,7 +407,7 @@ function newEngine(
       checkCalibrationAsk(model, ask); // refuse before running
       const t0 = performance.now();
       const decided = await decide(model, body, (encoded) => run(encoded, options), ask);
-      const { response, json, logits, encoded, calibrated, run: ran } = decided;
+      const { response, json, logits, encoded, calibrated, untrained, run: ran } = decided;
       const timings: NodeTimings = {
         encodeMs: decided.encodeMs,
         backboneMs: ran.backboneMs,
@@ -395,7 +415,15 @@ function newEngine(
         totalMs: performance.now() - t0,
         prefixHit: ran.prefixHit,
       };
-      return { response, json, logits, encoded, timings, ...(calibrated ? { calibrated } : {}) };
+      return {
+        response,
+        json,
+        logits,
+        encoded,
+        timings,
+        ...(calibrated ? { calibrated } : {}),
+        ...(untrained ? { untrained } : {}),
+      };
     },
     dispose: () =>
       serial(async () => {

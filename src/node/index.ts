@@ -14,6 +14,7 @@ export {
 export {
   startServer,
   nodeEngineBackend,
+  ServeConfigError,
   type RunningServer,
   type ServeEngine,
   type ServeOptions,
@@ -26,4 +27,6 @@ export { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.j
 export { main } from './cli.js';
 export { trainDecisionModel } from './train/train.js';
 export type { TrainOptions, TrainProgress, TrainPhase, TrainResult } from './train/pipeline.js';
+export type { TrainInput } from './train/input.js';
+export type { TeacherOptions, TeacherProgress } from './train/teacher.js';
 export { TrainError, isTrainError, type TrainErrorCode } from './train/errors.js';

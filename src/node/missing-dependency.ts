@@ -7,6 +7,13 @@
 /** The onnxruntime-node version the package's graphs are tested with. */
 export const ORT_NODE_VERSION = '1.30.0';
 
+/**
+ * The install command the missing-dependency error names. The variable skips onnxruntime-node's
+ * optional CUDA download (clef-web runs on the CPU build it ships); as an environment variable,
+ * not `--onnxruntime-node-install=skip`, which npm 11 warns is an unknown config.
+ */
+export const ORT_NODE_INSTALL = `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@${ORT_NODE_VERSION}`;
+
 export class MissingDependencyError extends Error {
   readonly code = 'missing_dependency';
   constructor(

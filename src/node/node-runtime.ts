@@ -13,7 +13,8 @@ import { GraphSession } from '../graph/session.js';
 import { GRAPH_RUNTIME } from '../graph/tensor.js';
 import { UnsupportedOpError } from '../graph/program.js';
 import { PackageError } from '../wire/errors.js';
-import { loadOrtNode, MissingDependencyError, ORT_NODE_VERSION } from './ort-node.js';
+import { loadOrtNode, MissingDependencyError } from './ort-node.js';
+import { ORT_NODE_INSTALL } from './missing-dependency.js';
 
 /** `runtime` of loadNodePackage: which one runs the graphs. */
 export type NodeRuntimeRequest = 'auto' | 'onnxruntime' | 'js';
@@ -123,7 +124,7 @@ function jsRuntime(reason: string): NodeRuntime {
             e.graph,
             e.ops,
             e.problems,
-            `onnxruntime-node runs it: npm install onnxruntime-node@${ORT_NODE_VERSION} --onnxruntime-node-install=skip`,
+            `onnxruntime-node runs it: ${ORT_NODE_INSTALL}`,
           );
         }
         if (e instanceof PackageError) throw e;

@@ -5,7 +5,11 @@
  * names the install command (the CLI prints that one line).
  */
 import type * as OrtNode from 'onnxruntime-node';
-import { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.js';
+import {
+  MissingDependencyError,
+  ORT_NODE_INSTALL,
+  ORT_NODE_VERSION,
+} from './missing-dependency.js';
 
 export type OrtNodeModule = typeof OrtNode;
 export type NodeSessionOptions = OrtNode.InferenceSession.SessionOptions;
@@ -26,12 +30,7 @@ export function loadOrtNode(why = 'Running a package in Node'): Promise<OrtNodeM
     (e: unknown) => {
       loaded = null;
       if (notFound(e)) {
-        throw new MissingDependencyError(
-          'onnxruntime-node',
-          // The flag skips its optional CUDA download (clef-web runs on the CPU build it ships).
-          `npm install onnxruntime-node@${ORT_NODE_VERSION} --onnxruntime-node-install=skip`,
-          why,
-        );
+        throw new MissingDependencyError('onnxruntime-node', ORT_NODE_INSTALL, why);
       }
       throw e;
     },

@@ -15,6 +15,7 @@ import { DEFAULT_PACKAGE, PRESETS } from './examples.js';
 import { loadLocalPackage, pickFolder } from './local-package.js';
 import { exportFileName, toJsonl, type LogEntry } from './log-format.js';
 import { formToRequestText, requestTextToForm, type FormState } from './request-form.js';
+import { trainedForm } from './trained-form.js';
 import {
   pageResources,
   precache,
@@ -227,6 +228,18 @@ export class ClefPlayground extends LitElement implements PlaygroundView {
     this.source = 'folder';
     this.folder = dir;
     await this.loadModel();
+  }
+
+  async useTrainedModel(dir: FileSystemDirectoryHandle): Promise<void> {
+    await this.loadFromDirectory(dir);
+    const info = this.info;
+    if (!info?.training) return;
+    // The last model's question means nothing to this one: ask what it was trained on.
+    const stateText = this.form.stateMode === 'text' ? this.form.stateText : '';
+    this.result = null;
+    this.rawNote = null;
+    this.editMode = 'form';
+    this.setForm(trainedForm(info.training, info.model, stateText));
   }
 
   private async makeOffline(info: EngineInfo): Promise<void> {

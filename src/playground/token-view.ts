@@ -4,6 +4,7 @@
  * Computed on the page with the package's own tokenizer.json.
  */
 import { html, nothing, type TemplateResult } from 'lit';
+import { cssProps, type CssProps } from '../element/clef-decide/css-props.js';
 import { encodeRequest, type EncodedRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import { parseRequestJson } from '../protocol/json.js';
@@ -129,9 +130,9 @@ function renderPiece(view: PromptView, p: TokenPiece | { hidden: number }): Temp
     return html`<span class="elided">… ${p.hidden} state tokens not shown …</span>`;
   }
   const q = p.question === undefined ? '' : view.questionIds[p.question]!;
-  const hue = p.question === undefined ? '' : `--q: ${p.question % 6}`;
+  const hue: CssProps = p.question === undefined ? {} : { '--q': String(p.question % 6) };
   // prettier-ignore
-  return html`<span class=${`tok ${p.role}`} style=${hue} title=${pieceTitle(p, q)}>${showWhitespace(p.text)}</span>`;
+  return html`<span class=${`tok ${p.role}`} ${cssProps(hue)} title=${pieceTitle(p, q)}>${showWhitespace(p.text)}</span>`;
 }
 
 export function renderPrompt(view: PromptView): TemplateResult {

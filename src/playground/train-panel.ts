@@ -1,10 +1,13 @@
 /**
- * `<clef-train-panel>`: trains a decision model in this page. Load a labelled JSONL (the format
- * `clef-web train` and `calibrate` read), see the label counts, train: the pipeline `clef-web
- * train` runs, in a worker (workers/train.worker.ts), phase by phase with progress; the package
- * is verified and calibrated through this page's engine. Then try it here (`clef-trained`) or
- * download it as a .zip (the package and the Clef release). Nothing is fetched and nothing
- * leaves the browser, the examples included. Light DOM, styled by playground.css.
+ * `<clef-train-panel>`: trains a decision model in this page. Pick a file: a plain one (CSV with
+ * a header, or JSONL of `{"text", "label"}`: choose its columns, edit the question) or labelled
+ * System One requests (`clef-web train --examples`). The train worker reads it as `clef-web train`
+ * does, with the same checks and the same messages, and the panel shows the label counts; then
+ * train: the pipeline `clef-web train` runs, in the worker (workers/train.worker.ts), phase by
+ * phase; the package is verified and calibrated through this page's engine. Then try it here
+ * (`clef-trained`) or download it as a .zip named after the model (the package and the Clef
+ * release). Nothing is fetched and nothing leaves the browser. Light DOM, styled by
+ * playground.css.
  *
  * @event clef-trained - A model was trained and saved. `detail`: `{ name, dir }` (its OPFS folder).
  */
@@ -12,8 +15,10 @@ import { html, LitElement, nothing, type TemplateResult } from 'lit';
 import * as Comlink from 'comlink';
 import { createClef, type Clef } from '../client/clef.js';
 import type {
+  InputSummary,
   PageTrainFailure,
   PageVerifyHost,
+  PickedFile,
   TrainProgress,
   TrainResult,
   TrainWorkerApi,
@@ -21,38 +26,15 @@ import type {
 import { loadLocalPackage } from './local-package.js';
 import { folderName, removeTrainedPackage, saveTrainedPackage } from './trained-store.js';
 import { zipStored } from './zip.js';
+import { nameFromFile, renderCounts, renderResult } from './train-view.js';
 
 export interface ClefTrainedDetail {
   name: string;
   dir: FileSystemDirectoryHandle;
 }
 
-/** Examples per question and option, read from the file before training (bad lines skipped). */
-export function labelCounts(text: string): Map<string, Map<string, number>> {
-  const counts = new Map<string, Map<string, number>>();
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    let labels: unknown;
-    try {
-      labels = (JSON.parse(line) as { labels?: unknown }).labels;
-    } catch {
-      continue; // the check phase reports every bad line with its number
-    }
-    if (labels === null || typeof labels !== 'object') continue;
-    for (const [question, answer] of Object.entries(labels as Record<string, unknown>)) {
-      const perQuestion = counts.get(question) ?? new Map<string, number>();
-      counts.set(question, perQuestion);
-      const option = String(answer);
-      perQuestion.set(option, (perQuestion.get(option) ?? 0) + 1);
-    }
-  }
-  return counts;
-}
-
 /** The OPFS folder the verify phase loads the package from (removed after the run). */
 const VERIFYING = '.verifying';
-
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 function secondsLeft(p: TrainProgress): string {
   return p.etaMs === undefined ? '' : `, about ${Math.ceil(p.etaMs / 1000)} s left`;
@@ -60,28 +42,49 @@ function secondsLeft(p: TrainProgress): string {
 
 export class ClefTrainPanel extends LitElement {
   static override properties = {
-    _text: { state: true },
-    _fileName: { state: true },
+    _file: { state: true },
+    _summary: { state: true },
+    _columns: { state: true },
+    _textColumn: { state: true },
+    _labelColumn: { state: true },
+    _question: { state: true },
+    _name: { state: true },
     _busy: { state: true },
     _progress: { state: true },
     _result: { state: true },
     _failure: { state: true },
   };
 
-  declare private _text: string | null;
-  declare private _fileName: string;
+  declare private _file: { bytes: Uint8Array; name: string } | null;
+  declare private _summary: InputSummary | null;
+  /** The columns the file offers (from its summary, or from a refusal that names them). */
+  declare private _columns: string[];
+  declare private _textColumn: string | undefined;
+  declare private _labelColumn: string | undefined;
+  /** The question's JSON as edited; null: the one the file's labels make. */
+  declare private _question: string | null;
+  declare private _name: string;
   declare private _busy: boolean;
   declare private _progress: TrainProgress | null;
   declare private _result: TrainResult | null;
   declare private _failure: PageTrainFailure | null;
+  private worker: Worker | null = null;
+  private remote: Comlink.Remote<TrainWorkerApi> | null = null;
   private files: Record<string, Uint8Array> = {};
   private release: Record<string, Uint8Array> = {};
   private saved: FileSystemDirectoryHandle | null = null;
+  /** Only the latest inspection's answer counts (a user may change columns quickly). */
+  private inspection = 0;
 
   constructor() {
     super();
-    this._text = null;
-    this._fileName = '';
+    this._file = null;
+    this._summary = null;
+    this._columns = [];
+    this._textColumn = undefined;
+    this._labelColumn = undefined;
+    this._question = null;
+    this._name = '';
     this._busy = false;
     this._progress = null;
     this._result = null;
@@ -92,24 +95,85 @@ export class ClefTrainPanel extends LitElement {
     return this;
   }
 
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.worker?.terminate();
+    this.worker = null;
+    this.remote = null;
+  }
+
+  /**
+   * The worker's API: one Comlink proxy per worker, kept as long as the worker (a dropped proxy,
+   * once collected, tells the worker to stop listening).
+   */
+  private api(): Comlink.Remote<TrainWorkerApi> {
+    if (this.worker === null) {
+      this.worker = new Worker(new URL('../../workers/train.worker.ts', import.meta.url), {
+        type: 'module',
+        name: 'clef-train',
+      });
+      this.remote = Comlink.wrap<TrainWorkerApi>(this.worker);
+    }
+    return this.remote as Comlink.Remote<TrainWorkerApi>;
+  }
+
+  /** The file as the worker reads it: bytes, name, the question and columns chosen. */
+  private picked(): PickedFile {
+    const file = this._file as { bytes: Uint8Array; name: string };
+    const plain =
+      this._textColumn === undefined && this._labelColumn === undefined
+        ? undefined
+        : { textColumn: this._textColumn, labelColumn: this._labelColumn };
+    return {
+      bytes: file.bytes,
+      name: file.name,
+      ...(this._question === null ? {} : { question: this._question }),
+      ...(plain ? { plain } : {}),
+    };
+  }
+
   private async load(file: File): Promise<void> {
-    this._text = await file.text();
-    this._fileName = file.name;
+    this._file = { bytes: new Uint8Array(await file.arrayBuffer()), name: file.name };
+    this._name = nameFromFile(file.name);
+    this._textColumn = undefined;
+    this._labelColumn = undefined;
+    this._question = null;
+    this._columns = [];
     this._result = null;
+    await this.inspect();
+  }
+
+  /** Reads the file in the worker: the summary, or the refusal `clef-web train` would print. */
+  private async inspect(): Promise<void> {
+    if (this._file === null) return;
+    const n = ++this.inspection;
+    this._summary = null;
     this._failure = null;
+    let outcome: Awaited<ReturnType<TrainWorkerApi['inspect']>>;
+    try {
+      outcome = await this.api().inspect(this.picked());
+    } catch (e) {
+      outcome = { ok: false, failure: { code: 'train_failed', message: (e as Error).message } };
+    }
+    if (n !== this.inspection) return;
+    if (outcome.ok) {
+      this._summary = outcome.summary;
+      if (outcome.summary.columns.length > 0) this._columns = outcome.summary.columns;
+    } else {
+      this._failure = outcome.failure;
+      const columns = (outcome.failure.details as { columns?: unknown } | undefined)?.columns;
+      if (Array.isArray(columns)) this._columns = columns.map(String);
+    }
   }
 
   private async train(): Promise<void> {
-    if (this._text === null || this._busy) return;
+    const summary = this._summary;
+    if (this._file === null || summary === null || summary.examples === 0 || this._busy) return;
     this._busy = true;
     this._result = null;
     this._failure = null;
     this._progress = null;
     this.saved = null;
-    const worker = new Worker(new URL('../../workers/train.worker.ts', import.meta.url), {
-      type: 'module',
-      name: 'clef-train',
-    });
     let verifying: Clef | null = null;
     const host: PageVerifyHost = {
       open: async (files) => {
@@ -123,9 +187,12 @@ export class ClefTrainPanel extends LitElement {
       },
     };
     try {
-      const api = Comlink.wrap<TrainWorkerApi>(worker);
-      const outcome = await api.train(
-        { examples: this._text },
+      const outcome = await this.api().train(
+        {
+          file: this.picked(),
+          // Labelled requests name their model; a plain file's requests get the name here.
+          ...(summary.kind === 'plain' ? { name: this._name.trim() || 'model' } : {}),
+        },
         Comlink.proxy((p: TrainProgress) => (this._progress = p)),
         Comlink.proxy(host),
       );
@@ -142,7 +209,10 @@ export class ClefTrainPanel extends LitElement {
     } finally {
       await host.close().catch(() => undefined);
       await removeTrainedPackage(VERIFYING).catch(() => undefined);
-      worker.terminate();
+      // A fresh worker for the next run: the in-memory file system and the trainer's memory go.
+      this.worker?.terminate();
+      this.worker = null;
+      this.remote = null;
       this._busy = false;
     }
   }
@@ -171,101 +241,110 @@ export class ClefTrainPanel extends LitElement {
     a.href = URL.createObjectURL(
       new Blob([zipStored(entries) as Uint8Array<ArrayBuffer>], { type: 'application/zip' }),
     );
-    a.download = `${name}.zip`;
+    a.download = `${folderName(result.name)}.zip`;
     a.click();
     setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
   }
 
-  private renderCounts(text: string): TemplateResult {
-    const counts = labelCounts(text);
-    return html`<table class="label-counts" aria-label="Label counts">
-      <caption>
-        ${this._fileName}
-      </caption>
-      <tr>
-        <th>question</th>
-        <th>option</th>
-        <th>examples</th>
-      </tr>
-      ${[...counts].flatMap(([question, options]) =>
-        [...options].map(
-          ([option, n]) =>
-            html`<tr>
-              <td>${question}</td>
-              <td>${option}</td>
-              <td>${n}</td>
-            </tr>`,
-        ),
-      )}
-    </table>`;
+  private columnPicker(
+    label: string,
+    value: string | undefined,
+    fallback: string,
+    set: (v: string) => void,
+  ) {
+    const options = [...new Set([...this._columns, value ?? fallback])];
+    return html`<label class="field inline"
+      >${label}
+      <select
+        ?disabled=${this._busy}
+        @change=${(e: Event) => {
+          set((e.target as HTMLSelectElement).value);
+          void this.inspect();
+        }}
+      >
+        ${options.map(
+          (c) => html`<option value=${c} ?selected=${c === (value ?? fallback)}>${c}</option>`,
+        )}
+      </select></label
+    >`;
   }
 
-  private renderResult(r: TrainResult): TemplateResult {
-    return html`<div class="train-result" data-model=${r.name}>
-      <p>
-        <strong>${r.name}</strong>: ${r.examples.train} examples trained, ${r.examples.heldOut} held
-        out. The package gives the fitted model's probabilities to within
-        <span data-delta>${r.maxPackageDeltaP.toExponential(2)}</span> on ${r.verified} held-out
-        examples run through this page's engine;
-        ${r.calibrated ? 'calibrated on the held-out part' : 'too few held-out examples to calibrate'}.
-      </p>
-      ${r.heldOut.questions.map(
-        (q) =>
-          html`<table class="recall" data-question=${q.id}>
-            <caption>
-              ${q.id}: held-out accuracy
-              <span data-accuracy>${pct(q.accuracy)}</span>
-              (${q.answered})
-            </caption>
-            <tr>
-              <th>option</th>
-              <th>held out</th>
-              <th>recall</th>
-            </tr>
-            ${Object.entries(q.recall).map(
-              ([id, f]) =>
-                html`<tr>
-                  <td>${id}</td>
-                  <td>${f.n}</td>
-                  <td>${pct(f.recall)}</td>
-                </tr>`,
-            )}
-          </table>`,
-      )}
-      <p class="muted" data-timings>
-        ${Object.entries(r.timingsMs)
-          .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
-          .join(' · ')}
-      </p>
-      <button type="button" @click=${() => this.useModel()}>Use this model here</button>
-      <button type="button" @click=${() => this.download()}>Download .zip</button>
+  /** Columns, question and name, for a plain file (labelled requests carry their own). */
+  private renderPlainSettings(): TemplateResult | typeof nothing {
+    const summary = this._summary;
+    const plain = summary?.kind === 'plain' || (summary === null && this._columns.length > 0);
+    if (!plain) return nothing;
+    const question = summary?.question;
+    const labelFallback = question?.id ?? 'label';
+    return html`<div class="plain-settings">
+      ${
+        this._columns.length > 0
+          ? html`${this.columnPicker('Text column', this._textColumn, 'text', (v) => (this._textColumn = v))}
+            ${this.columnPicker('Label column', this._labelColumn, labelFallback, (v) => (this._labelColumn = v))}`
+          : nothing
+      }
+      <label class="field"
+        >Question (System One JSON; its options are the labels)
+        <textarea
+          class="code"
+          rows="6"
+          aria-label="Question"
+          ?disabled=${this._busy}
+          .value=${this._question ?? question?.json ?? ''}
+          @change=${(e: Event) => {
+            const text = (e.target as HTMLTextAreaElement).value;
+            this._question = text.trim() === '' ? null : text;
+            void this.inspect();
+          }}
+        ></textarea>
+      </label>
+      ${
+        question?.generated && this._question === null
+          ? html`<p class="hint">
+              Made from the labels: add instructions and descriptions, and ask the model the same
+              way later.
+            </p>`
+          : nothing
+      }
+      <label class="field"
+        >Model name
+        <input
+          aria-label="Model name"
+          .value=${this._name}
+          ?disabled=${this._busy}
+          @input=${(e: Event) => (this._name = (e.target as HTMLInputElement).value)}
+      /></label>
     </div>`;
   }
 
   protected override render(): TemplateResult {
     const p = this._progress;
+    const ready = this._summary !== null && this._summary.examples > 0;
     return html`<section class="card train" aria-label="Train">
       <h2>Train a model on your labelled examples</h2>
       <p class="hint">
-        A JSONL file, one <code>{"request": ..., "labels": {"id": "option"}}</code> a line (choice
-        questions; at least 5 examples an option). It trains in this page, with the code
+        A CSV with a header (a text column and a label column), JSONL of
+        <code>{"text": ..., "label": ...}</code>, or labelled System One requests (one
+        <code>{"request": ..., "labels": {"id": "option"}}</code> a line); UTF-8, or UTF-16 with a
+        byte-order mark. At least 5 examples a label. It trains in this page, with the code
         <code>clef-web train</code> runs; the examples never leave it.
       </p>
       <input
         type="file"
-        accept=".jsonl,.json,.txt"
-        aria-label="Training data (labelled JSONL)"
+        accept=".csv,.tsv,.jsonl,.ndjson,.json,.txt"
+        aria-label="Training data"
         ?disabled=${this._busy}
         @change=${(e: Event) => {
           const file = (e.target as HTMLInputElement).files?.[0];
           if (file) void this.load(file);
         }}
       />
-      ${this._text === null ? nothing : this.renderCounts(this._text)}
+      ${this.renderPlainSettings()}
+      ${this._summary ? renderCounts(this._summary, this._file?.name ?? '') : nothing}
       <button
         type="button"
         class="primary"
-        ?disabled=${this._text === null || this._busy}
+        ?disabled=${!ready || this._busy}
         @click=${() => void this.train()}
       >
         Train
@@ -283,7 +362,14 @@ export class ClefTrainPanel extends LitElement {
 ${this._failure.message}</pre>`
           : nothing
       }
-      ${this._result ? this.renderResult(this._result) : nothing}
+      ${
+        this._result
+          ? renderResult(this._result, {
+              use: () => this.useModel(),
+              download: () => this.download(),
+            })
+          : nothing
+      }
     </section>`;
   }
 }

@@ -1,5 +1,6 @@
 /** The model card: where the package comes from, the device, load progress, what runs. */
 import { html, nothing, type TemplateResult } from 'lit';
+import { cssProps } from '../element/clef-decide/css-props.js';
 import type { EngineInfo } from '../wire/wire.js';
 import { progressPercent, progressText } from '../element/clef-decide/progress-text.js';
 import type { PlaygroundView, Device, Source } from './view-state.js';
@@ -144,7 +145,7 @@ export function renderModel(app: PlaygroundView): TemplateResult {
               aria-valuenow=${pct ?? nothing}
               aria-valuetext=${progressText(app.progress)}
             >
-              <div class="fill" style=${`width: ${pct ?? 0}%`}></div>
+              <div class="fill" ${cssProps({ width: `${pct ?? 0}%` })}></div>
             </div>
           </div>`
         : nothing

@@ -45,7 +45,7 @@ export function renderPage(app: PlaygroundView): TemplateResult {
         ${renderAnswersCard(app)} ${renderLatency(app)} ${renderPromptCard(app)} ${renderJson(app)}
         <clef-calibrate-panel .clef=${app.clef} .info=${app.info}></clef-calibrate-panel>
         <clef-train-panel
-          @clef-trained=${(e: CustomEvent<ClefTrainedDetail>) => void app.loadFromDirectory(e.detail.dir)}
+          @clef-trained=${(e: CustomEvent<ClefTrainedDetail>) => void app.useTrainedModel(e.detail.dir)}
         ></clef-train-panel>
       </div>
       ${renderLog(app)}

@@ -3,7 +3,16 @@ import { html, nothing, type TemplateResult } from 'lit';
 import type { QuestionType } from '../protocol/types.js';
 import type { PlaygroundView } from './view-state.js';
 import { PRESETS } from './examples.js';
-import { freshId, newQuestion, type FormQuestion, type FormState } from './request-form.js';
+import {
+  formToRequestText,
+  freshId,
+  newQuestion,
+  type FormQuestion,
+  type FormState,
+} from './request-form.js';
+import { untrainedParts, type UntrainedPart } from '../core/untrained.js';
+import { parseRequestJson } from '../protocol/json.js';
+import { validateRequest } from '../protocol/validate.js';
 
 const TYPE_LABEL: Record<QuestionType, string> = {
   choice: 'choice',
@@ -210,6 +219,31 @@ function formEditor(app: PlaygroundView): TemplateResult {
     </div>`;
 }
 
+/** What the request being edited asks that the loaded model was not trained on ([] if unknown). */
+export function untrainedNow(app: PlaygroundView): UntrainedPart[] {
+  if (!app.info?.training) return [];
+  try {
+    const body = parseRequestJson(
+      app.editMode === 'form' ? formToRequestText(app.form) : app.rawText,
+    );
+    return untrainedParts(app.info.training, validateRequest(body));
+  } catch {
+    return []; // not a valid request yet: Decide says why
+  }
+}
+
+function untrainedWarning(app: PlaygroundView): TemplateResult | typeof nothing {
+  const parts = untrainedNow(app);
+  if (parts.length === 0) return nothing;
+  return html`<div class="warning small" role="note" data-testid="untrained-note">
+    ⚠ ${app.info?.model} was not trained on ${parts.length === 1 ? 'part' : `${parts.length} parts`}
+    of this request; those answers carry no information:
+    <ul>
+      ${parts.map((p) => html`<li>${p.message}</li>`)}
+    </ul>
+  </div>`;
+}
+
 export function renderRequest(app: PlaygroundView): TemplateResult {
   return html`<section class="card" aria-labelledby="request-h">
     <div class="card-head">
@@ -259,6 +293,7 @@ export function renderRequest(app: PlaygroundView): TemplateResult {
               @keydown=${decideKey(app)}
             ></textarea>`
     }
+    ${untrainedWarning(app)}
     <div class="actions">
       <button
         type="button"

@@ -1,6 +1,8 @@
 /** The result cards: answers (the element's own views), latency, prompt tokens, JSON. */
 import { html, nothing, type TemplateResult } from 'lit';
+import { cssProps } from '../element/clef-decide/css-props.js';
 import { renderAnswers } from '../element/clef-decide/answer-view.js';
+import { untrainedNote } from '../element/clef-decide/untrained-view.js';
 import type { PlaygroundView } from './view-state.js';
 import { isTinyFixture, TINY_WARNING } from './examples.js';
 import { prettyJson } from './log-format.js';
@@ -38,7 +40,7 @@ export function renderAnswersCard(app: PlaygroundView): TemplateResult {
               ? html`<p class="warning small">${TINY_WARNING}</p>`
               : nothing
           }
-          ${renderAnswers(result.response)}`
+          ${untrainedNote(result.untrained)} ${renderAnswers(result.response)}`
         : html`<p class="muted placeholder">Press <strong>Decide</strong> to see the answers.</p>`
     }
     <div class="sr-only" role="status" aria-live="polite">
@@ -64,7 +66,8 @@ export function renderLatency(app: PlaygroundView): TemplateResult | typeof noth
     </div>
     <div class="stack" aria-hidden="true">
       ${parts.map(
-        ([name, v]) => html`<div class=${`seg ${name}`} style=${`flex-grow: ${v / sum}`}></div>`,
+        ([name, v]) =>
+          html`<div class=${`seg ${name}`} ${cssProps({ 'flex-grow': String(v / sum) })}></div>`,
       )}
     </div>
     <dl class="latency">
@@ -100,8 +103,11 @@ export function renderPromptCard(app: PlaygroundView): TemplateResult {
               <span class="tok state">state</span>
               ${view.questionIds.map(
                 (id, i) =>
-                  html`<span class="tok instruction" style=${`--q: ${i % 6}`}>${id}</span
-                    ><span class="tok option" style=${`--q: ${i % 6}`}>${id} options</span>`,
+                  html`<span class="tok instruction" ${cssProps({ '--q': String(i % 6) })}
+                      >${id}</span
+                    ><span class="tok option" ${cssProps({ '--q': String(i % 6) })}
+                      >${id} options</span
+                    >`,
               )}
               <span class="tok template">template</span>
             </p>

@@ -4,6 +4,7 @@
  */
 import type { Clef } from '../client/clef.js';
 import type { ClefErrorDetail } from '../element/clef-decide/events.js';
+import type { UntrainedPart } from '../core/untrained.js';
 import type { SystemOneResponse } from '../protocol/types.js';
 import type { DecisionTimings, EngineInfo, LoadProgress } from '../wire/wire.js';
 import type { LogEntry } from './log-format.js';
@@ -19,6 +20,8 @@ export interface DecisionResult {
   response: SystemOneResponse;
   json: string;
   timings: DecisionTimings;
+  /** What the request asked that the model was not trained on (DecisionWire.untrained). */
+  untrained?: UntrainedPart[];
 }
 
 export interface PlaygroundView {
@@ -46,6 +49,8 @@ export interface PlaygroundView {
   loadModel(): Promise<void>;
   pickFolder(): Promise<void>;
   loadFromDirectory(dir: FileSystemDirectoryHandle): Promise<void>;
+  /** Loads a model trained in the Train panel and puts its trained questions in the form. */
+  useTrainedModel(dir: FileSystemDirectoryHandle): Promise<void>;
   decide(): Promise<void>;
   setForm(form: FormState): void;
   applyPreset(id: string): void;

@@ -2,13 +2,18 @@
  * What crosses between the playground and its train worker (workers/train.worker.ts), through
  * Comlink. Types only.
  */
+import type { InputSummary, PickedFile } from '../node/train/input.js';
 import type { TrainProgress, TrainResult } from '../node/train/pipeline.js';
 
-export type { TrainProgress, TrainResult };
+export type { InputSummary, PickedFile, TrainProgress, TrainResult };
 
-/** What the page asks for: the labelled JSONL and the few settings the panel offers. */
+/**
+ * What the page asks for: the picked file (its bytes, decoded in the worker as `clef-web train`
+ * decodes a file; labelled requests or a plain text-and-label file), and the few settings the
+ * panel offers.
+ */
 export interface PageTrainRequest {
-  examples: string;
+  file: PickedFile;
   name?: string;
   seed?: number;
   holdout?: number;
@@ -43,7 +48,12 @@ export type PageTrainOutcome =
     }
   | { ok: false; failure: PageTrainFailure };
 
+export type PageInspectOutcome =
+  { ok: true; summary: InputSummary } | { ok: false; failure: PageTrainFailure };
+
 export interface TrainWorkerApi {
+  /** Reads the file as a run would (the same checks and messages) and says what it holds. */
+  inspect(file: PickedFile): Promise<PageInspectOutcome>;
   train(
     request: PageTrainRequest,
     onProgress: (progress: TrainProgress) => void,

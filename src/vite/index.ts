@@ -6,9 +6,10 @@
  * export default { plugins: [clefWeb()] };
  * ```
  *
- * - Serves onnxruntime-web's loader and wasm (only the files the engine loads) under `/ort/`,
- *   and the bundled clef-nano under `/clef-web/models/clef-nano/`, in dev and preview, and
- *   copies both into the build: nothing is fetched from another origin.
+ * - Serves onnxruntime-web's loader and wasm under `/ort/` (the builds of the devices in its
+ *   `devices` option; default every device), and the bundled clef-nano under
+ *   `/clef-web/models/clef-nano/`, in dev and preview, and copies both into the build (saying
+ *   what and how big): nothing is fetched from another origin.
  * - Sends COOP/COEP on dev and preview (threaded WASM needs cross-origin isolation; your
  *   production server must send them too: see the README).
  * - Keeps clef-web and onnxruntime-web out of dependency pre-bundling, so the engine's worker
@@ -16,8 +17,8 @@
  */
 import { createReadStream, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { defaultClientConditions, type Connect, type Plugin } from 'vite';
-import { clefAssets, type AssetOptions } from '../node/assets.js';
+import { defaultClientConditions, type Connect, type Logger, type Plugin } from 'vite';
+import { assetFiles, assetReport, clefAssets, type AssetOptions } from '../node/assets.js';
 
 export interface ClefWebPluginOptions extends AssetOptions {
   /** Send COOP/COEP on the dev and preview servers (default true). */
@@ -94,7 +95,9 @@ function serveFiles(
 export default function clefWeb(options: ClefWebPluginOptions = {}): Plugin {
   const headers = options.crossOriginIsolation === false ? {} : CROSS_ORIGIN_ISOLATION_HEADERS;
   let assets: Map<string, Map<string, string>> | null = null;
+  // Read once, at the first use: a wrong `devices` name fails the dev server and the build alike.
   const mounts = () => (assets ??= clefAssets(options));
+  let logger: Logger | null = null;
   const middlewares = (use: (fn: Connect.NextHandleFunction) => void) => {
     for (const [mount, files] of mounts()) use(serveFiles(mount, files, headers));
   };
@@ -109,6 +112,10 @@ export default function clefWeb(options: ClefWebPluginOptions = {}): Plugin {
       resolve: { conditions: ['onnxruntime-web-use-extern-wasm', ...defaultClientConditions] },
       optimizeDeps: { exclude: ['clef-web', 'onnxruntime-web'] },
     }),
+    configResolved: (config) => {
+      logger = config.logger;
+      mounts();
+    },
     configureServer: (server) => middlewares((fn) => server.middlewares.use(fn)),
     configurePreviewServer: (server) => middlewares((fn) => server.middlewares.use(fn)),
     async generateBundle() {
@@ -121,6 +128,8 @@ export default function clefWeb(options: ClefWebPluginOptions = {}): Plugin {
           });
         }
       }
+      const [head, ...rest] = assetReport(assetFiles(mounts()), options);
+      logger?.info([`clef-web: copied ${head}`, ...rest].join('\n'));
     },
   };
 }

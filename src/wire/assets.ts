@@ -1,21 +1,55 @@
 /**
  * Which of onnxruntime-web's files the engine fetches at run time, and where: its Emscripten
  * loader and wasm binary, served same-origin under ORT_PUBLIC_PATH (never a CDN). The Vite
- * plugin (src/vite) serves and copies exactly these; the engine points `wasmPaths` there.
+ * plugin (src/vite) and `clef-web assets` serve and copy those of the app's devices; the engine
+ * points `wasmPaths` there.
  * Runtime-free so the plugin can read it in Node.
  */
 export const ORT_PUBLIC_PATH = '/ort/';
 
 /**
- * WASM loads the plain build (`onnxruntime-web/wasm`: the plain pair, 14.2 MB of wasm); WebGPU
- * loads `onnxruntime-web/webgpu` (the asyncify pair, 26.8 MB). src/engine/ort.ts picks one.
+ * onnxruntime-web's builds the engine can run, each a loader (`.mjs`) and its wasm under
+ * ORT_PUBLIC_PATH. A device lists the builds it runs on, best first (`runtimeBuilds` in
+ * src/core/devices.ts); the engine runs the first one this browser supports and the server
+ * serves, and the Vite plugin and `clef-web assets` copy the first one of each device an app
+ * ships. `needs`: the browser feature a build requires (JSPI: `WebAssembly.Suspending`, in
+ * Chromium 137+ and Firefox; not in Safari 26).
  */
-export const ORT_RUNTIME_FILES: readonly string[] = [
-  'ort-wasm-simd-threaded.mjs',
-  'ort-wasm-simd-threaded.wasm',
-  'ort-wasm-simd-threaded.asyncify.mjs',
-  'ort-wasm-simd-threaded.asyncify.wasm',
-];
+export const RUNTIME_BUILD_FILES = {
+  /** The plain SIMD-threaded build: the CPU back end only (14.2 MB of wasm). */
+  plain: {
+    loader: 'ort-wasm-simd-threaded.mjs',
+    wasm: 'ort-wasm-simd-threaded.wasm',
+    needs: null,
+  },
+  /** WebGPU (and the CPU back end) with JS promise integration (16.8 MB of wasm). */
+  jspi: {
+    loader: 'ort-wasm-simd-threaded.jspi.mjs',
+    wasm: 'ort-wasm-simd-threaded.jspi.wasm',
+    needs: 'jspi',
+  },
+  /**
+   * WebGPU (and the CPU back end) for browsers without JSPI (26.8 MB of wasm: over Cloudflare
+   * Pages' 25 MiB per-file limit, so shipped only when asked for).
+   */
+  asyncify: {
+    loader: 'ort-wasm-simd-threaded.asyncify.mjs',
+    wasm: 'ort-wasm-simd-threaded.asyncify.wasm',
+    needs: null,
+  },
+} as const;
+
+export type RuntimeBuild = keyof typeof RUNTIME_BUILD_FILES;
+
+export const RUNTIME_BUILD_NAMES = Object.freeze(
+  Object.keys(RUNTIME_BUILD_FILES) as RuntimeBuild[],
+);
+
+/** A build's two files under ORT_PUBLIC_PATH: its loader, then its wasm. */
+export function runtimeBuildFiles(build: RuntimeBuild): [string, string] {
+  const { loader, wasm } = RUNTIME_BUILD_FILES[build];
+  return [loader, wasm];
+}
 
 /**
  * The Cache Storage cache where the engine keeps verified package files, each under its URL

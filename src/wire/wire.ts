@@ -4,6 +4,7 @@
  * catches the same class (with its `code`) that the worker threw, never a bare string.
  */
 import type { DeviceName, DeviceRequest } from '../core/devices.js';
+import type { UntrainedPart } from '../core/untrained.js';
 import { SystemOneError } from '../protocol/errors.js';
 import {
   CalibrationError,
@@ -11,7 +12,7 @@ import {
   type CalibrationAsk,
   type CalibrationErrorCode,
 } from '../calibrate/index.js';
-import type { ErrorBody } from '../protocol/types.js';
+import type { ErrorBody, JsonValue } from '../protocol/types.js';
 import {
   AbortedError,
   ClefError,
@@ -186,8 +187,16 @@ export interface EngineCounters {
    * the GPU; on WASM every output. Cumulative; it restarts when a fallback replaces the session.
    */
   readbackBytes: number;
-  /** Requests queued or running right now (0 when idle: an aborted request frees its slot). */
+  /**
+   * Requests queued or running right now (0 when idle: an aborted request frees its slot); of a
+   * shared engine, every tab's.
+   */
   pending: number;
+  /**
+   * The pages using this engine now: 1 for a dedicated worker; for a shared one
+   * (`createClef({ shared: true })`), each createClef of each tab that holds it.
+   */
+  tabs: number;
   /**
    * The engine's own warm-up decision is queued or running (it is not counted in `pending`);
    * while it is, the tensors it holds count in `liveTensors`.
@@ -222,7 +231,18 @@ export interface EngineCounters {
  */
 export interface TrainingSummary {
   method: string;
-  questions: Array<{ id: string; type: 'choice'; options: string[] }>;
+  questions: Array<{
+    id: string;
+    type: 'choice';
+    options: string[];
+    /**
+     * The instructions most training requests gave (null: none), and per option every
+     * description they gave it, the most common first (null: none). Absent from packages
+     * trained before clef-web recorded them; then only ids and options are known.
+     */
+    instructions?: string | null;
+    descriptions?: Record<string, JsonValue[]>;
+  }>;
   examples: { train: number; heldOut: number };
   /** Per question: accuracy on the held-out examples (null when none was held out). */
   heldOutAccuracy: Record<string, number | null>;
@@ -275,9 +295,20 @@ export interface EngineInfo {
   /** Why package files are not cached locally, or null when they are. */
   cacheProblem: string | null;
   counters: EngineCounters;
+  /**
+   * Where the engine runs: 'shared', one SharedWorker for every tab of this origin that asks
+   * for the same package with the same options (`createClef({ shared: true })`); 'dedicated',
+   * a worker of this page alone.
+   */
+  worker: 'shared' | 'dedicated';
+  /** Why: what was asked, or why `shared: true` fell back to a dedicated worker. */
+  workerReason: string;
   /** Only under simulate.stallAt (test worker): the stage a decision waits in for its abort. */
   stalledAt?: DecisionStage;
 }
+
+/** EngineInfo as the engine's worker reports it; the page adds where the engine runs. */
+export type HostInfo = Omit<EngineInfo, 'worker' | 'workerReason'>;
 
 /** How the runtime for a device came up (src/engine/ort.ts RuntimeStart). */
 export interface RuntimePhases {
@@ -381,6 +412,13 @@ export interface DecisionTimings {
   totalMs: number;
   prefixHit: boolean;
   backboneTokens: number;
+  /**
+   * Only from a shared engine (createClef({ shared: true })): how long the request waited for
+   * the engine (ms), and behind how many decisions (any tab's): the one running when it came,
+   * and those that started before it. Each tab waits in a line of its own, so a tab sending one
+   * request at a time waits behind at most the one decision that was running.
+   */
+  queue?: { waitedMs: number; behind: number };
 }
 
 export interface DecisionWire {
@@ -400,6 +438,12 @@ export interface DecisionWire {
    * calibrated probabilities, prediction sets and abstention, beside the unchanged body.
    */
   calibrated?: CalibratedDecision;
+  /**
+   * Only for a package `clef-web train` wrote (`info().training`), when the request asks a
+   * question, option id or option description it was not trained on: what, one entry each.
+   * Those answers carry no information; the body is unchanged (docs/training.md).
+   */
+  untrained?: UntrainedPart[];
 }
 
 /** The worker's surface, as Comlink exposes it. */
@@ -407,7 +451,7 @@ export interface WorkerApi {
   load(
     options: LoadOptionsWire,
     onProgress?: (p: LoadProgress) => void,
-  ): Promise<WireResult<EngineInfo>>;
+  ): Promise<WireResult<HostInfo>>;
   /** `calibration`: ask for `DecisionWire.calibrated` (absent: the plain decision). */
   systemone(
     id: number,
@@ -421,6 +465,21 @@ export interface WorkerApi {
    * terminated, closed or crashed worker sends no message). False where Web Locks are missing.
    */
   lifeline(name: string): Promise<boolean>;
-  info(): Promise<WireResult<EngineInfo>>;
+  info(): Promise<WireResult<HostInfo>>;
   dispose(): Promise<void>;
+}
+
+/**
+ * One tab's surface of a shared engine (src/engine/shared-engine.ts), on the MessagePort of its
+ * SharedWorker connection: the engine's, with `load` joining the engine that is loaded or
+ * loading, `dispose` leaving it (the last tab to leave ends the worker), and `join` first.
+ */
+export interface SharedEngineApi extends WorkerApi {
+  /**
+   * Makes this connection a tab of the engine. The tab holds the Web Lock `tabLock` for as
+   * long as it is here, and `presenceLock` (shared mode) from before it connected: the worker
+   * waits for `tabLock`, which it is granted once the tab has left, closed or navigated away,
+   * and ends itself only when it can take `presenceLock` exclusively (no tab connecting).
+   */
+  join(tabLock: string, presenceLock: string): Promise<WireResult<void>>;
 }

@@ -16,11 +16,28 @@
  */
 import { expect, test } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startFirefox, type RunningFirefox } from '../firefox/support/launch.js';
 import { ELEMENT_PAGE, MAIN_JS, NODE_TS, TYPED_TS, TYPED_TSX } from './consumer-fixtures.js';
+import {
+  answerShown,
+  expectRecipeAnswer,
+  readmeCommands,
+  readmeFiles,
+  readmeSection,
+  writeFiles,
+} from './consumer-recipes.js';
 import {
   leftoverProcesses,
   decideOnStaticSite,
@@ -28,6 +45,7 @@ import {
   firstDecision,
   firstDecisionInFirefox,
   run,
+  runToExit,
   start,
   staticServer,
   typecheck,
@@ -59,6 +77,10 @@ const WEBPACK_CLI = 'webpack-cli@7.3.1';
 const ESBUILD = `esbuild@${versionOf('esbuild')}`;
 /** React's types, for the JSX typings of the elements. */
 const REACT_TYPES = '@types/react@19.3.3';
+/** Rollup (plain, and with the import-meta-assets plugin) and Parcel 2 (issue 37). */
+const ROLLUP = ['rollup@4.68.9', '@rollup/plugin-node-resolve@16.0.3'];
+const ROLLUP_ASSETS = '@web/rollup-plugin-import-meta-assets@2.3.3';
+const PARCEL = 'parcel@2.16.4';
 
 test.describe.configure({ mode: 'serial', timeout: 600_000 });
 
@@ -109,6 +131,14 @@ test.beforeAll(async () => {
   console.log(
     `[consumer] npm install (tarball, vite, webpack, esbuild, @types/react): ${Date.now() - installStart} ms`,
   );
+  // Measured apart: what the Rollup and Parcel apps add to the suite's install.
+  const moreStart = Date.now();
+  run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', ...ROLLUP, ROLLUP_ASSETS, PARCEL],
+    app,
+  );
+  console.log(`[consumer] npm install (rollup, its plugins, parcel): ${Date.now() - moreStart} ms`);
   firefox = await startFirefox('default');
 });
 
@@ -274,7 +304,10 @@ test('createClef() decides in a fresh Vite app built with clef-web/vite, same-or
   const built = run('npx', ['vite', 'build'], app);
   // onnxruntime's self-URL no longer reads as a missing asset.
   expect(built).not.toMatch(/doesn't exist at build time|warn/i);
-  expect(existsSync(join(app, 'dist/ort/ort-wasm-simd-threaded.asyncify.wasm'))).toBe(true);
+  // Both devices' runtimes by default: WebGPU's is the JSPI build, not the 26.8 MB asyncify one.
+  expect(existsSync(join(app, 'dist/ort/ort-wasm-simd-threaded.jspi.wasm'))).toBe(true);
+  expect(existsSync(join(app, 'dist/ort/ort-wasm-simd-threaded.asyncify.wasm'))).toBe(false);
+  expect(built).toMatch(/clef-web: copied \d+ files, [\d.]+ MB:/);
   expect(existsSync(join(app, 'dist/clef-web/models/clef-nano/manifest.json'))).toBe(true);
   // The classic service-worker script, for importScripts (docs/interop.md).
   expect(readFileSync(join(app, 'dist/clef-web/sw-routes.js'), 'utf8')).toContain('clefSystemOne');
@@ -377,12 +410,61 @@ test('a CommonJS package (npm init -y) loads clef-web/vite; require(clef-web) sa
   expect(required.stderr).not.toContain('No "exports" main defined');
 });
 
-test('npx clef-web serve from the installed package: a one-line hint, then the bundled model', async () => {
-  const missing = spawnSync('npx', ['clef-web', 'serve', '--port', '0'], {
+test('without onnxruntime-node each command needing it says so in one line; require(clef-web/node) says ESM-only', () => {
+  expect(existsSync(join(app, 'node_modules/onnxruntime-node'))).toBe(false);
+  const commands = [
+    ['serve', '--port', '0'],
+    ['serve', '--workers', '2', '--port', '0'],
+    ['decide', '--in', 'main.js', '--out', 'out.jsonl'],
+    [
+      'verify',
+      'node_modules/clef-web/models/clef-nano',
+      '--against-package',
+      'node_modules/clef-web/models/clef-nano',
+      '--requests',
+      '1',
+    ],
+    ['calibrate', 'node_modules/clef-web/models/clef-nano', '--examples', 'main.js'],
+  ];
+  for (const argv of commands) {
+    const r = spawnSync('npx', ['clef-web', ...argv], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const lines = r.stderr.trim().split('\n');
+    expect(r.status, `${argv.join(' ')}: ${r.stderr}`).toBe(1);
+    expect(lines, argv.join(' ')).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^clef-web ${argv[0]}: `));
+    expect(lines[0]).toContain('ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0');
+    // The class name never leads the message (it crossed a worker thread as one, once).
+    expect(lines[0]).not.toMatch(/[A-Z]\w+Error:/);
+  }
+  // require('clef-web/node') says it is an ES module, not Node's generic ERR_PACKAGE_PATH_NOT_EXPORTED.
+  const required = spawnSync('node', ['-e', "require('clef-web/node')"], {
     cwd: app,
     encoding: 'utf8',
-    timeout: 60_000,
   });
+  expect(required.status).toBe(1);
+  expect(required.stderr).toContain('ERR_CLEF_WEB_ESM_ONLY');
+  expect(required.stderr).toContain("import('clef-web/node')");
+  expect(required.stderr).not.toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
+  // prepare names its own command, not an option of convert's.
+  const prepared = spawnSync(
+    'npx',
+    ['clef-web', 'prepare', 'node_modules/clef-web/models/clef-nano'],
+    { cwd: app, encoding: 'utf8', timeout: 60_000 },
+  );
+  expect(prepared.status).toBe(1);
+  expect(prepared.stderr).toMatch(
+    /^clef-web prepare: Writing WASM-prepared graphs needs onnxruntime-node, which is not installed/,
+  );
+  expect(prepared.stderr).not.toContain('--wasm-graphs');
+});
+
+test('npx clef-web serve from the installed package: a one-line hint, then the bundled model', async () => {
+  // In a process group, so that a server npx started is ended too should it not exit.
+  const missing = await runToExit('npx', ['clef-web', 'serve', '--port', '0'], app, 60_000);
   expect(missing.status).toBe(1);
   const lines = missing.stderr.trim().split('\n');
   expect(lines).toHaveLength(1);
@@ -390,15 +472,10 @@ test('npx clef-web serve from the installed package: a one-line hint, then the b
 
   run(
     'npm',
-    [
-      'install',
-      '--no-audit',
-      '--no-fund',
-      '--prefer-offline',
-      'onnxruntime-node@1.30.0',
-      '--onnxruntime-node-install=skip',
-    ],
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', 'onnxruntime-node@1.30.0'],
     app,
+    // README's install: the variable skips its CUDA download (npm 11 warns about the flag).
+    { ONNXRUNTIME_NODE_INSTALL: 'skip' },
   );
   const served = await start(
     'npx',
@@ -458,5 +535,218 @@ test('one script tag: `clef-web assets --element` and any static server', async 
     ).toEqual([]);
   } finally {
     await close();
+  }
+});
+
+test('a WASM-only Vite build ships 20 MB or less, and no file over 25 MiB', () => {
+  const wasmOnly = join(app, 'wasm-only');
+  mkdirSync(wasmOnly, { recursive: true });
+  writeFileSync(
+    join(wasmOnly, 'vite.config.js'),
+    "import clefWeb from 'clef-web/vite';\nexport default { plugins: [clefWeb({ devices: ['wasm'] })] };\n",
+  );
+  writeFileSync(join(wasmOnly, 'index.html'), readFileSync(join(app, 'index.html')));
+  writeFileSync(join(wasmOnly, 'main.js'), MAIN_JS);
+  const built = run('npx', ['vite', 'build'], wasmOnly);
+  expect(built).toMatch(/clef-web: copied \d+ files, [\d.]+ MB:/);
+  const sizes = (dir: string) =>
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => statSync(join(e.parentPath, e.name)).size);
+  const total = sizes(join(wasmOnly, 'dist')).reduce((a, b) => a + b, 0);
+  console.log(`[consumer] WASM-only Vite build: ${(total / 1e6).toFixed(2)} MB`);
+  expect(total).toBeLessThanOrEqual(20e6);
+  expect(existsSync(join(wasmOnly, 'dist/ort/ort-wasm-simd-threaded.jspi.wasm'))).toBe(false);
+  // The default build (both devices), made above: nothing over a static host's 25 MiB.
+  const largest = Math.max(...sizes(join(app, 'dist')));
+  console.log(`[consumer] default Vite build: largest file ${(largest / 2 ** 20).toFixed(1)} MiB`);
+  expect(largest).toBeLessThanOrEqual(25 * 2 ** 20);
+});
+
+/**
+ * A fresh project as `npm init -y` writes it (npm 11: `"type": "commonjs"`), with clef-web in its
+ * dependencies as `npm install clef-web` writes it (Parcel reads that); the packages themselves
+ * are the suite's install, one folder up.
+ */
+function freshProject(name: string): string {
+  const dir = join(app, name);
+  mkdirSync(dir, { recursive: true });
+  run('npm', ['init', '-y'], dir);
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  manifest.dependencies = { 'clef-web': `^${pack.filename.replace(/^clef-web-|\.tgz$/g, '')}` };
+  writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+  return dir;
+}
+
+test('README’s webpack 5 recipe, as written, in a fresh `npm init -y` (CommonJS) project', async ({
+  browser,
+}) => {
+  const dir = freshProject('webpack-recipe');
+  expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).type).toBe('commonjs');
+  const files = readmeFiles('webpack 5');
+  expect([...files.keys()].sort()).toEqual([
+    'dist/index.html',
+    'src/index.js',
+    'webpack.config.js',
+  ]);
+  writeFiles(dir, files);
+  // README: `npx webpack && npx clef-web assets dist --no-worker && npx clef-web static dist`
+  // (the install before it is the suite's, one folder up).
+  expect(readmeCommands('webpack 5')).toContain(
+    'npx webpack && npx clef-web assets dist --no-worker && npx clef-web static dist',
+  );
+  const built = run('npx', ['webpack'], dir);
+  expect(built).toContain('compiled successfully');
+  expect(built).not.toMatch(/WARNING|ERROR/);
+  const copied = run('npx', ['clef-web', 'assets', 'dist', '--no-worker'], dir);
+  expect(copied).toMatch(/ort-wasm-simd-threaded\.wasm +14\.\d\d MB/);
+  const served = await start(
+    'npx',
+    ['clef-web', 'static', 'dist', '--port', '0'],
+    dir,
+    /serving dist on (http:\/\/127\.0\.0\.1:\d+)/,
+  );
+  try {
+    const result = await answerShown(browser, served.match[1]!);
+    console.log(`[consumer] webpack recipe (CommonJS): first answer ${result.ms} ms`);
+    expectRecipeAnswer(result, served.match[1]!);
+  } finally {
+    await served.stop();
+  }
+});
+
+/** README's Rollup project: its config, webpack's page script, and the page. */
+function rollupProject(name: string, config: string): string {
+  const dir = freshProject(name);
+  writeFiles(
+    dir,
+    new Map([
+      ['rollup.config.mjs', config],
+      ['src/index.js', readmeFiles('webpack 5').get('src/index.js')!],
+    ]),
+  );
+  mkdirSync(join(dir, 'dist'), { recursive: true });
+  writeFileSync(
+    join(dir, 'dist/index.html'),
+    '<!doctype html>\n<p id="answer">deciding...</p>\n<script type="module" src="/index.js"></script>\n',
+  );
+  run('npx', ['rollup', '-c'], dir);
+  return dir;
+}
+
+test('Rollup with @rollup/plugin-node-resolve: README’s recipe decides', async ({ browser }) => {
+  const config = readmeFiles('Rollup').get('rollup.config.mjs')!;
+  const started = Date.now();
+  const dir = rollupProject('rollup-recipe', config);
+  expect(readmeCommands('Rollup')).toContain('npx rollup -c && npx clef-web assets dist');
+  run('npx', ['clef-web', 'assets', 'dist'], dir);
+  const server = await staticServer(join(dir, 'dist'));
+  try {
+    const result = await answerShown(browser, server.origin);
+    console.log(`[consumer] Rollup: build + first answer ${Date.now() - started} ms`);
+    expectRecipeAnswer(result, server.origin);
+  } finally {
+    await server.close();
+  }
+});
+
+test('Rollup with @web/rollup-plugin-import-meta-assets: the error names the chunk and --worker-dir; with it, it decides', async ({
+  browser,
+}) => {
+  const config = readmeFiles('Rollup')
+    .get('rollup.config.mjs')!
+    .replace(
+      "import { nodeResolve } from '@rollup/plugin-node-resolve';",
+      "import { nodeResolve } from '@rollup/plugin-node-resolve';\nimport { importMetaAssets } from '@web/rollup-plugin-import-meta-assets';",
+    )
+    .replace(
+      'plugins: [nodeResolve({ browser: true })]',
+      'plugins: [nodeResolve({ browser: true }), importMetaAssets()]',
+    );
+  expect(config).toContain('importMetaAssets()');
+  const dir = rollupProject('rollup-assets-recipe', config);
+  // Without the flag: the worker (copied into assets/ by the plugin) misses its chunks.
+  run('npx', ['clef-web', 'assets', 'dist'], dir);
+  let server = await staticServer(join(dir, 'dist'));
+  try {
+    const failed = await answerShown(browser, server.origin, 60_000);
+    expect(failed.answer).toBeNull();
+    expect(failed.errors.join('\n')).toMatch(/could not load its chunk ort\.\w+\.min-[\w-]+\.js/);
+    expect(failed.errors.join('\n')).toContain('`npx clef-web assets <dir> --worker-dir assets`');
+  } finally {
+    await server.close();
+  }
+  expect(readmeCommands('Rollup')).toContain(
+    'npx rollup -c && npx clef-web assets dist --worker-dir assets',
+  );
+  run('npx', ['clef-web', 'assets', 'dist', '--worker-dir', 'assets'], dir);
+  server = await staticServer(join(dir, 'dist'));
+  try {
+    expectRecipeAnswer(await answerShown(browser, server.origin), server.origin);
+  } finally {
+    await server.close();
+  }
+});
+
+/** README's Parcel project: the page and webpack's page script under src/, its .proxyrc.cjs. */
+function parcelProject(): string {
+  const dir = freshProject('parcel-recipe');
+  // README: delete the "main" npm init -y writes (Parcel takes it for a library target).
+  expect(readmeSection('Parcel')).toContain('Delete the `"main": "index.js"` line');
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  delete manifest.main;
+  writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+  // The lockfile a user's `npm install` leaves here: Parcel takes the folder with one for the
+  // project's root, where it reads .proxyrc.cjs (the suite's lockfile is one folder up).
+  writeFileSync(
+    join(dir, 'package-lock.json'),
+    JSON.stringify({ name: manifest.name, lockfileVersion: 3, requires: true, packages: {} }),
+  );
+  const files = readmeFiles('Parcel');
+  expect([...files.keys()]).toEqual(['.proxyrc.cjs']);
+  files.set('src/index.js', readmeFiles('webpack 5').get('src/index.js')!);
+  files.set(
+    'src/index.html',
+    '<!doctype html>\n<p id="answer">deciding...</p>\n<script type="module" src="./index.js"></script>\n',
+  );
+  writeFiles(dir, files);
+  return dir;
+}
+
+test('Parcel 2: README’s build recipe decides, then its dev server (no top-level await)', async ({
+  browser,
+}) => {
+  const dir = parcelProject();
+  const [buildLine, devLine] = readmeCommands('Parcel');
+  expect(buildLine).toBe('npx parcel build src/index.html && npx clef-web assets dist --no-worker');
+  expect(devLine).toBe('npx clef-web assets dist --no-worker && npx parcel src/index.html');
+  let started = Date.now();
+  run('npx', ['parcel', 'build', 'src/index.html'], dir);
+  run('npx', ['clef-web', 'assets', 'dist', '--no-worker'], dir);
+  const server = await staticServer(join(dir, 'dist'));
+  try {
+    const result = await answerShown(browser, server.origin);
+    console.log(`[consumer] Parcel build: build + first answer ${Date.now() - started} ms`);
+    expectRecipeAnswer(result, server.origin);
+  } finally {
+    await server.close();
+  }
+  // The dev server, on a port of this suite's range (README's command takes Parcel's default).
+  started = Date.now();
+  const port = String(Number(process.env.CLEF_TEST_PORT || 5179) + 21);
+  const dev = await start(
+    'npx',
+    ['parcel', 'src/index.html', '--port', port],
+    dir,
+    /Server running at (http:\/\/[\w.]+:\d+)/,
+  );
+  try {
+    const origin = dev.match[1]!;
+    const result = await answerShown(browser, origin);
+    console.log(`[consumer] Parcel dev server: start + first answer ${Date.now() - started} ms`);
+    // .proxyrc.cjs sends COOP/COEP: the dev page is cross-origin isolated.
+    expectRecipeAnswer(result, origin);
+  } finally {
+    await dev.stop();
   }
 });

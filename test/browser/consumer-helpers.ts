@@ -59,6 +59,49 @@ export function leftoverProcesses(): number[] {
 }
 
 /**
+ * Runs a command to its exit in a process group of its own, and ends whatever is left of the
+ * group afterwards, on every path: a timeout stops the whole group (npx and the program it
+ * started, which spawnSync's `timeout` would leave running) and rejects.
+ */
+export async function runToExit(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawnGroup(cmd, args, {
+    cwd,
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }) as ChildProcessByStdio<null, Readable, Readable>;
+  if (child.pid !== undefined) groups.push(child.pid);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d));
+  child.stderr.on('data', (d: Buffer) => (stderr += d));
+  const closed = new Promise<void>((r) => child.once('close', () => r()));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', reject);
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), timeoutMs)));
+  let status: number | null | 'late';
+  try {
+    status = await Promise.race([exited, late]);
+    if (status === 'late') {
+      throw new Error(`${cmd} ${args.join(' ')} still running after ${timeoutMs / 1000} s`);
+    }
+  } finally {
+    clearTimeout(timer);
+    await stopGroup(child);
+    // Every writer of its pipes has exited: the rest of its output arrives, then 'close'.
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 5_000))]);
+  }
+  return { status, stdout, stderr };
+}
+
+/**
  * Starts a long-running command in its own process group (npx starts the real server as a
  * child) and resolves with the first match of `ready` in its output; on a timeout or an early
  * exit it stops the group before rejecting.

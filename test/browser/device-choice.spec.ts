@@ -94,7 +94,7 @@ test('the real headless adapter is a software fallback, passed over by auto: js 
   expect(info.fallbackReason).toMatch(
     /js skipped: the js device cannot run this package \(simulate\.refuseJs\)/,
   );
-  // The plain build for WASM: neither the asyncify (WebGPU) wasm nor the JSEP one.
+  // The plain build for WASM: none of the WebGPU builds' wasm (JSPI, asyncify, JSEP).
   expect(files).toContain('ort-wasm-simd-threaded.wasm');
   expect(files.filter((f) => f.endsWith('.wasm'))).toEqual(['ort-wasm-simd-threaded.wasm']);
   expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/wasm');
@@ -107,7 +107,7 @@ test('the real headless adapter is a software fallback, passed over by auto: js 
   expect(now.counters.backboneTokens).toBe(got.timings.backboneTokens);
 });
 
-test("an explicit 'webgpu' still runs on the software adapter, on the WebGPU build", async ({
+test("an explicit 'webgpu' still runs on the software adapter, on the JSPI WebGPU build", async ({
   page,
 }) => {
   await openPage(page);
@@ -121,11 +121,10 @@ test("an explicit 'webgpu' still runs on the software adapter, on the WebGPU bui
   expect(info.deviceReason).toMatch(
     /^device 'webgpu' requested on google swiftshader \(.*software fallback\)/,
   );
-  expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/webgpu');
+  // Chromium has JSPI: the 16.8 MB JSPI build, not the 26.8 MB asyncify one.
+  expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/jspi');
   expect(info.loadMs.runtime?.instantiateMs).toBeGreaterThan(0);
-  expect(files.filter((f) => f.endsWith('.wasm'))).toEqual([
-    'ort-wasm-simd-threaded.asyncify.wasm',
-  ]);
+  expect(files.filter((f) => f.endsWith('.wasm'))).toEqual(['ort-wasm-simd-threaded.jspi.wasm']);
 });
 
 test('auto takes an adapter that is not a fallback, after a js device that answers first', async ({

@@ -1,18 +1,23 @@
 /**
  * The playground's Train panel in Chromium: the planted task (each state's label is decided by
- * one planted word) trained in the page, with the pipeline `clef-web train` runs, in a worker
- * over an in-memory file system. Checked: the label counts; the held-out accuracy (≥ 99%, as the
- * trainer's own test asks); the package verified through the page's engine to within 1e-3; the
- * converted files byte-identical to the same run on the disk in Node (so the in-memory fs, path
- * and SHA-256 stand-ins change nothing); the downloaded .zip holding exactly the package the
- * manifest describes; the model answering fresh planted draws once "used"; and no request to
- * any origin but the page's own.
+ * one planted word), picked as a plain CSV (its label column chosen, its question edited),
+ * trained in the page with the pipeline `clef-web train` runs, in a worker over an in-memory
+ * file system. Checked: the label counts; the held-out accuracy (≥ 99%, as the trainer's own
+ * test asks); the package verified through the page's engine to within 1e-3; the converted files
+ * byte-identical to the equivalent labelled-request file trained on the disk in Node (so the
+ * plain reader, the in-memory fs, path and SHA-256 stand-ins change nothing); the .zip, named
+ * after the model, holding exactly the package the manifest describes; "Use this model here"
+ * putting the trained question in the form, and a warning when a request asks what the model was
+ * not trained on; the model answering fresh planted draws; no request to any origin but the
+ * page's own. Then every refusal `clef-web train` makes of a file, made by the panel with the
+ * same message.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
+import { main } from '../../src/node/cli.js';
 import { loadNodePackage } from '../../src/node/engine.js';
 import { runTraining } from '../../src/node/train/pipeline.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
@@ -20,6 +25,13 @@ import { testSeed } from '../support/seed.js';
 import { openPlayground } from './playground-helpers.js';
 
 const EXAMPLES = plantedJsonl(240, 11);
+const QUESTION = { route: plantedRequest('x').questions.route };
+const csvField = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+/** The same examples as a spreadsheet exports them: a text and a label column. */
+function plantedCsv(n: number, seed: number): string {
+  const rows = plantedExamples(n, seed).map((e) => `${csvField(e.state)},${e.label}`);
+  return `text,route\n${rows.join('\n')}\n`;
+}
 
 /** The entries of a stored (uncompressed) zip, read front to back by their local headers. */
 function readStoredZip(bytes: Buffer): Map<string, Buffer> {
@@ -45,7 +57,7 @@ interface ManifestFile {
   sha256: string;
 }
 
-test('trains in the page, verifies through the page engine, downloads and uses the model', async ({
+test('trains a plain CSV in the page, downloads it, and the playground asks its question', async ({
   browser,
 }, testInfo) => {
   test.setTimeout(300_000);
@@ -63,30 +75,49 @@ test('trains in the page, verifies through the page engine, downloads and uses t
   });
   const page = await openPlayground(context);
   await expect(page.getByTestId('device')).toContainText('wasm', { timeout: 120_000 });
+  const panel = page.locator('clef-train-panel');
+  const trainButton = panel.getByRole('button', { name: 'Train', exact: true });
 
-  await page.getByLabel('Training data (labelled JSONL)').setInputFiles({
-    name: 'planted.jsonl',
-    mimeType: 'application/json',
-    buffer: Buffer.from(EXAMPLES),
+  await panel.getByLabel('Training data').setInputFiles({
+    name: 'planted.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from(plantedCsv(240, 11)),
   });
-  const counts = page.locator('.train table.label-counts');
+  // The label column is "route", not "label": refused as the CLI would, with the columns offered.
+  await expect(panel.locator('[role=alert]')).toContainText('no label column "label"');
+  await expect(trainButton).toBeDisabled();
+  await panel.getByLabel('Label column').selectOption('route');
+  const counts = panel.locator('table.label-counts');
   for (const option of ['abuse', 'billing', 'other', 'shipping']) {
     await expect(counts.locator('tr', { hasText: option })).toContainText('60');
   }
-  await page.getByRole('button', { name: 'Train', exact: true }).click();
-  await expect(page.locator('.train .progress-note')).toBeVisible({ timeout: 30_000 });
-  const result = page.locator('.train .train-result');
+  await expect(panel.locator('[role=alert]')).toHaveCount(0);
+  // The question made from the labels, replaced by the one the page will ask (descriptions too).
+  const question = panel.getByLabel('Question', { exact: true });
+  expect(JSON.parse(await question.inputValue())).toEqual({
+    type: 'choice',
+    criteria: { abuse: null, billing: null, other: null, shipping: null },
+  });
+  await question.fill(JSON.stringify(QUESTION, null, 2));
+  await question.blur();
+  await panel.getByLabel('Model name').fill('support-router');
+  await expect(trainButton).toBeEnabled();
+  await trainButton.click();
+  await expect(panel.locator('.progress-note')).toBeVisible({ timeout: 30_000 });
+  const result = panel.locator('.train-result');
   await expect(result).toBeVisible({ timeout: 240_000 });
-  await expect(page.locator('.train [role=alert]')).toHaveCount(0);
+  await expect(panel.locator('[role=alert]')).toHaveCount(0);
   const accuracy = parseFloat((await result.locator('[data-accuracy]').textContent()) ?? '');
   expect(accuracy).toBeGreaterThanOrEqual(99);
   const delta = Number(await result.locator('[data-delta]').textContent());
   expect(delta).toBeLessThanOrEqual(1e-3);
 
-  // The download: the package (and its release), every file as the manifest hashes it.
-  const download = page.waitForEvent('download');
+  // The download, named after the model: the package (and its release), as the manifest hashes it.
+  const downloading = page.waitForEvent('download');
   await result.getByRole('button', { name: 'Download .zip' }).click();
-  const zip = readStoredZip(readFileSync((await (await download).path())!));
+  const download = await downloading;
+  expect(download.suggestedFilename()).toBe('support-router.zip');
+  const zip = readStoredZip(readFileSync((await download.path())!));
   const manifest = JSON.parse(zip.get('support-router/manifest.json')!.toString('utf8')) as {
     files: ManifestFile[];
     training: { questions: Array<{ id: string; options: string[] }> };
@@ -99,7 +130,7 @@ test('trains in the page, verifies through the page engine, downloads and uses t
   }
   expect([...zip.keys()].some((k) => k.startsWith('support-router-release/'))).toBe(true);
 
-  // The same run on the disk in Node: the converted files are the same bytes.
+  // The equivalent labelled-request file on the disk in Node: the converted files are the same bytes.
   const work = mkdtempSync(join(tmpdir(), 'clef-train-page-'));
   try {
     await runTraining(
@@ -126,12 +157,49 @@ test('trains in the page, verifies through the page engine, downloads and uses t
     rmSync(work, { recursive: true, force: true });
   }
 
-  // Used here: the playground loads it, and it answers fresh draws through the page's route.
+  // Used here: the playground loads it and puts its trained question in the form.
+  // Before: the banking example the page starts with (a question the planted model never saw).
+  const raw = page.locator('#raw-json');
+  await page.getByRole('radio', { name: 'Raw JSON' }).click();
+  expect(Object.keys(JSON.parse(await raw.inputValue()).questions.route.criteria)).toContain(
+    'replacement_card_duration',
+  );
   await result.getByRole('button', { name: 'Use this model here' }).click();
   await expect(page.locator('dl.facts dd', { hasText: 'support-router' }).first()).toBeVisible({
     timeout: 60_000,
   });
-  // The page registers its System One route just after the model shows.
+  const options = page.getByRole('group', { name: 'Options of route' });
+  await expect(options).toBeVisible();
+  await expect(page.locator('fieldset.question')).toHaveCount(1);
+  await page.getByRole('radio', { name: 'Raw JSON' }).click();
+  const asked = JSON.parse(await raw.inputValue());
+  expect(asked.model).toBe('support-router');
+  expect(asked.questions).toEqual(QUESTION);
+  await expect(page.getByTestId('untrained-note')).toHaveCount(0);
+  const decide = page.getByRole('button', { name: 'Decide', exact: true });
+  await raw.fill(JSON.stringify({ ...asked, state: 'the courier left my parcel in the rain' }));
+  await decide.click();
+  const answers = page.locator('.answers-card');
+  await expect(answers.locator('[data-question=route]')).toBeVisible({ timeout: 30_000 });
+  await expect(answers.locator('[part=untrained]')).toHaveCount(0);
+  // A request beyond the training: warned in the editor before, and above the answers after.
+  const beyond = {
+    ...asked,
+    questions: {
+      route: { type: 'choice', criteria: { billing: 'Payments', sales: 'Quotes' } },
+      urgent: { type: 'noul' },
+    },
+  };
+  await raw.fill(JSON.stringify(beyond));
+  const note = page.getByTestId('untrained-note');
+  await expect(note).toContainText('option "sales" was not trained');
+  await expect(note).toContainText('question "urgent" was not trained');
+  await decide.click();
+  const warning = answers.locator('[part=untrained]');
+  await expect(warning).toHaveAttribute('data-untrained', '2', { timeout: 30_000 });
+  await expect(warning).toContainText('option "sales" was not trained');
+
+  // Its /v1/systemone route answers fresh draws with it.
   const probe = plantedRequest('my parcel is late');
   await expect
     .poll(
@@ -146,7 +214,7 @@ test('trains in the page, verifies through the page engine, downloads and uses t
     .toBe(200);
   const seed = testSeed('playground train: fresh planted draws');
   const fresh = plantedExamples(12, seed);
-  const answers = await page.evaluate(
+  const routed = await page.evaluate(
     async (requests) => {
       const out: string[] = [];
       for (const body of requests) {
@@ -158,31 +226,131 @@ test('trains in the page, verifies through the page engine, downloads and uses t
     },
     fresh.map((e) => plantedRequest(e.state)),
   );
-  expect(answers, `seed ${seed}`).toEqual(fresh.map((e) => e.label));
+  expect(routed, `seed ${seed}`).toEqual(fresh.map((e) => e.label));
   expect(foreign).toEqual([]);
   await context.close();
 });
 
-test('refuses a file it cannot learn from, saying why, before any work', async ({
+/** What `clef-web train` prints for a file (the message after "clef-web train: "), run here. */
+async function cliRefusal(
+  dir: string,
+  name: string,
+  bytes: Buffer,
+  args: string[],
+): Promise<string> {
+  writeFileSync(join(dir, name), bytes);
+  const printed: string[] = [];
+  const error = console.error;
+  console.error = (m: unknown) => void printed.push(String(m));
+  try {
+    const code = await main([
+      'train',
+      ...args.map((a) => (a === name ? join(dir, name) : a)),
+      '--out',
+      join(dir, 'out'),
+      '--quiet',
+    ]);
+    expect(code, printed.join('\n')).toBe(1);
+  } finally {
+    console.error = error;
+  }
+  expect(printed).toHaveLength(1);
+  return printed[0]!.replace(/^clef-web train: /, '').replaceAll(`${dir}/`, '');
+}
+
+test('refuses what clef-web train refuses, with the same message, before any work', async ({
   browser,
 }, testInfo) => {
+  test.setTimeout(180_000);
   const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
   const page = await openPlayground(context);
-  // Three examples of one option: five are needed.
+  const panel = page.locator('clef-train-panel');
+  const trainButton = panel.getByRole('button', { name: 'Train', exact: true });
+  const alert = panel.locator('[role=alert]');
+  const dir = mkdtempSync(join(tmpdir(), 'clef-train-refusals-'));
+  const csv = plantedCsv(40, 3);
+  // Three examples of one option: five are needed (refused by the check phase, on Train).
   const lines = plantedJsonl(40, 3).split('\n').filter(Boolean);
   const few = lines
     .filter((l) => !l.includes('"route":"abuse"'))
     .concat(lines.filter((l) => l.includes('"route":"abuse"')).slice(0, 3));
-  await page.getByLabel('Training data (labelled JSONL)').setInputFiles({
-    name: 'few.jsonl',
-    mimeType: 'application/json',
-    buffer: Buffer.from(few.join('\n')),
-  });
-  await page.getByRole('button', { name: 'Train', exact: true }).click();
-  const alert = page.locator('.train [role=alert]');
-  await expect(alert).toHaveAttribute('data-code', 'examples_unlearnable', { timeout: 60_000 });
-  await expect(alert).toContainText('abuse');
-  await expect(alert).toContainText('5');
-  await expect(page.locator('.train .train-result')).toHaveCount(0);
-  await context.close();
+  writeFileSync(join(dir, 'question.json'), JSON.stringify(QUESTION));
+  const cases: Array<{
+    name: string;
+    bytes: Buffer;
+    question?: true;
+    code: string;
+    onTrain?: true;
+  }> = [
+    {
+      name: 'latin1.csv',
+      bytes: Buffer.from(`${csv}un café noir,billing\n`, 'latin1'),
+      code: 'examples_encoding',
+    },
+    { name: 'utf16-no-bom.csv', bytes: Buffer.from(csv, 'utf16le'), code: 'examples_encoding' },
+    {
+      name: 'labels.csv',
+      bytes: Buffer.from(csv.replace(',billing\n', ',sales\n')),
+      question: true,
+      code: 'examples_invalid',
+    },
+    {
+      name: 'many-labels.csv',
+      bytes: Buffer.from(
+        `text,label\n${Array.from({ length: 5000 }, (_, i) => `t ${i},l${i}`).join('\n')}\n`,
+      ),
+      code: 'examples_invalid',
+    },
+    { name: 'header-only.csv', bytes: Buffer.from('text,label\n'), code: 'examples_invalid' },
+    {
+      name: 'few.jsonl',
+      bytes: Buffer.from(few.join('\n')),
+      code: 'examples_unlearnable',
+      onTrain: true,
+    },
+  ];
+  try {
+    for (const c of cases) {
+      const args = c.name.endsWith('.jsonl')
+        ? ['--examples', c.name]
+        : ['--texts', c.name, ...(c.question ? ['--question', join(dir, 'question.json')] : [])];
+      const message = await cliRefusal(dir, c.name, c.bytes, args);
+      await panel.getByLabel('Training data').setInputFiles({
+        name: c.name,
+        mimeType: 'text/plain',
+        buffer: c.bytes,
+      });
+      if (c.question) {
+        const question = panel.getByLabel('Question', { exact: true });
+        await question.fill(JSON.stringify(QUESTION));
+        await question.blur();
+      }
+      if (c.onTrain) await trainButton.click();
+      await expect
+        .poll(async () => (await alert.textContent())?.trim(), { timeout: 60_000, message: c.name })
+        .toBe(message);
+      await expect(alert, c.name).toHaveAttribute('data-code', c.code);
+      // Refused on reading: Train stays off until another file or setting reads.
+      if (!c.onTrain) await expect(trainButton, c.name).toBeDisabled();
+      await expect(panel.locator('.train-result')).toHaveCount(0);
+      // No label table is drawn for what is refused (5,000 labels included).
+      expect(await panel.locator('table.label-counts tr').count(), c.name).toBeLessThanOrEqual(
+        c.onTrain ? 23 : 0,
+      );
+    }
+    // A UTF-16 file with its byte-order mark reads as its UTF-8 twin does.
+    await panel.getByLabel('Training data').setInputFiles({
+      name: 'utf16.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(csv, 'utf16le')]),
+    });
+    await panel.getByLabel('Label column').selectOption('route');
+    await expect(panel.locator('table.label-counts caption')).toContainText(
+      '40 examples (utf-16le (BOM))',
+    );
+    await expect(trainButton).toBeEnabled();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await context.close();
+  }
 });

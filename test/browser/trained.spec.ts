@@ -2,7 +2,9 @@
  * A package `clef-web train` wrote (the planted task, tools/models/build-tiny.ts) through the
  * browser engine on both devices: it says what it was trained on (info().training), answers fresh
  * planted draws right, and its logits match the float64 reference forward of the release it came
- * from (src/node/reference, in this Node process) within each device's fp32 tolerance.
+ * from (src/node/reference, in this Node process) within each device's fp32 tolerance. And
+ * `<clef-decide>` on it: a request asking what it was not trained on is warned above the answers
+ * (the decision's `untrained`), the trained question is not.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,27 +27,92 @@ for (const device of DEVICES) {
       const info = await mustLoad(page, 'trained', { model: MODEL, device, warmUp: false });
       expect(info.device).toBe(device);
       expect(info.training?.questions).toEqual([
-        { id: 'route', type: 'choice', options: [...PLANTED_OPTIONS] },
+        {
+          id: 'route',
+          type: 'choice',
+          options: [...PLANTED_OPTIONS],
+          instructions: 'Which team should handle this message?',
+          descriptions: {
+            abuse: ['Trust and safety'],
+            billing: ['Payments'],
+            other: [null],
+            shipping: ['Parcels'],
+          },
+        },
       ]);
       const manifest = JSON.parse(readFileSync(join('public', MODEL, 'manifest.json'), 'utf8'));
       expect(info.model).toBe(manifest.model.name);
 
       const seed = testSeed(`trained.spec ${device} draws`);
+      const withSeed = seedLine(`trained.spec ${device} draws`, seed);
       const tolerance = TOLERANCE[device].fp32.logit;
       let worst = 0;
       for (const { state, label } of plantedExamples(8, seed)) {
         const request = plantedRequest(state, info.model);
         const got = await mustDecide(page, 'trained', request);
         const choice = (got.response.answers.route as { choice: string }).choice;
-        expect(choice, seedLine(`trained.spec ${device} draws`, seed)).toBe(label);
+        expect(choice, withSeed).toBe(label);
         const reference = await referenceDecide(RELEASE, validateRequest(request));
         const want = reference.logits[0] as Float64Array;
         const logits = (got.logits as number[][])[0] as number[];
-        expect(logits.length).toBe(want.length);
+        expect(logits.length, withSeed).toBe(want.length);
         want.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (logits[i] as number)))));
       }
       console.log(`[trained] ${device}: max |Δ logit| vs float64 ${worst.toExponential(2)}`);
-      expect(worst).toBeLessThan(tolerance);
+      expect(worst, `${withSeed}: max |Δ logit| vs float64`).toBeLessThan(tolerance);
     },
   );
 }
+
+test('<clef-decide> on a trained package warns when asked what it was not trained on', async ({
+  page,
+}) => {
+  await page.goto('/test/browser/pages/element.html');
+  const decided = (id: string) =>
+    page.waitForFunction(
+      (id) =>
+        (window as any).events.some((e: any) => e.type === 'clef-decision' && e.target === id),
+      id,
+      { timeout: 90_000 },
+    );
+  const trained = plantedRequest('x').questions;
+  const beyond = {
+    route: { type: 'choice', criteria: { billing: 'Payments', sales: 'Quotes' } },
+    urgent: { type: 'noul' },
+  };
+  await page.evaluate(
+    ([model, trained, beyond]) => {
+      for (const [id, questions] of [
+        ['asks-trained', trained],
+        ['asks-beyond', beyond],
+      ] as const) {
+        const el = document.createElement('clef-decide') as any;
+        el.id = id;
+        el.setAttribute('model', model);
+        el.setAttribute('device', 'wasm');
+        el.setAttribute('state', 'the courier left my parcel in the rain');
+        el.questions = questions;
+        document.querySelector('main')!.append(el);
+      }
+    },
+    [MODEL, trained, beyond] as const,
+  );
+  await decided('asks-trained');
+  await decided('asks-beyond');
+  const detail = (id: string) =>
+    page.evaluate(
+      (id) =>
+        (window as any).events.find((e: any) => e.type === 'clef-decision' && e.target === id)
+          .detail,
+      id,
+    );
+  expect((await detail('asks-trained')).untrained).toBeUndefined();
+  expect((await detail('asks-beyond')).untrained.map((p: { kind: string }) => p.kind)).toEqual([
+    'option',
+    'question',
+  ]);
+  await expect(page.locator('#asks-trained').locator('[part=untrained]')).toHaveCount(0);
+  const warning = page.locator('#asks-beyond').locator('[part=untrained]');
+  await expect(warning).toContainText('option "sales" was not trained');
+  await expect(warning).toContainText('question "urgent" was not trained');
+});

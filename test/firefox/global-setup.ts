@@ -18,19 +18,29 @@ async function startVite(origin: string, port: number) {
   let output = '';
   vite.stdout?.on('data', (d) => (output += d));
   vite.stderr?.on('data', (d) => (output += d));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (vite.exitCode !== null) throw new Error(`vite exited (${vite.exitCode}):\n${output}`);
-    const up = await fetch(`${origin}/`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) return vite;
-    if (Date.now() > deadline) {
-      await stopGroup(vite);
-      throw new Error(`vite did not answer on ${origin} within 60 s:\n${output}`);
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (vite.exitCode !== null || vite.signalCode !== null) {
+        throw new Error(`vite exited (${vite.exitCode ?? vite.signalCode}):\n${output}`);
+      }
+      const up = await fetch(`${origin}/`, { signal: AbortSignal.timeout(5_000) }).then(
+        async (r) => {
+          await r.body?.cancel();
+          return r.ok;
+        },
+        () => false,
+      );
+      if (up) return vite;
+      if (Date.now() > deadline) {
+        throw new Error(`vite did not answer on ${origin} within 60 s:\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
     }
-    await new Promise((r) => setTimeout(r, 200));
+  } catch (e) {
+    // Whatever the reason, what it started (its esbuild service) goes with it.
+    await stopGroup(vite);
+    throw e;
   }
 }
 

@@ -1,8 +1,8 @@
 /**
- * The playground's Train panel in Firefox ESR (the dev server): the planted task trained in the
- * page's worker, verified through Firefox's engine, kept in its origin-private file system,
- * loaded through the service worker's local-package route and answering fresh draws on the
- * page's System One route. Chromium runs the full check (test/browser/playground-train.spec.ts:
+ * The playground's Train panel in Firefox ESR (the dev server): a Latin-1 file refused with the
+ * message `clef-web train` gives; the planted task trained in the page's worker, verified
+ * through Firefox's engine, kept in its origin-private file system, loaded through the service
+ * worker's local-package route and answering fresh draws on the page's System One route. Chromium runs the full check (test/browser/playground-train.spec.ts:
  * bytes against the disk run, the .zip, the network audit); this one proves the Firefox parts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ElementHandle } from 'puppeteer-core';
+import { decodeTrainingText } from '../../src/node/train/encoding.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 import { testSeed } from '../support/seed.js';
 import { connectFirefox, origin, type Firefox } from './support/firefox.js';
@@ -36,8 +37,26 @@ it('trains the planted task in the page, then uses the model', async () => {
     { timeout: 120_000 },
   );
   const input = (await page.waitForSelector(
-    'input[aria-label="Training data (labelled JSONL)"]',
+    'input[aria-label="Training data"]',
   )) as ElementHandle<HTMLInputElement>;
+  // A Latin-1 file: refused with the message `clef-web train` gives (the same code decides).
+  const latin1 = join(work, 'latin1.jsonl');
+  const bytes = Buffer.from(`${plantedJsonl(8, 1)}{"state": "café"}\n`, 'latin1');
+  writeFileSync(latin1, bytes);
+  const expected = (() => {
+    try {
+      decodeTrainingText(bytes, 'latin1.jsonl');
+    } catch (e) {
+      return (e as Error).message;
+    }
+    throw new Error('not refused');
+  })();
+  await input.uploadFile(latin1);
+  await page.waitForSelector('.train [role=alert][data-code=examples_encoding]');
+  expect(await page.$eval('.train [role=alert]', (e) => e.textContent?.trim())).toBe(expected);
+  expect(await page.$eval('.train button.primary', (b) => (b as HTMLButtonElement).disabled)).toBe(
+    true,
+  );
   await input.uploadFile(file);
   await page.waitForSelector('.train table.label-counts');
   await (await page.waitForSelector('.train button.primary'))!.click();

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exportLists } from '../../tools/api-report.js';
+import { exportLists, packageEntries } from '../../tools/api-report.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -126,6 +126,7 @@ const REPORT: Record<string, string[]> = {
   ],
   'src/node/index.ts': [
     'MissingDependencyError',
+    'ServeConfigError',
     'ORT_NODE_VERSION',
     'TrainError',
     'bundledModelDir',
@@ -150,7 +151,10 @@ const REPORT: Record<string, string[]> = {
     'type RunningServer',
     'type ServeEngine',
     'type ServeOptions',
+    'type TeacherOptions',
+    'type TeacherProgress',
     'type TrainErrorCode',
+    'type TrainInput',
     'type TrainOptions',
     'type TrainPhase',
     'type TrainProgress',
@@ -159,24 +163,11 @@ const REPORT: Record<string, string[]> = {
   ],
 };
 
-/** package.json's entries with types, as source files (dist/types/src/x.d.ts -> src/x.ts). */
-function packageEntries(): string[] {
-  const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
-    exports: Record<string, string | { types?: string }>;
-  };
-  return Object.values(pkg.exports)
-    .map((v) => (typeof v === 'object' ? v.types : undefined))
-    .filter((t): t is string => t !== undefined && !t.startsWith('./types/'))
-    .map((t) => t.replace(/^\.\/dist\/(types|node)\//, '').replace(/\.d\.ts$/, '.ts'))
-    .map((t) => (t.startsWith('src/') ? t : `src/${t}`))
-    .sort();
-}
-
 describe('the API report', () => {
   const lists = exportLists(ROOT, Object.keys(REPORT));
 
   it('covers every entry package.json publishes', () => {
-    expect(packageEntries()).toEqual(Object.keys(REPORT).sort());
+    expect(packageEntries(ROOT)).toEqual(Object.keys(REPORT).sort());
   });
 
   for (const entry of Object.keys(REPORT)) {
@@ -200,6 +191,7 @@ describe('the API report', () => {
     expect(options).not.toContain('createInstrumentedClef');
     const clef = readFileSync(resolve(ROOT, 'src/client/clef.ts'), 'utf8');
     const publicOptions = /export interface ClefOptions \{([\s\S]*?)\n\}/.exec(clef)![1]!;
-    expect(publicOptions).not.toMatch(/\bsimulate\?|\bwasmBuild\?/);
+    expect(publicOptions).not.toMatch(/\bsimulate\?|\bwasmBuild\?|\bsharedWorker\?/);
+    expect(publicOptions).toMatch(/\bshared\?: boolean/);
   });
 });

@@ -40,6 +40,7 @@ describe('custom-elements.json', () => {
       ['calibrated', 'boolean'],
       ['abstain-below', 'number'],
       ['record', 'boolean'],
+      ['shared', 'boolean'],
     ]);
     for (const a of decide.attributes) expect(a.description, a.name).not.toBe('');
     expect(names(decide.events)).toEqual(['clef-decision', 'clef-error', 'clef-progress']);

@@ -46,14 +46,20 @@ describe('the device list', () => {
     expect(Object.isFrozen(DEVICES)).toBe(true);
     expect(deviceOf('webgpu')).toMatchObject({
       gpu: true,
-      build: 'asyncify',
+      runtimeBuilds: ['jspi', 'asyncify'],
       warmUpRetries: false,
     });
-    expect(deviceOf('wasm')).toMatchObject({ gpu: false, build: null, warmUpRetries: true });
+    expect(deviceOf('wasm')).toMatchObject({
+      gpu: false,
+      runtimeBuilds: ['plain', 'jspi', 'asyncify'],
+      warmUpRetries: true,
+    });
+    // The js device runs no onnxruntime build: nothing of onnxruntime is shipped or fetched for it.
     expect(deviceOf('js')).toMatchObject({
       gpu: false,
       runtime: 'js',
       executionProvider: null,
+      runtimeBuilds: [],
       preparedGraphs: false,
     });
     // A lost GPU falls back to WASM, which runs every package the GPU did.

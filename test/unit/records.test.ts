@@ -17,6 +17,7 @@ import { replayMain } from '../../src/node/record/replay.js';
 import { nodeEngineBackend, startServer } from '../../src/node/serve/server.js';
 import { serveMain } from '../../src/node/serve/cli.js';
 import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
+import { within } from './support/within.js';
 
 const NANO = 'models/clef-nano';
 const schema = JSON.parse(readFileSync('docs/records.schema.json', 'utf8'));
@@ -54,6 +55,40 @@ async function replay(file: string, pkg = NANO): Promise<{ code: number; out: st
     log.mockRestore();
     err.mockRestore();
   }
+}
+
+/**
+ * `clef-web serve` (serveMain) on clef-nano in this process. `listening` resolves with its URL
+ * once it prints it (rejecting if it exits first, or after 30 s); `stop` sends the SIGINT its
+ * handler answers (once it listens: the handler is set then) and resolves with its exit status,
+ * each step with a deadline, and may be called again (it then only awaits the same exit).
+ */
+function startServeMain(args: string[], output: () => string) {
+  const done = serveMain([NANO, ...args]);
+  let exited = false;
+  const settled = done.then(
+    () => (exited = true),
+    () => (exited = true),
+  );
+  const url = () => /listening on (http:\/\/[^\s,]+)/.exec(output())?.[1];
+  const listening = async (): Promise<string> => {
+    const deadline = Date.now() + 30_000;
+    while (url() === undefined) {
+      if (exited) throw new Error(`serveMain exited before it listened:\n${output()}`);
+      if (Date.now() > deadline)
+        throw new Error(`serveMain did not listen within 30 s:\n${output()}`);
+      await Promise.race([settled, new Promise((r) => setTimeout(r, 50))]);
+    }
+    return url()!;
+  };
+  let stopping: Promise<number> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await listening().catch(() => undefined);
+      if (!exited) process.emit('SIGINT');
+      return within(done, 30_000, 'serveMain did not exit after SIGINT');
+    })());
+  return { listening, stop };
 }
 
 // Integer-like ids first as written, and a float lexeme in the state: kept by the record.
@@ -220,28 +255,32 @@ describe('records from clef-web serve --record', () => {
     const file = path('serve-cli.jsonl');
     const printed: string[] = [];
     const log = vi.spyOn(console, 'log').mockImplementation((s: string) => void printed.push(s));
-    const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const err = vi.spyOn(console, 'error').mockImplementation((s: string) => void printed.push(s));
+    const serve = startServeMain(
+      ['--port', '0', '--quiet', '--record', file, '--threads', '1'],
+      () => printed.join('\n'),
+    );
     try {
-      const done = serveMain([NANO, '--port', '0', '--quiet', '--record', file, '--threads', '1']);
-      await vi.waitFor(() => expect(printed.join('\n')).toMatch(/listening on http:\/\/\S+/), {
-        timeout: 30_000,
-      });
-      const url = /listening on (http:\/\/[^\s,]+)/.exec(printed.join('\n'))![1]!;
+      const url = await serve.listening();
       const res = await fetch(`${url}/v1/systemone`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: REQUESTS[1],
       });
       expect(res.status).toBe(200);
-      process.emit('SIGINT');
-      expect(await done).toBe(0);
+      expect(await serve.stop()).toBe(0);
     } finally {
-      log.mockRestore();
-      err.mockRestore();
+      // On a failure path too: the server is stopped (or the test fails saying it is not).
+      try {
+        await serve.stop();
+      } finally {
+        log.mockRestore();
+        err.mockRestore();
+      }
     }
     expect(recordsOf(file)).toHaveLength(1);
     expect((await replay(file)).code).toBe(0);
-  }, 60_000);
+  }, 90_000);
 
   it('keeps only the request hash when asked; such a record is not reproducible', async () => {
     const file = path('hashed.jsonl');

@@ -2,19 +2,20 @@
 // server's memory, stall its event loop or take every connection slot. Each attack is run for
 // real over loopback against `clef-web serve`'s server on the tiny package, with small bounds so
 // the file stays quick when the defences hold (on the code before the fix each of the first four
-// fails: memory grew by tens of MiB, the loop stalled for seconds, a normal client was refused).
+// fails: memory grew by tens of MiB, over-long states went through the BPE, a normal client was
+// refused). No assertion is a wall-clock bound (waits have deadlines only to fail rather than
+// hang): how long the event loop stalls is measured by tools/bench/serve-hostile.ts.
 import { readFileSync } from 'node:fs';
-import type { OutgoingHttpHeaders } from 'node:http';
+import { request, type OutgoingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadTokenizerSync } from '../../src/clef/tokenizer.js';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { nodeEngineBackend, startServer, type RunningServer } from '../../src/node/serve/server.js';
-import { raw } from './support/raw-http.js';
+import { raw, type RawResponse } from './support/raw-http.js';
 import { buildTinyPackage, TINY_MODEL, type TinyPackage } from './support/tiny-package.js';
 
 let tiny: TinyPackage;
@@ -41,12 +42,8 @@ afterAll(async () => {
   tiny?.remove();
 });
 
-/** One request (support/raw-http.ts), with the time to its whole answer. */
-async function send(port: number, options: Parameters<typeof raw>[1]) {
-  const started = performance.now();
-  const reply = await raw(port, options);
-  return { ...reply, ms: performance.now() - started };
-}
+/** One request (support/raw-http.ts). */
+const send = raw;
 
 const post = (body: string, path = '/v1/systemone', headers: OutgoingHttpHeaders = {}) =>
   send(server.port, {
@@ -106,29 +103,74 @@ describe('attack 1: distinct huge single-word states', () => {
   });
 });
 
+/**
+ * A POST whose body is sent in two parts: the first at once, the rest when `finish` is called
+ * (until then the request is still arriving, whatever the machine's speed).
+ */
+function postInParts(port: number, body: string) {
+  const bytes = Buffer.from(body);
+  let finishing!: () => void;
+  const answer = new Promise<RawResponse>((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/systemone',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': bytes.length },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    req.on('error', reject);
+    req.write(bytes.subarray(0, bytes.length >> 1));
+    finishing = () => req.end(bytes.subarray(bytes.length >> 1));
+  });
+  let answered = false;
+  void answer.then(
+    () => (answered = true),
+    () => undefined,
+  );
+  return { answered: () => answered, finish: () => (finishing(), answer) };
+}
+
 describe('attack 2: over-long bodies', () => {
-  it('never stall the event loop; other clients are answered meanwhile', async () => {
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    const long = Array.from({ length: 4 }, (_, i) => decision(word(1000 * 1024, 50 + i)));
-    delay.enable();
-    const started = performance.now();
-    const refusals = Promise.all(long.map((b) => post(b)));
-    const models: Array<Awaited<ReturnType<typeof send>>> = [];
-    const polling = (async () => {
-      for (let i = 0; i < 5; i++) models.push(await send(server.port, {}));
-    })();
-    const answers = await refusals;
-    await polling;
-    delay.disable();
-    const totalMs = performance.now() - started;
-    for (const r of answers) expect(r.status).toBe(400);
-    for (const m of models) expect(m.status).toBe(200);
-    const worstStallMs = delay.max / 1e6;
-    // Before: each 1 MiB word took 1-2 s of main-thread tokenizing before its refusal.
-    // (A bound with room for a loaded CI machine: a stall here is the wall time of one callback.)
-    expect(worstStallMs, `worst event-loop stall ${worstStallMs} ms`).toBeLessThan(800);
-    expect(Math.max(...models.map((m) => m.ms))).toBeLessThan(1000);
-    expect(totalMs).toBeLessThan(3000);
+  // What the issue-27 stall came from, asserted by counting rather than timing (the stall itself
+  // is measured by tools/bench/serve-hostile.ts): the over-long state never reaches the BPE,
+  // and while such bodies arrive other clients are answered.
+  it('are refused before any tokenizing; other clients are answered while they arrive', async () => {
+    // ClefTokenizer's BPE step: each piece of text it tokenizes goes through encodePiece.
+    const bpe = vi.spyOn(engine.tokenizer as any, 'encodePiece');
+    const bpeChars = () => bpe.mock.calls.reduce((n, [piece]) => n + (piece as string).length, 0);
+    try {
+      // The spy sees the engine's tokenizing: a normal decision goes through it.
+      expect((await post(decision(`a fresh state ${word(40, 7)}`))).status).toBe(200);
+      expect(bpeChars(), 'characters a normal decision tokenized').toBeGreaterThan(40);
+      bpe.mockClear();
+
+      const long = Array.from({ length: 4 }, (_, i) =>
+        postInParts(server.port, decision(word(1000 * 1024, 50 + i))),
+      );
+      // Half of each body sent, the rest held back: another client is answered meanwhile.
+      for (let i = 0; i < 5; i++) expect((await send(server.port, {})).status).toBe(200);
+      expect(long.filter((r) => r.answered())).toEqual([]);
+      const answers = await Promise.all(long.map((r) => r.finish()));
+      for (const r of answers) {
+        expect(r.status).toBe(400);
+        expect(JSON.parse(r.text)).toMatchObject({ detail: { error_type: 'max_tokens_exceeded' } });
+      }
+      // Before the fix each 1000 KiB word went through the BPE (1-2 s of the event loop each).
+      expect(bpeChars(), 'characters tokenized for the 4 over-long bodies').toBe(0);
+      // The server is still answering decisions.
+      expect((await post(decision('after'))).status).toBe(200);
+    } finally {
+      bpe.mockRestore();
+    }
   });
 });
 
@@ -178,7 +220,11 @@ describe('attack 3: idle sockets', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(hostile.ended.size).toBe(300);
-      await new Promise((r) => setTimeout(r, 300));
+      // The server's side closes after its FIN: waited for (a deadline, not a speed bound).
+      const closing = Date.now() + 10_000;
+      while (serverSideSockets(hostile.sockets) > 0 && Date.now() < closing) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
       expect(serverSideSockets(hostile.sockets)).toBe(0);
     } finally {
       for (const sock of hostile.sockets) sock.destroy();

@@ -1,9 +1,9 @@
-// The server's decision queue with N lanes (src/node/serve/lanes.ts): one client's jobs start in
+// The server's decision queue with N lanes (src/core/lanes.ts): one client's jobs start in
 // arrival order, never more than N at once; between clients the one that used the least engine
 // time goes next; a full queue refuses the largest holder's excess, not a newcomer; a waiting job
 // can be cancelled; one cancelled while running finishes and then rejects, as SerialQueue's do.
 import { describe, expect, it } from 'vitest';
-import { LaneQueue, QueueFullError } from '../../src/node/serve/lanes.js';
+import { LaneQueue, QueueFullError } from '../../src/core/lanes.js';
 import { AbortedError } from '../../src/wire/errors.js';
 
 function gate() {

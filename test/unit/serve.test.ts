@@ -24,6 +24,7 @@ import {
   type ServeEngine,
 } from '../../src/node/serve/server.js';
 import { raw } from './support/raw-http.js';
+import { within } from './support/within.js';
 import { runLoad } from './support/serve-load.js';
 import {
   buildTinyPackage,
@@ -430,19 +431,34 @@ describe('graceful shutdown', () => {
     };
     const s = await startServer(gated, { port: 0 });
     const text = body('in flight', { q: { type: 'noul' } });
-    const inFlight = fetch(`${s.url}/v1/systemone`, { method: 'POST', body: text });
-    await waitFor(() => started === 1);
-    let closed = false;
-    const closing = s.close().then(() => (closed = true));
-    const refused = await raw(s.port, {}).catch((e: NodeJS.ErrnoException) => e.code);
-    expect(refused).toBe('ECONNREFUSED');
-    expect(closed).toBe(false);
-    open();
-    const res = await inFlight;
-    expect(res.status).toBe(200);
-    expect(await res.text()).toBe((await engine.decide(parseRequestJson(text))).json);
-    await closing;
-    expect(closed).toBe(true);
+    const abort = new AbortController();
+    const inFlight = fetch(`${s.url}/v1/systemone`, {
+      method: 'POST',
+      body: text,
+      signal: abort.signal,
+    });
+    // Awaited below; on a failure path it is aborted, which is no unhandled rejection.
+    inFlight.catch(() => undefined);
+    try {
+      await waitFor(() => started === 1);
+      let closed = false;
+      const closing = s.close().then(() => (closed = true));
+      const refused = await raw(s.port, {}).catch((e: NodeJS.ErrnoException) => e.code);
+      expect(refused).toBe('ECONNREFUSED');
+      expect(closed).toBe(false);
+      open();
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe((await engine.decide(parseRequestJson(text))).json);
+      await closing;
+      expect(closed).toBe(true);
+    } finally {
+      // On a failure path too: the gate opened, the request ended, the server closed.
+      open();
+      abort.abort();
+      s.destroy();
+      await within(s.close(), 10_000, 'the server did not close');
+    }
   });
 
   it('`clef-web serve` on SIGTERM answers every queued request, then exits 0', async () => {

@@ -10,7 +10,7 @@ import { createHash as pageHash } from '../../src/train-web/node-crypto.js';
 import * as fs from '../../src/train-web/node-fs.js';
 import * as path from '../../src/train-web/node-path.js';
 import { crc32, zipStored } from '../../src/playground/zip.js';
-import { labelCounts } from '../../src/playground/train-panel.js';
+import { nameFromFile, SHOWN_LABELS, shownLabels } from '../../src/playground/train-view.js';
 import { folderName } from '../../src/playground/trained-store.js';
 import { Rng } from '../../src/node/rng.js';
 import { testSeed } from '../support/seed.js';
@@ -80,11 +80,11 @@ describe('the in-memory file system (node-fs.ts)', () => {
       fs.writeSync(fd, bytes, at, Math.min(7_001, bytes.length - at));
     }
     fs.closeSync(fd);
-    expect(fs.statSync('/out/sub/big.bin').size).toBe(bytes.length);
+    expect(fs.statSync('/out/sub/big.bin').size, msg).toBe(bytes.length);
     const r = fs.openSync('/out/sub/big.bin', 'r');
     const part = new Uint8Array(10);
-    expect(fs.readSync(r, part, 0, 10, 123_456)).toBe(10);
-    expect([...part]).toEqual([...bytes.subarray(123_456, 123_466)]);
+    expect(fs.readSync(r, part, 0, 10, 123_456), msg).toBe(10);
+    expect([...part], msg).toEqual([...bytes.subarray(123_456, 123_466)]);
     fs.closeSync(r);
     fs.writeFileSync('/out/a.json', '{"x":1}');
     expect(fs.readdirSync('/out')).toEqual(['a.json', 'sub']);
@@ -95,7 +95,7 @@ describe('the in-memory file system (node-fs.ts)', () => {
     expect(fs.existsSync('/out')).toBe(false);
     expect(fs.readFileSync('/final/a.json', 'utf8')).toBe('{"x":1}');
     expect([...fs.filesUnder('/final').keys()]).toEqual(['a.json', 'sub/big.bin']);
-    expect(fs.filesUnder('/final').get('sub/big.bin')).toEqual(bytes);
+    expect(fs.filesUnder('/final').get('sub/big.bin'), msg).toEqual(bytes);
     fs.rmSync('/final', { recursive: true, force: true });
     expect(fs.existsSync('/final/sub/big.bin')).toBe(false);
     expect(() => fs.rmSync('/final')).toThrow(/ENOENT/);
@@ -103,7 +103,7 @@ describe('the in-memory file system (node-fs.ts)', () => {
   });
 });
 
-describe("the Train panel's .zip and label counts", () => {
+describe("the Train panel's .zip, names and label table", () => {
   it('crc32 of the standard check string, and entries that read back', () => {
     expect(crc32(new TextEncoder().encode('123456789'))).toBe(0xcbf43926);
     const files: Array<[string, Uint8Array]> = [
@@ -113,18 +113,19 @@ describe("the Train panel's .zip and label counts", () => {
     const zip = Buffer.from(zipStored(files));
     let at = 0;
     for (const [name, data] of files) {
-      expect(zip.readUInt32LE(at)).toBe(0x04034b50);
+      const m = `${msg} ${name}`;
+      expect(zip.readUInt32LE(at), m).toBe(0x04034b50);
       const size = zip.readUInt32LE(at + 18);
       const n = zip.readUInt16LE(at + 26);
-      expect(zip.subarray(at + 30, at + 30 + n).toString()).toBe(name);
-      expect(zip.readUInt32LE(at + 14)).toBe(crc32(data));
-      expect(new Uint8Array(zip.subarray(at + 30 + n, at + 30 + n + size))).toEqual(data);
+      expect(zip.subarray(at + 30, at + 30 + n).toString(), m).toBe(name);
+      expect(zip.readUInt32LE(at + 14), m).toBe(crc32(data));
+      expect(new Uint8Array(zip.subarray(at + 30 + n, at + 30 + n + size)), m).toEqual(data);
       at += 30 + n + size;
     }
     const end = zip.length - 22;
-    expect(zip.readUInt32LE(end)).toBe(0x06054b50);
-    expect(zip.readUInt16LE(end + 10)).toBe(2);
-    expect(zip.readUInt32LE(end + 16)).toBe(at); // the central directory starts after them
+    expect(zip.readUInt32LE(end), msg).toBe(0x06054b50);
+    expect(zip.readUInt16LE(end + 10), msg).toBe(2);
+    expect(zip.readUInt32LE(end + 16), msg).toBe(at); // the central directory starts after them
   });
 
   it('names folders and archives safely after the model (no slashes, no leading dot)', () => {
@@ -134,18 +135,24 @@ describe("the Train panel's .zip and label counts", () => {
     expect(folderName('')).toBe('model');
   });
 
-  it('counts labels per question and option, skipping lines that are not JSON', () => {
-    const text = [
-      '{"request":{},"labels":{"route":"a","gate":true}}',
-      'not json',
-      '{"request":{},"labels":{"route":"a"}}',
-      '{"request":{},"labels":{"route":"b"}}',
-    ].join('\n');
-    const counts = labelCounts(text);
-    expect([...counts.get('route')!]).toEqual([
-      ['a', 2],
-      ['b', 1],
-    ]);
-    expect([...counts.get('gate')!]).toEqual([['true', 1]]);
+  it('summarises a long label table: the first rows, then how many more and their examples', () => {
+    const labels = Array.from({ length: 5000 }, (_, i) => ({
+      question: 'label',
+      option: `l${i}`,
+      count: 1 + (i % 3),
+    }));
+    const { rows, more } = shownLabels(labels);
+    expect(rows).toEqual(labels.slice(0, SHOWN_LABELS));
+    expect(more).toEqual({
+      labels: 5000 - SHOWN_LABELS,
+      examples: labels.slice(SHOWN_LABELS).reduce((n, l) => n + l.count, 0),
+    });
+    expect(shownLabels(labels.slice(0, 3)).more).toBeNull();
+  });
+
+  it("names a plain file's model after the file", () => {
+    expect(nameFromFile('tickets.csv')).toBe('tickets');
+    expect(nameFromFile('my tickets.v2.jsonl')).toBe('my_tickets.v2');
+    expect(nameFromFile('.csv')).toBe('model');
   });
 });

@@ -79,8 +79,20 @@ describe('clef-web train on a planted task', () => {
       ).toBeGreaterThanOrEqual(0.99);
       const manifest = JSON.parse(readFileSync(join(first.packageDir, 'manifest.json'), 'utf8'));
       expect(manifest.model.name).toBe('support-router');
+      // With how the training requests asked it: the form and the untrained check read these.
       expect(manifest.training.questions).toEqual([
-        { id: 'route', type: 'choice', options: [...PLANTED_OPTIONS] },
+        {
+          id: 'route',
+          type: 'choice',
+          options: [...PLANTED_OPTIONS],
+          instructions: 'Which team should handle this message?',
+          descriptions: {
+            abuse: ['Trust and safety'],
+            billing: ['Payments'],
+            other: [null],
+            shipping: ['Parcels'],
+          },
+        },
       ]);
       const card = readFileSync(join(first.packageDir, 'README.md'), 'utf8');
       expect(card).toContain('### `route` (choice, 4 options)');
@@ -246,7 +258,9 @@ describe('the CLI', () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
       expect(await main(['train', '--out', join(root, 'x')])).toBe(2);
-      expect(String(err.mock.calls[0]?.[0])).toMatch(/^clef-web train: missing --examples/);
+      expect(String(err.mock.calls[0]?.[0])).toMatch(
+        /^clef-web train: missing --texts \(or --examples\)/,
+      );
       expect(await main(['train', '--help'])).toBe(0);
       expect(String(log.mock.calls[0]?.[0])).toMatch(/^usage: clef-web train/);
     } finally {

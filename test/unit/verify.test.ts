@@ -103,7 +103,13 @@ describe('fidelity', () => {
       expect(r.maxAbsDp).toBeLessThanOrEqual(FP32_MAX_DP);
       expect(r.chunked.maxAbsDp).toBeLessThanOrEqual(FP32_MAX_DP);
       expect(r.sameAnswers).toBe(1);
-      expect(r.meanAbsDp).toBeLessThanOrEqual(r.maxAbsDp);
+      // A real comparison: float32 runs differ from the float64 reference somewhere (comparing
+      // the package with itself would give exactly 0), and the figures are those of the parts.
+      expect(r.maxAbsDp).toBeGreaterThan(0);
+      expect(r.maxAbsDp).toBe(Math.max(r.whole.maxAbsDp, r.chunked.maxAbsDp));
+      const partMeans = [r.whole.meanAbsDp, r.chunked.meanAbsDp];
+      expect(r.meanAbsDp).toBeGreaterThanOrEqual(Math.min(...partMeans));
+      expect(r.meanAbsDp).toBeLessThanOrEqual(Math.max(...partMeans));
     },
     HEAVY_TIMEOUT_MS,
   );

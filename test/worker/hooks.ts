@@ -13,7 +13,7 @@ import type { DecisionSession, SessionOptions } from '../../src/engine/session.j
 import { DeviceError, EngineError } from '../../src/wire/errors.js';
 import type {
   DecisionStage,
-  EngineInfo,
+  HostInfo,
   FaultSimulation,
   LoadOptionsWire,
   WorkerApi,
@@ -118,7 +118,7 @@ export class InstrumentedHooks implements EngineHooks {
     while (queued() < 2 && !cancelled()) await new Promise((next) => setTimeout(next, 5));
   }
 
-  info(info: EngineInfo): EngineInfo {
+  info(info: HostInfo): HostInfo {
     const runtime = info.loadMs.runtime;
     const wasm = Object.values(RUNTIME_BUILDS).find((b) => b.entry === runtime?.build)?.wasm;
     return {

@@ -5,11 +5,12 @@
  * dynamically, at load) it wraps, in this worker only: GPUDevice.createBuffer and
  * GPUBuffer.destroy and WebAssembly.instantiate* (resource-counters.ts), instantiateStreaming's
  * duration (wasm-timing.ts), and GPUAdapter.requestDevice, to reach the runtime's device for
- * simulate.loseWebgpuMidDecision. Test pages create it through test/browser/pages/test-clef.ts.
+ * simulate.loseWebgpuMidDecision. Test pages create it through test/browser/pages/test-clef.ts,
+ * as a dedicated worker or (`shared: true`) as a SharedWorker.
  */
-import * as Comlink from 'comlink';
 import { createDecisionSession, startDeviceRuntime } from '../../src/engine/sessions.js';
 import { EngineHost } from '../../src/engine/host.js';
+import { serveEngine } from '../../src/engine/shared-engine.js';
 import type { FaultSimulation } from '../../src/wire/wire.js';
 import { InstrumentedHooks, type InstrumentedWorkerApi } from './hooks.js';
 import { installResourceCounters } from './resource-counters.js';
@@ -31,9 +32,12 @@ if (Adapter) {
   };
 }
 
-const hooks = new InstrumentedHooks(() => gpuDevice?.destroy());
-const host = new EngineHost(createDecisionSession, startDeviceRuntime, hooks);
-const api: InstrumentedWorkerApi = Object.assign(host, {
-  arm: async (simulate: FaultSimulation) => hooks.arm(simulate),
+// A dedicated worker serves one engine; run as a SharedWorker, one engine for every tab
+// (src/engine/shared-engine.ts), which a failed load replaces: each engine its own hooks.
+serveEngine((): InstrumentedWorkerApi => {
+  const hooks = new InstrumentedHooks(() => gpuDevice?.destroy());
+  const host = new EngineHost(createDecisionSession, startDeviceRuntime, hooks);
+  return Object.assign(host, {
+    arm: async (simulate: FaultSimulation) => hooks.arm(simulate),
+  });
 });
-Comlink.expose(api);

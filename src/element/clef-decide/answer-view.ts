@@ -8,6 +8,7 @@
  * accessible name and value text, so a screen reader hears them once.
  */
 import { html, nothing, type TemplateResult } from 'lit';
+import { cssProps } from './css-props.js';
 import type {
   Answer,
   ChoiceAnswer,
@@ -54,7 +55,7 @@ function bar(
       aria-valuenow=${value}
       aria-valuetext=${percent(p)}
     >
-      <div class="clef-fill" part="fill" style=${`width: ${value}%`}></div>
+      <div class="clef-fill" part="fill" ${cssProps({ width: `${value}%` })}></div>
     </div>
     <span class="clef-pct" aria-hidden="true">${percent(p)}</span>`;
 }
@@ -98,7 +99,7 @@ function scoreView(id: string, a: ScoreAnswer): TemplateResult {
         aria-valuenow=${a.score}
         aria-valuetext=${`${a.score.toFixed(2)} of ${top}`}
       >
-        <div class="clef-marker" part="marker" style=${`left: ${position}%`}></div>
+        <div class="clef-marker" part="marker" ${cssProps({ left: `${position}%` })}></div>
       </div>
       <span class="clef-pct" aria-hidden="true">${a.score.toFixed(2)}</span>
       ${levels.map((level) =>

@@ -1,10 +1,12 @@
 import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { cssProps } from './css-props.js';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { BUNDLED_MODEL_PATH } from '../../wire/assets.js';
 import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
 import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
 import { describeDecision, renderAnswers } from './answer-view.js';
 import { calibratedNote, calibratedQuestion } from './calibrated-view.js';
+import { untrainedNote } from './untrained-view.js';
 import { answerStyles, decideStyles } from './clef-decide.styles.js';
 import {
   engineKey,
@@ -16,6 +18,7 @@ import { errorDetail, type ClefDecisionDetail, type ClefErrorDetail } from './ev
 import { questionsFromChildren } from './question-elements.js';
 import { progressText, progressPercent } from './progress-text.js';
 import { pageRecorder } from '../../client/records.js';
+import { warnUnknownAttributes } from './unknown-attributes.js';
 import { calibrationAsk } from '../../calibrate/index.js';
 
 /** Records the element's decisions (the `record` attribute) in this origin's IndexedDB. */
@@ -34,7 +37,8 @@ const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
  * @summary A private, in-page decision: state + questions in, probabilities out.
  *
  * @event clef-decision - A decision arrived. `detail`: `{ request, response, json, timings,
- *   calibrated? }` (`calibrated`: prediction sets and abstention, with `calibrated`/`abstain-below`).
+ *   calibrated?, untrained? }` (`calibrated`: prediction sets and abstention, with
+ *   `calibrated`/`abstain-below`; `untrained`: what a trained model was not trained on).
  * @event clef-error - Loading or deciding failed. `detail`: `{ error, code, status?, body?, message, phase }`.
  * @event clef-progress - Model load progress. `detail`: `LoadProgress`.
  *
@@ -58,6 +62,8 @@ const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
  * @csspart unsure - The "not sure" note of an abstaining calibrated answer; `set` its list,
  *   `set-option` each option of the prediction set.
  * @csspart sure - The note of a calibrated answer that does not abstain.
+ * @csspart untrained - The warning above the answers when the request asks a question, option or
+ *   description the model was not trained on (`detail.untrained`; packages `clef-web train` wrote).
  *
  * @cssprop --clef-bar-color - Fill of the bars.
  * @cssprop --clef-bar-chosen-color - Fill of the chosen option's bar, and the answer's colour.
@@ -88,6 +94,7 @@ export class ClefDecide extends LitElement {
     calibrated: { type: Boolean },
     abstainBelow: { type: Number, attribute: 'abstain-below' },
     record: { type: Boolean },
+    shared: { type: Boolean },
     _progress: { state: true },
     _loaded: { state: true },
     _deciding: { state: true },
@@ -121,6 +128,11 @@ export class ClefDecide extends LitElement {
    * `createClef().exportRecords()` reads them back as JSONL). Records never leave the browser.
    */
   declare record: boolean;
+  /**
+   * One engine for every tab of this origin showing this model (createClef({ shared: true })):
+   * loaded once, in a SharedWorker; a dedicated worker where the browser has none.
+   */
+  declare shared: boolean;
 
   declare private _progress: LoadProgress | null;
   declare private _loaded: boolean;
@@ -146,6 +158,7 @@ export class ClefDecide extends LitElement {
     this.debounce = 300;
     this.calibrated = false;
     this.record = false;
+    this.shared = false;
     this._progress = null;
     this._loaded = false;
     this._deciding = false;
@@ -176,6 +189,7 @@ export class ClefDecide extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    warnUnknownAttributes(this, ClefDecide.properties);
     // The engine is acquired on the first update, once properties set right after
     // appending the element are in: no load of the default model that is then dropped.
     this.needsEngine = true;
@@ -204,13 +218,18 @@ export class ClefDecide extends LitElement {
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (!this.isConnected) return;
-    if (this.needsEngine || changed.has('model') || changed.has('device')) {
+    if (
+      this.needsEngine ||
+      changed.has('model') ||
+      changed.has('device') ||
+      changed.has('shared')
+    ) {
       this.needsEngine = false;
       this.connectEngine();
     }
     if (changed.has('htmlFor') && this.hasUpdated) this.bindField();
     const inputs = [
-      ...['state', 'questions', 'modelName', 'model', 'device'],
+      ...['state', 'questions', 'modelName', 'model', 'device', 'shared'],
       ...['calibrated', 'abstainBelow'],
     ] as const;
     if (inputs.some((k) => changed.has(k)) || !this.hasUpdated) this.schedule(0);
@@ -276,18 +295,19 @@ export class ClefDecide extends LitElement {
   }
 
   private connectEngine(): void {
-    const key = engineKey(this.model, this.device);
+    const key = engineKey(this.model, this.device, this.shared);
     if (this.lease?.key === key) return;
     this.lease?.release();
     this._loaded = false;
     this._error = null;
-    const lease = sharedRegistry().acquire(this.model, this.device, (progress) => {
-      if (key !== engineKey(this.model, this.device)) return;
+    const onProgress = (progress: LoadProgress) => {
+      if (key !== engineKey(this.model, this.device, this.shared)) return;
       this._progress = progress;
       this.dispatchEvent(
         new CustomEvent('clef-progress', { detail: progress, bubbles: true, composed: true }),
       );
-    });
+    };
+    const lease = sharedRegistry().acquire(this.model, this.device, onProgress, this.shared);
     this.lease = lease;
     lease.info.then(
       () => {
@@ -380,7 +400,7 @@ export class ClefDecide extends LitElement {
         aria-valuenow=${ifDefined(pct)}
         aria-valuetext=${text}
       >
-        <div class="progress-fill" style=${`width: ${pct ?? 0}%`}></div>
+        <div class="progress-fill" ${cssProps({ width: `${pct ?? 0}%` })}></div>
       </div>
     </div>`;
   }
@@ -404,6 +424,7 @@ export class ClefDecide extends LitElement {
         aria-label=${this.label || 'Decision'}
         aria-busy=${this._deciding ? 'true' : 'false'}
       >
+        ${result ? untrainedNote(result.untrained) : nothing}
         ${
           result
             ? renderAnswers(result.response, (id, view) => {

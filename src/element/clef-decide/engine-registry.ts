@@ -1,6 +1,7 @@
 /**
- * One engine per (package URL, device) for the whole page: every `<clef-decide>` asking for the
- * same model shares one worker and one download. Entries are reference-counted and disposed a
+ * One engine per (package URL, device, shared) for the whole page: every `<clef-decide>` asking
+ * for the same model shares one worker and one download (and with `shared`, the tabs share it
+ * too: createClef({ shared: true })). Entries are reference-counted and disposed a
  * little after the last user leaves, so moving an element in the DOM does not reload the model.
  *
  * The registry lives on `globalThis` under a versioned symbol: two copies of the element script
@@ -44,9 +45,9 @@ export interface RegistryOptions {
   idleMs?: number;
 }
 
-export function engineKey(model: string, device: DeviceChoice): string {
+export function engineKey(model: string, device: DeviceChoice, shared = false): string {
   const url = new URL(model, globalThis.location?.href).href;
-  return `${device} ${url}`;
+  return `${device} ${url}${shared ? ' shared' : ''}`;
 }
 
 export class EngineRegistry {
@@ -66,9 +67,14 @@ export class EngineRegistry {
     return this.entries.size;
   }
 
-  acquire(model: string, device: DeviceChoice, onProgress?: ProgressListener): EngineLease {
-    const key = engineKey(model, device);
-    const entry = this.entries.get(key) ?? this.start(key, model, device);
+  acquire(
+    model: string,
+    device: DeviceChoice,
+    onProgress?: ProgressListener,
+    shared = false,
+  ): EngineLease {
+    const key = engineKey(model, device, shared);
+    const entry = this.entries.get(key) ?? this.start(key, model, device, shared);
     entry.users++;
     clearTimeout(entry.idleTimer);
     entry.idleTimer = undefined;
@@ -94,13 +100,14 @@ export class EngineRegistry {
     };
   }
 
-  private start(key: string, model: string, device: DeviceChoice): Entry {
+  private start(key: string, model: string, device: DeviceChoice, shared: boolean): Entry {
     this.loadsStarted++;
     const listeners = new Set<ProgressListener>();
     const progress: { last: LoadProgress | null } = { last: null };
     const clef = this.create({
       model,
       device,
+      ...(shared ? { shared } : {}),
       onProgress: (p) => {
         progress.last = p;
         for (const listener of [...listeners]) listener(p);

@@ -6,6 +6,7 @@ import type { ErrorBody, SystemOneRequest, SystemOneResponse } from '../../proto
 import { ClefError } from '../../wire/errors.js';
 import type { DecisionTimings, LoadProgress } from '../../wire/wire.js';
 import type { CalibratedDecision } from '../../calibrate/decision.js';
+import type { UntrainedPart } from '../../core/untrained.js';
 
 export interface ClefDecisionDetail {
   /** The request as sent (model, state, questions). */
@@ -20,6 +21,11 @@ export interface ClefDecisionDetail {
    * prediction set (`set`, option ids) and `abstain`; absent otherwise.
    */
   calibrated?: CalibratedDecision;
+  /**
+   * For a model `clef-web train` wrote: the questions, options or descriptions of the request it
+   * was not trained on (their answers carry no information); absent when none.
+   */
+  untrained?: UntrainedPart[];
 }
 
 export interface ClefErrorDetail {

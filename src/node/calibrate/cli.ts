@@ -8,7 +8,7 @@
  * the fit succeeds: bad lines (all of them, numbered) and too few answers exit 1 first.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { errorText, parseCommandArgs } from '../cli-args.js';
 import {
   calibrateFromExamples,
   formatFitReport,
@@ -18,7 +18,6 @@ import {
 } from '../../calibrate/index.js';
 import { validateRequest } from '../../protocol/validate.js';
 import type { JsonValue } from '../../protocol/types.js';
-import { ClefError } from '../../wire/errors.js';
 import { loadNodePackage } from '../engine.js';
 import { writeCalibratedPackage } from './write.js';
 
@@ -49,23 +48,19 @@ function number(name: string, text: string | undefined): number | undefined {
 export async function calibrateMain(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        examples: { type: 'string' },
-        coverage: { type: 'string', default: '0.9' },
-        out: { type: 'string' },
-        bands: { type: 'string' },
-        'held-out': { type: 'string' },
-        seed: { type: 'string' },
-        threads: { type: 'string' },
-        quiet: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+    parsed = parseCommandArgs(argv, {
+      examples: { type: 'string' },
+      coverage: { type: 'string', default: '0.9' },
+      out: { type: 'string' },
+      bands: { type: 'string' },
+      'held-out': { type: 'string' },
+      seed: { type: 'string' },
+      threads: { type: 'string' },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     });
   } catch (e) {
-    console.error(`${(e as Error).message}\n${CALIBRATE_USAGE}`);
+    console.error(`clef-web calibrate: ${(e as Error).message}\n${CALIBRATE_USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -97,22 +92,21 @@ export async function calibrateMain(argv: string[]): Promise<number> {
     };
     threads = number('threads', values.threads);
   } catch (e) {
-    console.error(`${(e as Error).message}\n${CALIBRATE_USAGE}`);
+    console.error(`clef-web calibrate: ${(e as Error).message}\n${CALIBRATE_USAGE}`);
     return 2;
   }
   let text: string;
   try {
     text = readFileSync(values.examples, 'utf8');
   } catch (e) {
-    console.error(`cannot read ${values.examples}: ${(e as Error).message}`);
+    console.error(`clef-web calibrate: cannot read --examples ${errorText(e)}`);
     return 1;
   }
   let engine;
   try {
     engine = await loadNodePackage(dir, threads === undefined ? {} : { threads });
   } catch (e) {
-    if (!(e instanceof ClefError)) throw e;
-    console.error(`clef-web calibrate: ${e.message}`);
+    console.error(`clef-web calibrate: ${errorText(e)}`);
     return 1;
   }
   try {

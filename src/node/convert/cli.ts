@@ -1,10 +1,11 @@
 /**
  * `npx clef-web convert <release-dir> <out-dir> --dtype fp32|fp16|q8|q4|mixed [options]`
  */
-import { parseArgs } from 'node:util';
+import { existsSync, statSync } from 'node:fs';
 import type { PackageDtype } from '../../core/manifest.js';
 import { convertRelease } from './package.js';
 import type { BackboneGrouping } from './backbone-groups.js';
+import { errorText, integerOption, parseCommandArgs } from '../cli-args.js';
 
 const DTYPES: readonly PackageDtype[] = ['fp32', 'fp16', 'q8', 'q4', 'mixed'];
 
@@ -43,26 +44,22 @@ export function groupingOf(bytes?: string, layers?: string): BackboneGrouping {
 export async function convertMain(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        dtype: { type: 'string' },
-        name: { type: 'string' },
-        alias: { type: 'string', multiple: true },
-        revision: { type: 'string' },
-        context: { type: 'string' },
-        'q8-layers': { type: 'string' },
-        fidelity: { type: 'string' },
-        'backbone-group-bytes': { type: 'string' },
-        'backbone-group-layers': { type: 'string' },
-        'kv-float16': { type: 'string' },
-        'wasm-graphs': { type: 'string' },
-        embedding: { type: 'string' },
-      },
+    parsed = parseCommandArgs(argv, {
+      dtype: { type: 'string' },
+      name: { type: 'string' },
+      alias: { type: 'string', multiple: true },
+      revision: { type: 'string' },
+      context: { type: 'string' },
+      'q8-layers': { type: 'string' },
+      fidelity: { type: 'string' },
+      'backbone-group-bytes': { type: 'string' },
+      'backbone-group-layers': { type: 'string' },
+      'kv-float16': { type: 'string' },
+      'wasm-graphs': { type: 'string' },
+      embedding: { type: 'string' },
     });
   } catch (e) {
-    console.error(`${(e as Error).message}\n${CONVERT_USAGE}`);
+    console.error(`clef-web convert: ${(e as Error).message}\n${CONVERT_USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -84,24 +81,36 @@ export async function convertMain(argv: string[]): Promise<number> {
   const [releaseDir, outDir] = positionals as [string, string];
   const kv16 = values['kv-float16'] ?? 'on';
   if (kv16 !== 'on' && kv16 !== 'off') {
-    console.error(`--kv-float16 ${kv16}: not on or off\n${CONVERT_USAGE}`);
+    console.error(`clef-web convert: --kv-float16 ${kv16}: not on or off\n${CONVERT_USAGE}`);
     return 2;
   }
   const wasmGraphs = values['wasm-graphs'] ?? 'on';
   if (wasmGraphs !== 'on' && wasmGraphs !== 'off') {
-    console.error(`--wasm-graphs ${wasmGraphs}: not on or off\n${CONVERT_USAGE}`);
+    console.error(`clef-web convert: --wasm-graphs ${wasmGraphs}: not on or off\n${CONVERT_USAGE}`);
     return 2;
   }
   const embedding = values.embedding ?? 'auto';
   if (embedding !== 'auto' && embedding !== 'q8') {
-    console.error(`--embedding ${embedding}: not auto or q8\n${CONVERT_USAGE}`);
+    console.error(`clef-web convert: --embedding ${embedding}: not auto or q8\n${CONVERT_USAGE}`);
     return 2;
   }
   let backboneGroups: BackboneGrouping;
   try {
     backboneGroups = groupingOf(values['backbone-group-bytes'], values['backbone-group-layers']);
+    for (const [name, text, min] of [
+      ['context', values.context, 1],
+      ['q8-layers', values['q8-layers'], 0],
+      ['fidelity', values.fidelity, 0],
+    ] as const) {
+      integerOption(name, text, 0, min);
+    }
+    if (!existsSync(releaseDir) || !statSync(releaseDir).isDirectory()) {
+      throw new Error(
+        `<release-dir> ${releaseDir}: no such folder (the downloaded Clef release: config.json, tokenizer.json, *.safetensors)`,
+      );
+    }
   } catch (e) {
-    console.error(`${(e as Error).message}\n${CONVERT_USAGE}`);
+    console.error(`clef-web convert: ${(e as Error).message}\n${CONVERT_USAGE}`);
     return 2;
   }
   let peakRss = process.memoryUsage().rss;
@@ -146,7 +155,7 @@ export async function convertMain(argv: string[]): Promise<number> {
     );
     return 0;
   } catch (e) {
-    console.error(`convert failed: ${(e as Error).message}`);
+    console.error(`clef-web convert: ${errorText(e)}`);
     return 1;
   } finally {
     clearInterval(sampler);

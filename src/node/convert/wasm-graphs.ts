@@ -23,9 +23,10 @@ export async function prepareWasmGraphs(
   files: PackageFileEntry[],
   log: (line: string) => void,
   runtime?: OrtNodeModule,
+  /** What needs onnxruntime-node, and how to do without it, for the missing-dependency error. */
+  why = 'Writing WASM-prepared graphs (--wasm-graphs off skips them)',
 ): Promise<number> {
-  const ort =
-    runtime ?? (await loadOrtNode('Writing WASM-prepared graphs (--wasm-graphs off skips them)'));
+  const ort = runtime ?? (await loadOrtNode(why));
   // The optimiser's output is read by the engine's onnxruntime-web, which is this version: a
   // graph fused by another version may use ops or attributes that one does not know.
   const version = ort.env.versions?.node;
@@ -62,13 +63,27 @@ export async function prepareWasmGraphs(
 /** Adds the missing twins to a converted package in place; returns how many it wrote. */
 export async function addWasmGraphs(dir: string, log: (line: string) => void): Promise<number> {
   const manifestPath = join(dir, 'manifest.json');
-  const manifest = parseManifest(JSON.parse(readFileSync(manifestPath, 'utf8')));
+  let text: string;
+  try {
+    text = readFileSync(manifestPath, 'utf8');
+  } catch {
+    throw new Error(
+      `${dir}: no package there (no manifest.json; a folder made by clef-web convert)`,
+    );
+  }
+  const manifest = parseManifest(JSON.parse(text));
   if (!manifest.variant.devices.includes('wasm')) {
     throw new Error(`${dir} runs on ${manifest.variant.devices.join(', ')} only, not on WASM`);
   }
   const entries: PackageFileEntry[] = manifest.files.map((f) => ({ ...f }));
   const before = entries.length;
-  const written = await prepareWasmGraphs(dir, entries, log);
+  const written = await prepareWasmGraphs(
+    dir,
+    entries,
+    log,
+    undefined,
+    'Writing WASM-prepared graphs',
+  );
   const added: ManifestFile[] = entries.slice(before).map((f) => {
     const path = join(dir, f.path);
     return { ...f, bytes: statSync(path).size, sha256: sha256File(path) };

@@ -10,7 +10,6 @@
  * Request errors (4xx) are answers and go in the file. A 5xx (the engine failed) stops the run
  * with exit 1 without writing that line, so `--resume` retries it.
  */
-import { parseArgs } from 'node:util';
 import { handleRoute, type RouteBackend } from '../../http/routes.js';
 import type { ModelCard } from '../../protocol/types.js';
 import { countLines, openOutput, OutputExistsError, readLines } from './jsonl.js';
@@ -58,12 +57,10 @@ export interface DecideSummary {
   stoppedBy: null | 'interrupted' | { status: number; body: string; line: number };
 }
 
+import { UsageError, errorText, parseCommandArgs } from '../cli-args.js';
+
 /** A mistake in the command line or the files given (exit 2). */
-export class UsageError extends Error {
-  override get name(): string {
-    return 'UsageError';
-  }
-}
+export { UsageError };
 
 /** The model list is never asked for here: the decide route only decides. */
 const noModels = (): ModelCard[] => [];
@@ -165,9 +162,9 @@ export async function decideMain(argv: string[]): Promise<number> {
   let values;
   let runtime: NodeRuntimeRequest;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
+    ({ values } = parseCommandArgs(
+      argv,
+      {
         package: { type: 'string' },
         in: { type: 'string' },
         out: { type: 'string' },
@@ -178,7 +175,8 @@ export async function decideMain(argv: string[]): Promise<number> {
         'record-hash-only': { type: 'boolean' },
         runtime: { type: 'string' },
       },
-    }));
+      false,
+    ));
     runtime = runtimeOption(values.runtime);
     if (values.record === '') throw new Error('--record needs a file');
     if (values['record-hash-only'] && !values.record) {
@@ -224,7 +222,7 @@ export async function decideMain(argv: string[]): Promise<number> {
     }
   } catch (e) {
     await engine?.dispose();
-    console.error(`clef-web decide: ${(e as Error).message}`);
+    console.error(`clef-web decide: ${errorText(e)}`);
     return 1;
   }
   let interrupted = false;
@@ -247,7 +245,7 @@ export async function decideMain(argv: string[]): Promise<number> {
     if (summary.stoppedBy === 'interrupted') return 130;
     return summary.stoppedBy === null ? 0 : 1;
   } catch (e) {
-    console.error(`clef-web decide: ${(e as Error).message}`);
+    console.error(`clef-web decide: ${errorText(e)}`);
     return e instanceof OutputExistsError || e instanceof UsageError ? 2 : 1;
   } finally {
     process.off('SIGINT', onSignal);

@@ -7,7 +7,7 @@
  * request). Exit 0 only when every record is identical, so it can gate a model upgrade in CI.
  * A torn last line (a crash mid-write) is reported and skipped; a bad line elsewhere fails.
  */
-import { parseArgs } from 'node:util';
+import { errorText, parseCommandArgs } from '../cli-args.js';
 import { calibrationSha256 } from '../../core/calibration.js';
 import { parseRecord, type DecisionRecord } from '../../core/record.js';
 import { readLines } from '../decide/jsonl.js';
@@ -174,15 +174,11 @@ export async function replayMain(argv: string[]): Promise<number> {
   let positionals;
   let runtime: NodeRuntimeRequest;
   try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        package: { type: 'string' },
-        quiet: { type: 'boolean' },
-        tolerance: { type: 'string' },
-        runtime: { type: 'string' },
-      },
+    ({ values, positionals } = parseCommandArgs(argv, {
+      package: { type: 'string' },
+      quiet: { type: 'boolean' },
+      tolerance: { type: 'string' },
+      runtime: { type: 'string' },
     }));
     runtime = runtimeOption(values.runtime);
     if (positionals.length !== 1) throw new Error('give one records file');
@@ -212,7 +208,7 @@ export async function replayMain(argv: string[]): Promise<number> {
     const dir = values.package ?? (await import('../bundled.js')).bundledModelDir();
     engine = await loadNodePackage(dir, { runtime });
   } catch (e) {
-    console.error(`clef-web replay: ${(e as Error).message}`);
+    console.error(`clef-web replay: ${errorText(e)}`);
     return 1;
   }
   try {

@@ -3,8 +3,9 @@
  * HTTP, answered by the package on onnxruntime-node (or the js device: --runtime). SIGINT/SIGTERM finish what was received,
  * then exit; a second signal exits at once.
  */
-import { parseArgs } from 'node:util';
 import { bundledModelDir } from '../bundled.js';
+import { errorText, integerOption, listenError, parseCommandArgs } from '../cli-args.js';
+import { requireOrtNode } from '../ort-node-installed.js';
 import type { NodeEngineOptions } from '../engine.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../../core/defaults.js';
 import { startEnginePool } from './engine-pool.js';
@@ -41,12 +42,11 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
 /** The environment variable `serve` reads its API key from when --api-key is not given. */
 const API_KEY_ENV = 'CLEF_WEB_API_KEY';
 
-function positiveInt(name: string, text: string | undefined, fallback: number, min = 1): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}`);
-  return n;
-}
+const positiveInt = (name: string, text: string | undefined, fallback: number, min = 1) =>
+  integerOption(name, text, fallback, min);
+
+/** The highest TCP port. */
+const MAX_PORT = 65_535;
 
 function apiKeyOption(flag: string | undefined): { apiKey?: string } {
   const key = flag ?? process.env[API_KEY_ENV];
@@ -65,27 +65,23 @@ export async function serveMain(argv: string[]): Promise<number> {
   let cacheMb: number | null;
   let runtime: NodeRuntimeRequest;
   try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'allow-host': { type: 'string', multiple: true },
-        'max-body-bytes': { type: 'string' },
-        'max-queue': { type: 'string' },
-        'client-timeout-ms': { type: 'string' },
-        'shutdown-grace-ms': { type: 'string' },
-        threads: { type: 'string' },
-        workers: { type: 'string' },
-        'cache-mb': { type: 'string' },
-        quiet: { type: 'boolean' },
-        'api-key': { type: 'string' },
-        'insecure-no-auth': { type: 'boolean' },
-        record: { type: 'string' },
-        'record-hash-only': { type: 'boolean' },
-        runtime: { type: 'string' },
-      },
+    ({ values, positionals } = parseCommandArgs(argv, {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+      'max-body-bytes': { type: 'string' },
+      'max-queue': { type: 'string' },
+      'client-timeout-ms': { type: 'string' },
+      'shutdown-grace-ms': { type: 'string' },
+      threads: { type: 'string' },
+      workers: { type: 'string' },
+      'cache-mb': { type: 'string' },
+      quiet: { type: 'boolean' },
+      'api-key': { type: 'string' },
+      'insecure-no-auth': { type: 'boolean' },
+      record: { type: 'string' },
+      'record-hash-only': { type: 'boolean' },
+      runtime: { type: 'string' },
     }));
     runtime = runtimeOption(values.runtime);
     if (values.record === '') throw new Error('--record needs a file');
@@ -93,7 +89,7 @@ export async function serveMain(argv: string[]): Promise<number> {
       throw new Error('--record-hash-only needs --record <file>');
     }
     if (positionals.length > 1) throw new Error('at most one package directory');
-    port = positiveInt('port', values.port, DEFAULT_PORT, 0);
+    port = integerOption('port', values.port, DEFAULT_PORT, 0, MAX_PORT);
     options = {
       host: values.host ?? DEFAULT_HOST,
       port,
@@ -115,7 +111,7 @@ export async function serveMain(argv: string[]): Promise<number> {
     cacheMb =
       values['cache-mb'] !== undefined ? positiveInt('cache-mb', values['cache-mb'], 0, 0) : null;
   } catch (e) {
-    console.error(`${(e as Error).message}\n${SERVE_USAGE}`);
+    console.error(`clef-web serve: ${(e as Error).message}\n${SERVE_USAGE}`);
     return 2;
   }
 
@@ -125,6 +121,9 @@ export async function serveMain(argv: string[]): Promise<number> {
     const engineOptions: NodeEngineOptions = { runtime };
     if (threads !== null) engineOptions.threads = threads;
     if (cacheMb !== null) engineOptions.cacheBudgetBytes = cacheMb * 2 ** 20;
+    // Before any worker starts: onnxruntime-node's absence, where it is asked for by name, is
+    // one line naming the install, in this thread (auto without it runs the js device).
+    if (runtime === 'onnxruntime') requireOrtNode('Running a package in Node');
     // No package named: the bundled clef-nano, so `npx clef-web serve` answers at once.
     const dir = positionals[0] ?? bundledModelDir();
     if (values.record) {
@@ -144,19 +143,28 @@ export async function serveMain(argv: string[]): Promise<number> {
     );
   } catch (e) {
     await engine?.dispose();
-    console.error(`clef-web serve: ${(e as Error).message}`);
+    await log?.close();
+    console.error(`clef-web serve: ${errorText(e)}`);
     return 1;
   }
   const quiet = values.quiet === true;
-  const server = await startServer(engine, {
-    ...options,
-    onResponse: quiet
-      ? undefined
-      : (e) =>
-          console.error(
-            `${new Date().toISOString()} ${e.status} ${e.method} ${e.path} ${e.ms}ms ${e.requestId}`,
-          ),
-  });
+  let server;
+  try {
+    server = await startServer(engine, {
+      ...options,
+      onResponse: quiet
+        ? undefined
+        : (e) =>
+            console.error(
+              `${new Date().toISOString()} ${e.status} ${e.method} ${e.path} ${e.ms}ms ${e.requestId}`,
+            ),
+    });
+  } catch (e) {
+    await engine.dispose();
+    await log?.close();
+    console.error(`clef-web serve: ${listenError(e, options.host, port, DEFAULT_PORT)}`);
+    return 1;
+  }
   const { model, variant } = engine.manifest;
   const auth = options.apiKey !== undefined ? 'API key required' : 'no API key';
   const reach = server.url === server.boundUrl ? '' : ` (from this machine: ${server.url})`;

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { handleRoute } from '../../http/routes.js';
 import { overloadedError } from '../../protocol/errors.js';
 import { AbortedError } from '../../wire/errors.js';
-import { QueueFullError, type LaneQueue } from './lanes.js';
+import { QueueFullError, type LaneQueue } from '../../core/lanes.js';
 import type { RouteReply, RouteRequest } from './route-job.js';
 import { refuse, RETRY_AFTER_S, sendRouted } from './send.js';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';

@@ -17,7 +17,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { checkBearer } from '../../http/bearer.js';
 import { allowedHostHeaders, checkAccessOptions } from './access.js';
-import { LaneQueue } from './lanes.js';
+import { LaneQueue } from '../../core/lanes.js';
 import type { NodeEngine } from '../engine.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';

@@ -117,7 +117,14 @@ const pct = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${(100 * x).toFix
 export function trainingSection(facts: CardFacts) {
   return {
     method: 'clef-web train: bag-of-tokens matcher written into the Clef architecture',
-    questions: facts.questions.map((q) => ({ id: q.id, type: 'choice', options: q.options })),
+    questions: facts.questions.map((q) => ({
+      id: q.id,
+      type: 'choice',
+      options: q.options,
+      ...(q.schema
+        ? { instructions: q.schema.instructions, descriptions: q.schema.descriptions }
+        : {}),
+    })),
     examples: facts.examples,
     heldOutAccuracy: Object.fromEntries(
       facts.heldOut.questions.map((q) => [q.id, round4(q.accuracy)]),

@@ -1,24 +1,48 @@
 /** `clef-web train`: a thin layer on trainDecisionModel (progress on stderr, the result on stdout). */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from '../cli-args.js';
 import { ClefError } from '../../wire/errors.js';
 import { parseBands } from '../calibrate/cli.js';
 import { isCalibrationError } from '../../calibrate/errors.js';
+import { MissingDependencyError } from '../missing-dependency.js';
 import { isTrainError, TrainError } from './errors.js';
+import type { TrainInput } from './input.js';
+import type { TrainProgress } from './pipeline.js';
+import type { PlainFormat } from './plain.js';
+import type { TeacherProgress } from './teacher.js';
 import { trainDecisionModel } from './train.js';
-import type { TrainOptions, TrainProgress } from './pipeline.js';
 
-export const TRAIN_USAGE = `usage: clef-web train --examples labelled.jsonl --out <dir> [options]
-  Trains a small decision model on your labelled System One examples (the JSONL that
-  \`clef-web calibrate\` reads) and writes a browser package, calibrated and verified.
-options:
-  --examples FILE        labelled examples, one {"request": ..., "labels": {...}} per line
+export const TRAIN_USAGE = `usage: clef-web train --texts tickets.csv [--question question.json] --out <dir> [options]
+       clef-web train --examples labelled.jsonl --out <dir> [options]
+       clef-web train --texts unlabelled.txt --question question.json --teacher <URL> --out <dir>
+  Trains a small decision model on your labelled texts and writes a browser package,
+  calibrated and verified.
+input:
+  --texts FILE           a text and a label per row: CSV with a header (comma, semicolon or tab),
+                         or JSONL of {"text": ..., "label": ...}; UTF-8, or UTF-16 with a BOM
+  --text-column NAME     the text's column (default "text")
+  --label-column NAME    the label's column (default "label"; also the question's id)
+  --format csv|jsonl|lines   how --texts is read (default: by its extension, .txt = a text a line)
+  --question FILE        the System One choice question the labels answer ({"type": "choice",
+                         "criteria": {...}} or {"<id>": {...}}); default: a choice over the labels
+  --examples FILE        or labelled requests, one {"request": ..., "labels": {...}} per line
+labels from a bigger model:
+  --teacher URL          a System One server's root (or a Workers AI model URL) labels --texts
+  --teacher-key KEY      its API key (Authorization: Bearer); or the CLEF_TEACHER_KEY variable
+  --teacher-model NAME   the model to ask (default: the server's only one)
+  --min-confidence F     keep answers at least this confident (default 0.8)
+  --teacher-dir DIR      records (the resumable cache), review.csv, labelled.csv, counts.json
+                         (default: <out>-teacher)
+  --concurrency N        requests in flight (default 4)
+  --review N             labelled texts in review.csv (default 100)
+output and training:
   --out DIR              the package to write (must not exist or be empty)
   --release DIR          where the Clef release is written (default: <out>-release)
-  --name NAME            the model name requests use (default: the examples' most common model)
+  --name NAME            the model name requests use (default: --texts: the --out folder's name;
+                         --examples: the examples' most common model)
   --seed N               random seed (default 1): the same seed gives the same bytes
   --holdout F            share held out for selection, verification, calibration (default 0.1)
-  --held-out FILE        held-out examples from their own file instead of --holdout
+  --held-out FILE        held-out labelled requests from their own file instead of --holdout
   --coverage F           calibration coverage (default 0.9)
   --bands 2-12,13-255    also calibrate these option-count bands on their own (as calibrate does)
   --epochs N             most epochs of the fit (default 20; the best on the held-out part is kept)
@@ -27,7 +51,9 @@ options:
   --context N            context length in tokens (default 4096)
   --card-notes FILE      markdown appended to the generated model card (a licence, a credit)
   --quiet                no progress lines
-docs/training.md has the format, a worked example and what the model can learn.`;
+Ctrl-C stops a run and removes its partial folders; with --teacher it first finishes the
+requests in flight, so a rerun asks nothing twice. docs/training.md has the formats, a worked
+example and what the model can learn.`;
 
 function number(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -47,18 +73,67 @@ function formatEta(ms: number | undefined): string {
   return s >= 60 ? `, about ${Math.floor(s / 60)} min ${s % 60} s left` : `, about ${s} s left`;
 }
 
-export function formatProgress(p: TrainProgress): string {
+export function formatProgress(p: TrainProgress | TeacherProgress): string {
   const count = p.total > 1 ? ` ${p.done}/${p.total}` : p.done >= p.total ? ' done' : '';
   return `train: ${p.phase}${count}${p.message ? `: ${p.message}` : ''}${formatEta(p.etaMs)}`;
+}
+
+const FORMATS: readonly PlainFormat[] = ['csv', 'jsonl', 'lines'];
+
+/** A file's bytes (decoded by the trainer, which refuses what is not UTF-8 or UTF-16 with a BOM). */
+function read(path: string): Uint8Array {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new TrainError('train_options_invalid', `cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The first Ctrl-C (or SIGTERM) stops the teacher asking: the requests in flight finish and are
+ * recorded, then the run ends; a second one ends it at once. Training installs its own handlers
+ * (interrupts.ts) once it writes partial folders, and removes them on the signal.
+ */
+function stopTeacherOnSignal(controller: AbortController): () => void {
+  let count = 0;
+  const handler = (signal: NodeJS.Signals) => {
+    count++;
+    if (count === 1 && !controller.signal.aborted) {
+      controller.abort();
+      process.stderr.write(
+        `clef-web train: ${signal}: finishing the teacher's requests in flight, then stopping (again to stop now)\n`,
+      );
+      return;
+    }
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
 }
 
 export async function trainMain(argv: string[]): Promise<number> {
   let values;
   try {
-    values = parseArgs({
-      args: argv,
-      options: {
+    values = parseCommandArgs(
+      argv,
+      {
+        texts: { type: 'string' },
+        'text-column': { type: 'string' },
+        'label-column': { type: 'string' },
+        format: { type: 'string' },
+        question: { type: 'string' },
         examples: { type: 'string' },
+        teacher: { type: 'string' },
+        'teacher-key': { type: 'string' },
+        'teacher-model': { type: 'string' },
+        'min-confidence': { type: 'string' },
+        'teacher-dir': { type: 'string' },
+        concurrency: { type: 'string' },
+        review: { type: 'string' },
         out: { type: 'string' },
         release: { type: 'string' },
         name: { type: 'string' },
@@ -75,7 +150,8 @@ export async function trainMain(argv: string[]): Promise<number> {
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
-    }).values;
+      false,
+    ).values;
   } catch (e) {
     console.error(`clef-web train: ${(e as Error).message}\n${TRAIN_USAGE}`);
     return 2;
@@ -84,24 +160,57 @@ export async function trainMain(argv: string[]): Promise<number> {
     console.log(TRAIN_USAGE);
     return 0;
   }
-  for (const required of ['examples', 'out'] as const) {
-    if (values[required] === undefined) {
-      console.error(`clef-web train: missing --${required}\n${TRAIN_USAGE}`);
-      return 2;
-    }
+  if (values.texts === undefined && values.examples === undefined) {
+    console.error(`clef-web train: missing --texts (or --examples)\n${TRAIN_USAGE}`);
+    return 2;
   }
-  const read = (path: string): string => {
-    try {
-      return readFileSync(path, 'utf8');
-    } catch (e) {
-      throw new TrainError('train_options_invalid', `cannot read ${path}: ${(e as Error).message}`);
-    }
-  };
+  if (values.out === undefined) {
+    console.error(`clef-web train: missing --out\n${TRAIN_USAGE}`);
+    return 2;
+  }
+  const format = values.format as PlainFormat | undefined;
+  if (format !== undefined && !FORMATS.includes(format)) {
+    console.error(`clef-web train: --format must be csv, jsonl or lines, got ${format}`);
+    return 2;
+  }
+  const controller = new AbortController();
+  let stopSignals = () => {};
   try {
     const epochs = number('epochs', values.epochs);
-    const options: TrainOptions = {
-      examples: read(values.examples as string),
-      out: values.out as string,
+    const plain =
+      (values['text-column'] ?? values['label-column'] ?? format)
+        ? {
+            textColumn: values['text-column'],
+            labelColumn: values['label-column'],
+            format,
+          }
+        : undefined;
+    const teacherKey = values['teacher-key'] ?? process.env.CLEF_TEACHER_KEY;
+    const options: TrainInput = {
+      texts: values.texts === undefined ? undefined : read(values.texts),
+      examples: values.examples === undefined ? undefined : read(values.examples),
+      question: values.question === undefined ? undefined : read(values.question),
+      plain,
+      files: {
+        texts: values.texts,
+        examples: values.examples,
+        question: values.question,
+        heldOut: values['held-out'],
+      },
+      teacher:
+        values.teacher === undefined
+          ? undefined
+          : {
+              url: values.teacher,
+              apiKey: teacherKey,
+              model: values['teacher-model'],
+              minConfidence: number('min-confidence', values['min-confidence']),
+              dir: values['teacher-dir'],
+              concurrency: number('concurrency', values.concurrency),
+              reviewSize: number('review', values.review),
+              signal: controller.signal,
+            },
+      out: values.out,
       releaseDir: values.release,
       name: values.name,
       seed: number('seed', values.seed),
@@ -112,10 +221,18 @@ export async function trainMain(argv: string[]): Promise<number> {
       vocabSize: number('vocab', values.vocab),
       contextTokens: number('context', values.context),
       fidelityRequests: number('fidelity', values.fidelity),
-      cardNotes: values['card-notes'] === undefined ? undefined : read(values['card-notes']),
+      cardNotes:
+        values['card-notes'] === undefined
+          ? undefined
+          : new TextDecoder().decode(read(values['card-notes'])),
       fit: epochs === undefined ? undefined : { epochs },
-      onProgress: values.quiet ? undefined : (p) => process.stderr.write(`${formatProgress(p)}\n`),
+      onProgress: (p) => {
+        // The teacher's phase is over once training starts: signals are training's again.
+        if (p.phase !== 'teacher') stopSignals();
+        if (!values.quiet) process.stderr.write(`${formatProgress(p)}\n`);
+      },
     };
+    if (options.teacher !== undefined) stopSignals = stopTeacherOnSignal(controller);
     const result = await trainDecisionModel(options);
     for (const q of result.heldOut.questions) {
       console.log(
@@ -128,10 +245,17 @@ export async function trainMain(argv: string[]): Promise<number> {
     if (!result.calibrated) console.log('not calibrated: too few held-out answers (see README.md)');
     return 0;
   } catch (e) {
-    if (isTrainError(e) || isCalibrationError(e) || e instanceof ClefError) {
+    if (
+      isTrainError(e) ||
+      isCalibrationError(e) ||
+      e instanceof ClefError ||
+      e instanceof MissingDependencyError
+    ) {
       console.error(`clef-web train: ${e.message}`);
-      return 1;
+      return isTrainError(e) && e.code === 'train_interrupted' ? 130 : 1;
     }
     throw e;
+  } finally {
+    stopSignals();
   }
 }

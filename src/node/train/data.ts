@@ -22,6 +22,7 @@ import { renderValue } from '../../protocol/render.js';
 import type { MatcherExample } from './matcher.js';
 import { trainBpeTokenizer, type TrainedTokenizer } from './bpe.js';
 import { TrainError } from './errors.js';
+import { questionSchemas, type QuestionSchema } from './schema.js';
 import type { Rng } from '../rng.js';
 
 /** Fewest labelled examples an option needs (in the training part, after the holdout split). */
@@ -47,6 +48,8 @@ export interface TrainedQuestion {
   options: string[];
   /** Labelled examples per option, in the training part. */
   counts: Record<string, number>;
+  /** How the training requests asked it (schema.ts): instructions, each option's descriptions. */
+  schema?: QuestionSchema;
 }
 
 /**
@@ -113,7 +116,10 @@ export function checkExamples(train: readonly LabelledExample[]): TrainedQuestio
       },
     );
   }
-  return [...questions.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const schemas = questionSchemas(train, new Set(questions.keys()));
+  return [...questions.values()]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((q) => ({ ...q, schema: schemas.get(q.id) }));
 }
 
 /** The texts the tokenizer learns from: the template (weighted), then every request's text. */

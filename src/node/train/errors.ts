@@ -5,6 +5,8 @@
 export type TrainErrorCode =
   /** Lines that are not labelled examples (details.errors, each with its line number). */
   | 'examples_invalid'
+  /** A file that is not UTF-8 or UTF-16 with a byte-order mark (details: line, offset). */
+  | 'examples_encoding'
   /** Examples the method cannot learn from: noul/score labels, too few per option, clashes. */
   | 'examples_unlearnable'
   /** Requests longer than the context (details.lines). */
@@ -12,7 +14,11 @@ export type TrainErrorCode =
   /** A bad option: holdout outside (0, 0.5], an output directory that exists and is not empty. */
   | 'train_options_invalid'
   /** The written package does not compute the fitted model (a construction bug; nothing kept). */
-  | 'train_verification_failed';
+  | 'train_verification_failed'
+  /** The teacher (`--teacher`) could not label the texts: unreachable, refusing, or not System One. */
+  | 'teacher_failed'
+  /** The run was stopped (SIGINT, SIGTERM, an abort): its partial folders were removed. */
+  | 'train_interrupted';
 
 export class TrainError extends Error {
   readonly code: TrainErrorCode;

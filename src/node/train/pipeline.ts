@@ -37,6 +37,7 @@ import {
   type MatcherParams,
 } from './matcher.js';
 import { TrainError } from './errors.js';
+import { checkModelNames } from './model-names.js';
 
 export type TrainPhase =
   'check' | 'tokenizer' | 'fit' | 'release' | 'convert' | 'verify' | 'calibrate' | 'card';
@@ -117,6 +118,13 @@ export interface TrainHost {
   wasmGraphs: boolean;
   /** The engine openPackage runs, as the model card names it. */
   engineName: string;
+  /** Told the temporary folders before the first is written (Node removes them on SIGINT). */
+  writing?(partials: string[]): void;
+}
+
+/** The temporary folder a run writes `dir` under: beside it, hidden, named by the run's tag. */
+export function partialDir(dir: string, runTag: string): string {
+  return join(dirname(dir), `.${basename(dir)}.partial-${runTag}`);
 }
 
 export const DEFAULT_HOLDOUT = 0.1;
@@ -133,7 +141,7 @@ function mostCommon(values: readonly string[]): string {
   return sorted[0]?.[0] ?? 'clef-trained';
 }
 
-function parse(text: string, what: string): LabelledExample[] {
+export function parse(text: string, what: string): LabelledExample[] {
   try {
     return parseLabelledExamples(text, {
       validateRequest: (body: JsonValue) => validateRequest(body),
@@ -230,15 +238,13 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
   });
   endPhase('fit');
 
-  const partial = join(dirname(out), `.${basename(out)}.partial-${host.runTag}`);
-  const partialRelease = join(
-    dirname(releaseDir),
-    `.${basename(releaseDir)}.partial-${host.runTag}`,
-  );
+  const partial = partialDir(out, host.runTag);
+  const partialRelease = partialDir(releaseDir, host.runTag);
   mkdirSync(dirname(out), { recursive: true });
   mkdirSync(dirname(releaseDir), { recursive: true });
   rmSync(partial, { recursive: true, force: true });
   rmSync(partialRelease, { recursive: true, force: true });
+  host.writing?.([partial, partialRelease]);
   try {
     progress({ phase: 'release', done: 0, total: 1 });
     writeRelease(partialRelease, fitted.params, {
@@ -380,6 +386,7 @@ function prepare(
     );
   }
   const name = options.name ?? mostCommon(all.map((e) => e.valid.model));
+  checkModelNames(split.train.concat(split.heldOut), name);
   // The held-out lines as written (lossless), for the calibration's own parse.
   const lines = (options.heldOutExamples ?? options.examples).replace(/^\uFEFF/, '').split('\n');
   const heldOutLines = new Map<number, string>();

@@ -9,7 +9,6 @@
  * Exit status: 0 verified; 1 when --max-dp is given and exceeded, or the check could not run
  * (package refused, files missing); 2 on usage errors.
  */
-import { parseArgs } from 'node:util';
 import { StepProgress } from '../step-progress.js';
 import {
   DEFAULT_FIDELITY_SEED,
@@ -18,6 +17,7 @@ import {
   type FidelityBaseline,
   type FidelityReport,
 } from './fidelity.js';
+import { UsageError, errorText, parseCommandArgs } from '../cli-args.js';
 
 export const VERIFY_USAGE = `usage: clef-web verify <package-dir> (--release <release-dir> | --against-package <dir>)
   [--requests N (default 100)] [--seed S (default ${DEFAULT_FIDELITY_SEED})] [--json]
@@ -41,8 +41,6 @@ const processIo: VerifyIo = {
   err: (text) => process.stderr.write(text),
 };
 
-class UsageError extends Error {}
-
 function integer(name: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
@@ -64,27 +62,16 @@ interface VerifyArgs {
 }
 
 function parseVerifyArgs(argv: string[]): VerifyArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        release: { type: 'string' },
-        'against-package': { type: 'string' },
-        requests: { type: 'string' },
-        seed: { type: 'string' },
-        json: { type: 'boolean' },
-        'max-dp': { type: 'string' },
-        'chunk-tokens': { type: 'string' },
-        threads: { type: 'string' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(argv, {
+    release: { type: 'string' },
+    'against-package': { type: 'string' },
+    requests: { type: 'string' },
+    seed: { type: 'string' },
+    json: { type: 'boolean' },
+    'max-dp': { type: 'string' },
+    'chunk-tokens': { type: 'string' },
+    threads: { type: 'string' },
+  });
   if (positionals.length !== 1) {
     throw new UsageError(
       positionals.length === 0
@@ -181,7 +168,7 @@ export async function verifyMain(argv: string[], io: VerifyIo = processIo): Prom
     });
   } catch (e) {
     progress?.finish();
-    io.err(`clef-web verify failed: ${(e as Error).message}\n`);
+    io.err(`clef-web verify: ${errorText(e)}\n`);
     return 1;
   }
   progress?.finish();
@@ -193,7 +180,7 @@ export async function verifyMain(argv: string[], io: VerifyIo = processIo): Prom
   }
   if (args.maxDp !== undefined && report.maxAbsDp > args.maxDp) {
     io.err(
-      `max |Δp| ${report.maxAbsDp.toExponential(3)} exceeds --max-dp ${args.maxDp}: not verified\n`,
+      `clef-web verify: max |Δp| ${report.maxAbsDp.toExponential(3)} exceeds --max-dp ${args.maxDp}: not verified\n`,
     );
     return 1;
   }

@@ -2,7 +2,7 @@
  * createClef as the test pages and benchmarks use it: with the measurement switches
  * (createInstrumentedClef) and, unless the caller gives its own, the instrumented worker
  * (test/worker/instrumented.worker.ts), whose EngineHooks act on `simulate` and fill the
- * resource counters. The shipped worker has neither.
+ * resource counters (as a SharedWorker with `shared: true`). The shipped worker has neither.
  */
 import {
   createInstrumentedClef,
@@ -19,6 +19,14 @@ export function instrumentedWorker(name = 'clef-web'): Worker {
   });
 }
 
+/** A new instrumented worker run as a SharedWorker named `name` (for `shared: true`). */
+export function instrumentedSharedWorker(name: string): SharedWorker {
+  return new SharedWorker(new URL('../../worker/instrumented.worker.ts', import.meta.url), {
+    type: 'module',
+    name,
+  });
+}
+
 export function createTestClef(options: ClefOptions & InstrumentOptions = {}): Promise<Clef> {
   // A replacement worker keeps the lasting switches; the one-shot faults (stalls, device loss,
   // the held warm-up) happened in the worker that was lost.
@@ -27,6 +35,8 @@ export function createTestClef(options: ClefOptions & InstrumentOptions = {}): P
   return createInstrumentedClef({
     ...options,
     simulateAfterRestart: { noWebgpu, failWebgpuLoad, adapterLimitBytes, lexiconFromStorage },
-    worker: options.worker ?? (() => instrumentedWorker()),
+    ...(options.shared
+      ? { sharedWorker: options.sharedWorker ?? instrumentedSharedWorker }
+      : { worker: options.worker ?? (() => instrumentedWorker()) }),
   });
 }

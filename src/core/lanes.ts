@@ -1,8 +1,10 @@
 /**
- * The server's decision queue: up to `lanes` jobs run at once (one per engine worker), and the
- * next one to start is chosen fairly between clients (docs/reliability.md, "Fairness"):
+ * A fair decision queue: up to `lanes` jobs run at once, and the next one to start is chosen
+ * fairly between clients (docs/reliability.md, "Fairness"). `clef-web serve` runs one lane per
+ * engine worker, its clients the remote addresses; a shared engine in the browser
+ * (src/engine/shared-engine.ts) runs one lane, its clients the tabs.
  *
- * - Each client (the server passes the remote address) has its own first-in-first-out line, so
+ * - Each client has its own first-in-first-out line, so
  *   one client's requests start in the order it sent them.
  * - Between clients, the next job comes from the waiting client that has used the least engine
  *   time: each job charges its client the milliseconds it ran (a provisional average while it
@@ -19,7 +21,7 @@
  * A waiting job can be cancelled (dropped at once); one that started runs to its end and then
  * rejects with AbortedError, as src/core/queue.ts's SerialQueue does.
  */
-import { AbortedError } from '../../wire/errors.js';
+import { AbortedError } from '../wire/errors.js';
 
 /** Why a job was not queued, or was pushed out of the queue: a full queue. */
 export class QueueFullError extends Error {

@@ -1,0 +1,114 @@
+/**
+ * What the Train panel (train-panel.ts) shows about a file and a trained model: pure Lit
+ * templates and the small rules behind them (a long label table summarised, a model named after
+ * its file).
+ */
+import { html, nothing, type TemplateResult } from 'lit';
+import type { InputSummary, TrainResult } from '../train-web/train-wire.js';
+import { folderName } from './trained-store.js';
+
+/** Label rows the counts table shows; the rest are summed up in one line. */
+export const SHOWN_LABELS = 20;
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+/** A model name from a file name: `tickets.csv` → `tickets`. */
+export function nameFromFile(fileName: string): string {
+  return folderName(fileName.replace(/\.[^.]*$/, '')) || 'model';
+}
+
+/** The counts table's rows: the first SHOWN_LABELS, then how many more and their examples. */
+export function shownLabels(labels: InputSummary['labels']): {
+  rows: InputSummary['labels'];
+  more: { labels: number; examples: number } | null;
+} {
+  const rows = labels.slice(0, SHOWN_LABELS);
+  const rest = labels.slice(SHOWN_LABELS);
+  return {
+    rows,
+    more:
+      rest.length === 0
+        ? null
+        : { labels: rest.length, examples: rest.reduce((n, l) => n + l.count, 0) },
+  };
+}
+
+/** The label counts the file holds: the first SHOWN_LABELS rows, then how many more. */
+export function renderCounts(summary: InputSummary, fileName: string): TemplateResult {
+  const { rows, more } = shownLabels(summary.labels);
+  return html`<table class="label-counts" aria-label="Label counts">
+    <caption>
+      ${fileName}: ${summary.examples} example${summary.examples === 1 ? '' : 's'}
+      (${summary.encoding})
+    </caption>
+    <tr>
+      <th>question</th>
+      <th>option</th>
+      <th>examples</th>
+    </tr>
+    ${rows.map(
+      (l) =>
+        html`<tr>
+          <td>${l.question}</td>
+          <td>${l.option}</td>
+          <td>${l.count}</td>
+        </tr>`,
+    )}
+    ${
+      more
+        ? html`<tr class="more">
+            <td colspan="3">
+              and ${more.labels} more label${more.labels === 1 ? '' : 's'} (${more.examples}
+              examples)
+            </td>
+          </tr>`
+        : nothing
+    }
+  </table>`;
+}
+
+/** The trained model's figures, and what to do with it. */
+export function renderResult(
+  r: TrainResult,
+  actions: { use: () => void; download: () => void },
+): TemplateResult {
+  return html`<div class="train-result" data-model=${r.name}>
+    <p>
+      <strong>${r.name}</strong>: ${r.examples.train} examples trained, ${r.examples.heldOut} held
+      out. The package gives the fitted model's probabilities to within
+      <span data-delta>${r.maxPackageDeltaP.toExponential(2)}</span> on ${r.verified} held-out
+      examples run through this page's engine;
+      ${r.calibrated ? 'calibrated on the held-out part' : 'too few held-out examples to calibrate'}.
+    </p>
+    ${r.heldOut.questions.map(
+      (q) =>
+        html`<table class="recall" data-question=${q.id}>
+          <caption>
+            ${q.id}: held-out accuracy
+            <span data-accuracy>${pct(q.accuracy)}</span>
+            (${q.answered})
+          </caption>
+          <tr>
+            <th>option</th>
+            <th>held out</th>
+            <th>recall</th>
+          </tr>
+          ${Object.entries(q.recall).map(
+            ([id, f]) =>
+              html`<tr>
+                <td>${id}</td>
+                <td>${f.n}</td>
+                <td>${pct(f.recall)}</td>
+              </tr>`,
+          )}
+        </table>`,
+    )}
+    <p class="muted" data-timings>
+      ${Object.entries(r.timingsMs)
+        .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
+        .join(' · ')}
+    </p>
+    <button type="button" @click=${actions.use}>Use this model here</button>
+    <button type="button" @click=${actions.download}>Download .zip</button>
+  </div>`;
+}

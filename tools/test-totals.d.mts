@@ -1,0 +1,9 @@
+export interface Totals {
+  passed: number;
+  failed: number;
+  skipped: number;
+  skippedNames: string[];
+}
+export declare function vitestTotals(report: unknown): Totals;
+export declare function playwrightTotals(report: unknown): Totals;
+export declare function closingLine(totals: Pick<Totals, 'passed' | 'failed' | 'skipped'>): string;
