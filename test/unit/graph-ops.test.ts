@@ -195,6 +195,13 @@ function one(
 /** Float ops agree to a few float32 roundings. */
 const FLOAT = 2e-6;
 
+/**
+ * Products of depth `k` (k float32 products summed, in another order or with fused multiply-adds
+ * on the other side): each sum is within k·u of exact (u = 2^-24, of the terms' magnitude), so
+ * the two within 2k·u. Measured worst over 150 draws at k = 96: 2.1e-6 (0.19 of this bound).
+ */
+const products = (k: number) => Math.max(FLOAT, 2 * k * 2 ** -24);
+
 describe('elementwise ops', () => {
   const shapes: Array<[number[], number[]]> = [
     [[2, 3, 4], [4]],
@@ -562,7 +569,9 @@ describe('products', () => {
         ];
         for (const [a, b, constant] of cases) {
           const err = await compare(one('MatMul', [f32('a', a), f32('b', b, -1, 1, constant)]));
-          expect(err, `MatMul [${a}]·[${b}] ${where}`).toBeLessThanOrEqual(FLOAT);
+          expect(err, `MatMul [${a}]·[${b}] ${where}`).toBeLessThanOrEqual(
+            products(b.length === 1 ? b[0]! : b.at(-2)!),
+          );
         }
       } finally {
         setWasmGemmForTests(kernel);
@@ -638,7 +647,7 @@ describe('products', () => {
         expect(
           await compare(c),
           `MatMulNBits ${bits} bits ${M}x${K}x${N} ${where}`,
-        ).toBeLessThanOrEqual(FLOAT);
+        ).toBeLessThanOrEqual(products(K!));
       }
     },
   );
@@ -674,31 +683,37 @@ describe('products', () => {
 });
 
 describe('LinearAttention (gated_delta)', () => {
-  it('matches onnxruntime over a sequence from a random state, value heads sharing key heads', async () => {
-    const [T, qHeads, kvHeads, dk, dv] = [9, 2, 4, 8, 6];
-    const c = one(
-      'LinearAttention',
-      [
-        f32('q', [1, T, qHeads * dk]),
-        f32('k', [1, T, qHeads * dk], -0.5, 0.5),
-        f32('v', [1, T, kvHeads * dv], -2, 2),
-        f32('s', [1, kvHeads, dk, dv]),
-        f32('g', [1, T, kvHeads], -3, 0),
-        f32('b', [1, T, kvHeads], 0, 1),
-      ],
-      {
-        q_num_heads: attr.int(qHeads),
-        kv_num_heads: attr.int(kvHeads),
-        update_rule: attr.string('gated_delta'),
-        scale: attr.float(1 / Math.sqrt(dk)),
-      },
-      'float32',
-      'com.microsoft',
-    );
-    c.nodes[0]!.outputs = ['y', 'state'];
-    c.outputs.push({ name: 'state', type: 'float32' });
-    expect(await compare(c), where).toBeLessThanOrEqual(1e-5);
-  });
+  it.each([
+    [9, 2, 4, 8, 6],
+    // The trained packages' size (issue 34): one key head of dim 4, 4 value heads of dim 8.
+    [13, 1, 4, 4, 8],
+  ])(
+    'matches onnxruntime over %i tokens from a random state: %i key heads, %i value heads of dims %i and %i',
+    async (T, qHeads, kvHeads, dk, dv) => {
+      const c = one(
+        'LinearAttention',
+        [
+          f32('q', [1, T, qHeads * dk]),
+          f32('k', [1, T, qHeads * dk], -0.5, 0.5),
+          f32('v', [1, T, kvHeads * dv], -2, 2),
+          f32('s', [1, kvHeads, dk, dv]),
+          f32('g', [1, T, kvHeads], -3, 0),
+          f32('b', [1, T, kvHeads], 0, 1),
+        ],
+        {
+          q_num_heads: attr.int(qHeads),
+          kv_num_heads: attr.int(kvHeads),
+          update_rule: attr.string('gated_delta'),
+          scale: attr.float(1 / Math.sqrt(dk)),
+        },
+        'float32',
+        'com.microsoft',
+      );
+      c.nodes[0]!.outputs = ['y', 'state'];
+      c.outputs.push({ name: 'state', type: 'float32' });
+      expect(await compare(c), where).toBeLessThanOrEqual(1e-5);
+    },
+  );
 });
 
 describe('refusal at load', () => {

@@ -12,6 +12,7 @@ import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { referenceDecide } from '../../src/node/reference/decide.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
+import { TINY_TEXT, type TextShape } from '../../tools/fixture/config.js';
 import { randomRequests } from '../browser/engine-helpers.js';
 import { testSeed } from '../support/seed.js';
 
@@ -19,13 +20,40 @@ const SEED = testSeed('js device packages (release weights and requests)');
 const where = `(seed ${SEED})`;
 const MODEL = 'clef-tiny';
 
+/**
+ * The layout trained packages are moving to (issue 34): a Gated DeltaNet layer between two
+ * full-attention layers, at small odd sizes (hidden 75: ragged quantisation blocks; key heads of
+ * dim 4 shared by 4 value heads of dim 8; rotary over 2 of 8 head dims).
+ */
+const SMALL_ODD: TextShape = {
+  ...TINY_TEXT,
+  hidden_size: 75,
+  intermediate_size: 51,
+  num_hidden_layers: 3,
+  layer_types: ['full_attention', 'linear_attention', 'full_attention'],
+  num_attention_heads: 3,
+  num_key_value_heads: 3,
+  head_dim: 8,
+  mrope_section: [1, 0, 0],
+  linear_num_key_heads: 1,
+  linear_num_value_heads: 4,
+  linear_key_head_dim: 4,
+  linear_value_head_dim: 8,
+  linear_conv_kernel_dim: 4,
+};
+
 let work: string;
 let release: string;
+let oddRelease: string;
 const packages = new Map<string, string>();
 
-async function convert(name: string, options: Partial<ConvertOptions>): Promise<string> {
+async function convert(
+  name: string,
+  options: Partial<ConvertOptions>,
+  from = release,
+): Promise<string> {
   const dir = join(work, name);
-  await convertRelease(release, dir, {
+  await convertRelease(from, dir, {
     dtype: 'fp32',
     name: MODEL,
     fidelityRequests: 0,
@@ -45,6 +73,10 @@ beforeAll(async () => {
   await convert('q8', { dtype: 'q8' });
   await convert('q4', { dtype: 'q4', embedding: 'q8' });
   await convert('fp32-split', { dtype: 'fp32', backboneGroups: [1, 1, 2] });
+  oddRelease = join(work, 'release-odd');
+  writeTinyFixture(oddRelease, { dtype: 'fp32', seed: SEED + 3, text: SMALL_ODD });
+  await convert('odd-fp32', { dtype: 'fp32' }, oddRelease);
+  await convert('odd-q4', { dtype: 'q4' }, oddRelease);
 }, 120_000);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -66,9 +98,10 @@ async function maxDp(
   engine: NodeEngine,
   want: (request: (typeof REQUESTS)[number]) => Promise<ArrayLike<number>[]>,
   chunkTokens?: number,
+  requests = REQUESTS,
 ): Promise<number> {
   let worst = 0;
-  for (const request of REQUESTS) {
+  for (const request of requests) {
     const got = await engine.decide(request, chunkTokens ? { chunkTokens } : {});
     const ref = await want(request);
     expect(got.logits.length).toBe(ref.length);
@@ -81,17 +114,21 @@ async function maxDp(
   return worst;
 }
 
-const references = new Map<object, Promise<Float64Array[]>>();
-/** The float64 reference's logits (computed once per request). */
-function reference(request: (typeof REQUESTS)[number]): Promise<Float64Array[]> {
-  let ref = references.get(request);
-  if (!ref) {
-    const valid = validateRequest(request, { models: [MODEL] });
-    ref = referenceDecide(release, valid).then((d) => d.logits);
-    references.set(request, ref);
-  }
-  return ref;
+const references = new Map<string, Promise<Float64Array[]>>();
+/** The float64 reference's logits of `from`'s weights (computed once per request). */
+function referenceOf(from: () => string) {
+  return (request: (typeof REQUESTS)[number]): Promise<Float64Array[]> => {
+    const key = `${from()} ${REQUESTS.indexOf(request)}`;
+    let ref = references.get(key);
+    if (!ref) {
+      const valid = validateRequest(request, { models: [MODEL] });
+      ref = referenceDecide(from(), valid).then((d) => d.logits);
+      references.set(key, ref);
+    }
+    return ref;
+  };
 }
+const reference = referenceOf(() => release);
 
 describe('the js device in Node', () => {
   it('runs fp32 within 1e-5 of the float64 reference, whole and in 7-token chunks', async () => {
@@ -128,6 +165,30 @@ describe('the js device in Node', () => {
       expect(dp, where).toBeLessThanOrEqual(1e-4);
     } finally {
       await js.dispose();
+      await native.dispose();
+    }
+  });
+
+  it('runs the trained layout at small odd sizes (full, linear, full attention): fp32 within 1e-5 of the float64 reference, q4 within 1e-4 of onnxruntime-node', async () => {
+    const fp32 = await loadNodePackage(packages.get('odd-fp32')!, { runtime: 'js' });
+    const q4 = await loadNodePackage(packages.get('odd-q4')!, { runtime: 'js' });
+    const native = await loadNodePackage(packages.get('odd-q4')!, { runtime: 'onnxruntime' });
+    try {
+      // The short requests (the long one costs the float64 reference seconds), chunked in 5s too.
+      const short = REQUESTS.slice(0, 4);
+      const ref = referenceOf(() => oddRelease);
+      const whole = await maxDp(fp32, ref, undefined, short);
+      const chunked = await maxDp(fp32, ref, 5, short);
+      const quantised = await maxDp(q4, async (r) => (await native.decide(r)).logits, 5, short);
+      console.log(
+        `js small odd layout: fp32 vs float64 max |Δp| ${whole.toExponential(2)} whole, ${chunked.toExponential(2)} in 5-token chunks; q4 vs onnxruntime-node ${quantised.toExponential(2)}`,
+      );
+      expect(whole, where).toBeLessThanOrEqual(1e-5);
+      expect(chunked, where).toBeLessThanOrEqual(1e-5);
+      expect(quantised, where).toBeLessThanOrEqual(1e-4);
+    } finally {
+      await fp32.dispose();
+      await q4.dispose();
       await native.dispose();
     }
   });
