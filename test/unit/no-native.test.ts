@@ -174,7 +174,7 @@ describe('the CLI without onnxruntime-node', () => {
     ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /needs onnxruntime-node, which is not installed: run `npm install onnxruntime-node@1\.30\.0 --onnxruntime-node-install=skip`/,
+      /needs onnxruntime-node, which is not installed: run `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1\.30\.0`/,
     );
     const bad = await cli(['decide', '--in', input, '--out', output, '--runtime', 'wasm']);
     expect(bad.code).toBe(2);
