@@ -442,7 +442,7 @@ describe('the CLI', () => {
     );
     expect(run.status, run.stderr).toBe(1);
     expect(run.stderr).toBe(
-      'clef-web train: Training (the package it writes is verified on onnxruntime-node) needs onnxruntime-node, which is not installed: run `npm install onnxruntime-node@1.30.0 --onnxruntime-node-install=skip`\n',
+      'clef-web train: Training (the package it writes is verified on onnxruntime-node) needs onnxruntime-node, which is not installed: run `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0`\n',
     );
     expect(readdirSync(dir)).toEqual(['tickets.csv']);
   });
