@@ -83,6 +83,7 @@ function expectDecided(surface: Surface, result: any) {
   const choice = surface.startsWith('<clef-decide>') ? 'card_declined' : 'report_fraud';
   expect(result.response.answers.route.choice).toBe(choice);
   if (surface.includes('3 threads')) expect(result.info.threads).toBe(3);
+  if (surface.endsWith(', js')) expect(result.info.device).toBe('js');
 }
 
 for (const [surface, path] of Object.entries(SURFACES) as Array<[Surface, string]>) {
