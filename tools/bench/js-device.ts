@@ -15,7 +15,7 @@
  *   here, and the runtime start and session creation from info().loadMs.
  *
  *   npm run build:lib && npm run build:node && npm run models:tiny
- *   npx tsx tools/bench/js-device.ts [--runs 3] [--no-write]
+ *   npx tsx tools/bench/js-device.ts [--runs 3] [--no-write] [--port 5590]
  *
  * Writes bench/results/<date>-js-device.json unless --no-write.
  */
@@ -414,7 +414,11 @@ function leastSquares(rows: number[][], y: number[]): number[] {
 
 async function main() {
   const { values } = parseArgs({
-    options: { runs: { type: 'string', default: '3' }, 'no-write': { type: 'boolean' } },
+    options: {
+      runs: { type: 'string', default: '3' },
+      'no-write': { type: 'boolean' },
+      port: { type: 'string', default: '5590' },
+    },
   });
   const runs = Number(values.runs);
   for (const need of [
@@ -429,7 +433,7 @@ async function main() {
   }
   await writeMidPackage();
   const loadStart = loadAverage();
-  const server = await serve('dist', 5590);
+  const server = await serve('dist', Number(values.port));
   const log = (s: string) => console.log(s);
   log(
     `page ${server.pageUrl}; ${cpus().length} cores; load average ${loadStart?.join(' ') ?? '?'}`,
