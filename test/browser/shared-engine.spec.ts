@@ -79,9 +79,15 @@ async function sharedWorkers(browser: Browser): Promise<string[]> {
   }
 }
 
-/** Paths requested since `from` (an index into proxy.paths) that start with `prefix`. */
-const requested = (from: number, prefix: string) =>
-  proxy.paths.slice(from).filter((p) => p.startsWith(prefix));
+/**
+ * Paths requested since `from` (an index into proxy.requests) that start with `prefix`: by any
+ * method, or by `method` only (GET downloads a file; HEAD probes it and transfers no body).
+ */
+const requested = (from: number, prefix: string, method?: 'GET' | 'HEAD') =>
+  proxy.requests
+    .slice(from)
+    .filter((r) => r.path.startsWith(prefix) && (method === undefined || r.method === method))
+    .map((r) => r.path);
 const repeated = (paths: string[]) => paths.filter((p, i) => paths.indexOf(p) !== i);
 
 test('three tabs share one engine: the package fetched once, one runtime start, the answers of a dedicated engine', async ({
@@ -91,15 +97,27 @@ test('three tabs share one engine: the package fetched once, one runtime start, 
   const context = await browser.newContext();
   try {
     const tabs = [await openTab(context), await openTab(context), await openTab(context)];
-    const from = proxy.paths.length;
+    const from = proxy.requests.length;
     // All three at once: the second and third join the load the first started.
     const infos = await Promise.all(tabs.map((tab) => load(tab, 's', SHARED)));
     const pkg = requested(from, FP32);
     expect(pkg.filter((p) => p.endsWith('/manifest.json'))).toHaveLength(1);
     expect(repeated(pkg), 'package files fetched twice').toEqual([]);
-    const wasm = requested(from, '/ort/').filter((p) => /\.wasm(\?|$)/.test(p));
+    const wasm = requested(from, '/ort/', 'GET').filter((p) => /\.wasm(\?|$)/.test(p));
     expect(wasm, 'onnxruntime wasm fetches (one per runtime start)').toHaveLength(1);
-    expect(repeated(requested(from, '/ort/'))).toEqual([]);
+    expect(repeated(requested(from, '/ort/', 'GET')), 'runtime files downloaded twice').toEqual([]);
+    // Before its import, the worker asks the server which runtime builds it serves: one HEAD per
+    // loader, once per worker (src/engine/runtime-files.ts servedBuilds), never once per tab.
+    // The loader it then imports is therefore requested twice, HEAD then GET; nothing else is.
+    const probes = requested(from, '/ort/', 'HEAD');
+    expect(repeated(probes), 'runtime probes repeated').toEqual([]);
+    expect(
+      probes.filter((p) => !p.endsWith('.mjs')),
+      'probes of anything but a loader',
+    ).toEqual([]);
+    expect(requested(from, '/ort/').length, 'requests under /ort/ other than GET or HEAD').toBe(
+      requested(from, '/ort/', 'GET').length + probes.length,
+    );
     for (const i of infos) {
       expect(i.worker).toBe('shared');
       expect(i.workerReason).toMatch(/^shared: true: one engine in a SharedWorker/);
@@ -138,7 +156,7 @@ test('three tabs share one engine: the package fetched once, one runtime start, 
     expect(await sharedWorkers(browser)).toHaveLength(3);
 
     // A fourth tab joins the loaded engine: no package request, its first answer at once.
-    const joinFrom = proxy.paths.length;
+    const joinFrom = proxy.requests.length;
     const fourth = await openTab(context);
     const first = await fourth.evaluate(
       ([o, r]) => window.sharedPage.firstAnswer('s', o as never, r),

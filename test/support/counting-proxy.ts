@@ -7,10 +7,19 @@
 import { createServer, request } from 'node:http';
 import { connect } from 'node:net';
 
+export interface ProxiedRequest {
+  /** GET for a download, HEAD for a probe that transfers no body, and so on. */
+  method: string;
+  /** Path with query. */
+  path: string;
+}
+
 export interface CountingProxy {
   origin: string;
   /** Requests passed on so far, in order (path with query). */
   readonly paths: string[];
+  /** The same requests with their methods (`requests[i].path === paths[i]`). */
+  readonly requests: ProxiedRequest[];
   /** How many requests so far had a path starting with `prefix`. */
   count(prefix: string): number;
   close(): Promise<void>;
@@ -19,9 +28,11 @@ export interface CountingProxy {
 export function countingProxy(upstream: string): Promise<CountingProxy> {
   const target = new URL(upstream);
   const paths: string[] = [];
+  const requests: ProxiedRequest[] = [];
   const upgraded = new Set<{ destroy(): void }>();
   const server = createServer((req, res) => {
     paths.push(req.url ?? '/');
+    requests.push({ method: req.method ?? 'GET', path: req.url ?? '/' });
     const forward = request(
       {
         host: target.hostname,
@@ -59,6 +70,7 @@ export function countingProxy(upstream: string): Promise<CountingProxy> {
       resolve({
         origin: `http://localhost:${port}`,
         paths,
+        requests,
         count: (prefix) => paths.filter((p) => p.startsWith(prefix)).length,
         close: () =>
           new Promise<void>((done) => {
