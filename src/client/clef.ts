@@ -37,7 +37,11 @@ export interface ClefOptions {
    * clef-nano at `/clef-web/models/clef-nano/`, which the `clef-web/vite` plugin serves.
    */
   model?: string | URL;
-  /** 'auto' (default): WebGPU when it can run the package, else WASM. */
+  /**
+   * 'auto' (default): the js device (the graphs in TypeScript, nothing of onnxruntime fetched)
+   * when its estimated first answers on this package come first, else WebGPU when it can run the
+   * package, else WASM; `info().deviceReason` says why. 'js', 'webgpu' and 'wasm' force one.
+   */
   device?: DeviceRequest;
   /** Refuse a package whose dtype differs (fp32, fp16, q8, q4, mixed). */
   dtype?: string;

@@ -2,9 +2,10 @@
  * The devices, as data: one ordered list (best first, as `auto` tries them) with a descriptor
  * each, so that what differs between devices is read from here instead of compared as string
  * literals across the engine. What a browser has is probed by src/engine/capabilities.ts; what
- * a package needs of a device is `problem()` here, pure over the probe's answers.
+ * a package needs of a device is `problem()` here, pure over the probe's answers; how long a
+ * device takes to a package's first answer is its `cost`, over the manifest (device-cost.ts).
  */
-
+import { JS_COST, WASM_COST, WEBGPU_COST, type DeviceCost } from './device-cost.js';
 import type { RuntimeBuild } from '../wire/assets.js';
 
 /** What a device check reads of a package (its manifest's model name and variant). */
@@ -53,12 +54,18 @@ export interface DeviceDescriptor<Name extends string = string> {
   readonly name: Name;
   /** As a person reads it: 'WebGPU', 'WASM'. */
   readonly label: string;
-  /** onnxruntime-web's execution provider for it. */
-  readonly executionProvider: 'webgpu' | 'wasm';
+  /**
+   * What runs the graphs: onnxruntime-web (its wasm and JavaScript fetched from /ort/ and the
+   * bundle), or 'js': the package's graphs interpreted in TypeScript (src/graph), nothing more
+   * to fetch or start.
+   */
+  readonly runtime: 'onnxruntime' | 'js';
+  /** onnxruntime-web's execution provider for it (null: not an onnxruntime device). */
+  readonly executionProvider: 'webgpu' | 'wasm' | null;
   /**
    * The onnxruntime-web builds it runs on, best first (src/wire/assets.ts): the engine takes the
    * first this browser supports and the server serves; the Vite plugin and `clef-web assets`
-   * ship the first. Empty for a device that fetches no onnxruntime file.
+   * ship the first. Empty for a device that fetches no onnxruntime file (js).
    */
   readonly runtimeBuilds: readonly RuntimeBuild[];
   /** A GPU: outputs may stay device buffers between runs, and the device can be lost. */
@@ -72,6 +79,8 @@ export interface DeviceDescriptor<Name extends string = string> {
   readonly preparedGraphs: boolean;
   /** Why this browser (the probe's answers) cannot run the package on it, or null. */
   problem(manifest: PackageFacts, caps: Capabilities): DeviceProblem | null;
+  /** Its measured speeds: what `auto` estimates a package's first answer from. */
+  readonly cost: DeviceCost;
 }
 
 /** The WASM back end is 32-bit: weights, activations and state share 4 GiB. */
@@ -107,6 +116,7 @@ export function tensorLimitProblem(manifest: PackageFacts, caps: Capabilities): 
 const WEBGPU = {
   name: 'webgpu',
   label: 'WebGPU',
+  runtime: 'onnxruntime',
   executionProvider: 'webgpu',
   // JSPI where the browser has it (16.8 MB of wasm, docs/benchmarks.md), else asyncify (26.8 MB).
   runtimeBuilds: ['jspi', 'asyncify'],
@@ -125,11 +135,13 @@ const WEBGPU = {
     const limit = tensorLimitProblem(manifest, caps);
     return limit === null ? null : { reason: limit, tooLarge: true };
   },
+  cost: WEBGPU_COST,
 } as const satisfies DeviceDescriptor<'webgpu'>;
 
 const WASM = {
   name: 'wasm',
   label: 'WASM',
+  runtime: 'onnxruntime',
   executionProvider: 'wasm',
   // The plain build (14.2 MB) is measured faster to load; a WebGPU build runs WASM too, so an
   // app that ships WebGPU's build alone still runs where WebGPU is missing.
@@ -145,10 +157,41 @@ const WASM = {
       tooLarge: true,
     };
   },
+  cost: WASM_COST,
 } as const satisfies DeviceDescriptor<'wasm'>;
 
-/** Every device, best first: the order `auto` tries them in (a software GPU aside). */
-export const DEVICES = Object.freeze([WEBGPU, WASM] as const);
+/**
+ * The js device holds every weight in JavaScript typed arrays (float16 linear weights widened
+ * to float32 once) and computes on one thread: meant for the small models a page trains for
+ * itself, where onnxruntime's start is most of the first answer. Bigger ones are refused here.
+ */
+export const JS_MEMORY_LIMIT = 1024 ** 3;
+
+const JS = {
+  name: 'js',
+  label: 'js',
+  runtime: 'js',
+  executionProvider: null,
+  runtimeBuilds: [],
+  gpu: false,
+  warmUpRetries: false,
+  preparedGraphs: false,
+  problem(manifest) {
+    if (manifest.variant.peakBytes <= JS_MEMORY_LIMIT) return null;
+    const gib = (manifest.variant.peakBytes / 1024 ** 3).toFixed(1);
+    return {
+      reason: `${manifest.model.name} (${manifest.variant.dtype}) needs about ${gib} GiB; the js device holds at most 1 GiB (it is for small models)`,
+      tooLarge: true,
+    };
+  },
+  cost: JS_COST,
+} as const satisfies DeviceDescriptor<'js'>;
+
+/**
+ * Every device, best first: the order an explicit list is tried in. `auto` orders the CPU
+ * devices by their estimated first answer for the package (src/engine/capabilities.ts).
+ */
+export const DEVICES = Object.freeze([WEBGPU, WASM, JS] as const);
 
 export type DeviceName = (typeof DEVICES)[number]['name'];
 
@@ -162,7 +205,12 @@ export function deviceOf(name: DeviceName): DeviceDescriptor<DeviceName> {
   return DEVICES.find((d) => d.name === name)!;
 }
 
-/** The device every browser has, and the one a lost GPU falls back to (WASM). */
+/** The device a lost GPU falls back to (WASM: it runs every package the GPU did). */
 export function cpuDevice(): DeviceDescriptor<DeviceName> {
   return DEVICES.find((d) => !d.gpu)!;
+}
+
+/** The devices that run the graphs on onnxruntime-web (those a manifest's `devices` lists). */
+export function onnxruntimeDevices(): Array<DeviceDescriptor<DeviceName>> {
+  return DEVICES.filter((d) => d.runtime === 'onnxruntime');
 }

@@ -51,9 +51,9 @@ export interface DecisionRecord {
   engine: {
     name: 'clef-web';
     version: string;
-    /** 'webgpu' or 'wasm' in the page, 'cpu' in Node (onnxruntime-node). */
+    /** 'webgpu', 'wasm' or 'js' in the page; 'cpu' (onnxruntime-node) or 'js' in Node. */
     device: string;
-    /** The runtime build: 'onnxruntime-web/wasm', 'onnxruntime-node', ... */
+    /** The runtime: 'onnxruntime-web/wasm', 'onnxruntime-node', 'clef-web js' ... */
     runtime: string;
   };
   /**

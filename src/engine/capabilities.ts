@@ -8,10 +8,17 @@ import {
   cpuDevice,
   deviceOf,
   type Capabilities,
+  type DeviceDescriptor,
   type DeviceName,
   type DeviceProblem,
   type DeviceRequest,
 } from '../core/devices.js';
+import {
+  costFacts,
+  ESTIMATE_ANSWERS,
+  ESTIMATE_TOKENS,
+  firstAnswersMs,
+} from '../core/device-cost.js';
 import { runtimeProblem } from './runtime-files.js';
 
 export interface GpuAdapterLike {
@@ -111,7 +118,11 @@ function deviceProblem(
   manifest: PackageManifest,
   caps: Capabilities,
 ): DeviceProblem | null {
-  if (!manifest.variant.devices.includes(device)) {
+  // A manifest lists the onnxruntime devices its variant is built for; the js device checks the
+  // graphs' ops itself when it loads them (a DeviceError naming what it lacks).
+  const listed =
+    deviceOf(device).runtime !== 'onnxruntime' || manifest.variant.devices.includes(device);
+  if (!listed) {
     return {
       reason: `the ${manifest.variant.dtype} variant of ${manifest.model.name} is built for ${manifest.variant.devices.join(', ')}, not ${device}`,
       tooLarge: false,
@@ -124,24 +135,20 @@ function deviceProblem(
 
 /**
  * The device a load will start on whatever its manifest says, known from the request and the
- * probe alone: an explicit device that this browser has, or WASM when `auto` has no hardware
- * adapter to prefer. Null when the manifest decides (auto with a real GPU: shader-f16, tensor
- * limits). The engine starts that device's runtime before the manifest has arrived; a manifest
- * that rules the device out only leaves that start unused.
+ * probe alone: an explicit device that this browser has. Null when the manifest decides: `auto`
+ * weighs the package's size against each device's cost (a small model on the js device never
+ * fetches onnxruntime at all), and a GPU's shader-f16 and tensor limits. The engine starts that
+ * device's runtime before the manifest has arrived; a manifest that rules the device out only
+ * leaves that start unused.
  */
 export function deviceBeforeManifest(
   requested: DeviceRequest,
   caps: Capabilities,
 ): DeviceName | null {
-  const device =
-    requested !== 'auto'
-      ? deviceOf(requested).gpu && !caps.webgpu
-        ? null
-        : requested
-      : caps.webgpu && !caps.fallbackAdapter
-        ? null
-        : cpuDevice().name;
-  // A device whose runtime is not served is refused (or passed over) once the manifest is read.
+  // 'auto' waits for the manifest: whether the js device goes first depends on the package.
+  if (requested === 'auto') return null;
+  const device = deviceOf(requested).gpu && !caps.webgpu ? null : requested;
+  // A device whose runtime is not served is refused once the manifest is read.
   return device && !runtimeProblem(device, caps.runtimeBuilds) ? device : null;
 }
 
@@ -154,12 +161,61 @@ export interface DevicePlan {
 }
 
 /**
- * The devices to try, in order: the explicit one alone, or every usable one best first. `auto`
- * puts WASM before a software (fallback) WebGPU adapter: SwiftShader emulates the GPU on the CPU
+ * The devices to try, in order: the explicit one alone, or every usable one. `auto` orders the
+ * onnxruntime devices as onnxruntimeOrder does, then puts the js device first when its estimated
+ * time to the page's first answers on this package (src/core/device-cost.ts: the devices'
+ * measured costs over the manifest's sizes) is shorter than the first of those's, and last
+ * otherwise.
+ */
+export function deviceOrder(
+  requested: DeviceRequest,
+  manifest: PackageManifest,
+  caps: Capabilities,
+): DevicePlan {
+  const plan = onnxruntimeOrder(requested, manifest, caps);
+  if (requested !== 'auto') return plan;
+  const js = DEVICES.find((d) => d.runtime === 'js');
+  if (!js) return plan;
+  const problem = deviceProblem(js.name, manifest, caps);
+  if (problem) {
+    plan.skipped.push({ device: js.name, ...problem });
+    return plan;
+  }
+  const facts = costFacts(manifest);
+  const estimate = (d: DeviceDescriptor<DeviceName>) =>
+    Math.round(firstAnswersMs(d.cost, facts, { threads: caps.threads }));
+  const first = plan.order[0];
+  const mine = estimate(js);
+  if (first === undefined) {
+    return {
+      order: [js.name],
+      skipped: plan.skipped,
+      reason: `auto: ${js.label}, the one device that can run this package`,
+    };
+  }
+  const theirs = estimate(deviceOf(first));
+  const versus = `${mine} ms against ${theirs} ms on ${deviceOf(first).label} for ${ESTIMATE_TOKENS}-token requests (estimated from the devices' measured costs)`;
+  if (mine < theirs) {
+    return {
+      order: [js.name, ...plan.order],
+      skipped: plan.skipped,
+      reason: `auto: ${js.label}, first ${ESTIMATE_ANSWERS} answers in ${versus}`,
+    };
+  }
+  return {
+    order: [...plan.order, js.name],
+    skipped: plan.skipped,
+    reason: `${plan.reason}; ${js.label} would give the first ${ESTIMATE_ANSWERS} answers in ${versus.replace(' against ', ', not ')}`,
+  };
+}
+
+/**
+ * The onnxruntime devices to try, in order: the explicit one alone, or every usable one best
+ * first. `auto` puts WASM before a software (fallback) WebGPU adapter: SwiftShader emulates the GPU on the CPU
  * and ran clef-nano's first decision ~60× slower than WASM (docs/benchmarks.md). An explicit
  * 'webgpu' uses whatever adapter there is.
  */
-export function deviceOrder(
+function onnxruntimeOrder(
   requested: DeviceRequest,
   manifest: PackageManifest,
   caps: Capabilities,
@@ -179,7 +235,7 @@ export function deviceOrder(
     return { order: [requested], skipped, reason: `device '${requested}' requested${on}${soft}` };
   }
   // Every device is checked (so each one's reason is kept), best first.
-  const ok = DEVICES.filter((d) => usable(d.name));
+  const ok = DEVICES.filter((d) => d.runtime === 'onnxruntime' && usable(d.name));
   const gpu = ok.find((d) => d.gpu);
   const cpu = ok.find((d) => !d.gpu);
   if (gpu && caps.fallbackAdapter && cpu) {

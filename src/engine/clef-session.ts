@@ -7,8 +7,6 @@
  * On WebGPU the backbone's residual stream, hidden states and running state stay GPU buffers
  * between runs and sessions; only memory rows and logits are read back.
  */
-import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
-import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { ClefError, EngineError } from '../wire/errors.js';
 import { graphFor } from './graph-choice.js';
 import { backboneGroups, type BackboneGroupSpec } from '../core/graph-spec.js';
@@ -17,6 +15,7 @@ import { deviceOf, type DeviceName } from '../core/devices.js';
 import { createSession, drainGpuQueue, startRuntime, type RuntimeBuild } from './ort.js';
 import { buildFor, defaultWasmBase, missingRuntimeFile, servedBuilds } from './runtime-files.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
+import { LEXICON_IN_MEMORY_BELOW_BYTES, openLexicon } from './lexicon-open.js';
 import { ClefRunner, type BackboneStage, type SessionLike } from '../core/runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
 import type { GroupLoad } from '../wire/wire.js';
@@ -171,35 +170,6 @@ export async function createOrtDecisionSession(
 }
 
 /** On WebGPU a group's stream and state outputs stay GPU buffers (read by the next run). */
-/**
- * Rows files from this size on are read row by row from their cached copy (Chromium keeps Cache
- * Storage bodies on disk) instead of being held in the worker: Clef-flash's is ~1 GB, of which a
- * request reads a few rows. Smaller ones (clef-nano's is 1 MB) stay in memory.
- */
-const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
-
-/** The lexicon from memory, or from Cache Storage when it is big and cached (loan released). */
-async function openLexicon(
-  pkg: PackageSource,
-  file: ManifestFile,
-  inMemoryBelowBytes: number,
-): Promise<{
-  lexicon: SpanMeanSource;
-  lexiconLoan: { release(): void } | null;
-  lexiconSource: 'memory' | 'cache-storage';
-}> {
-  // Fetched (and verified, and cached) either way: a corrupt file is refused here.
-  const loan = await pkg.fetchFiles([file]);
-  const blob = file.bytes >= inMemoryBelowBytes ? await pkg.cachedBlob(file) : null;
-  if (blob && blob.size === file.bytes) {
-    loan.release();
-    const lexicon = await RangeLexicon.open((start, end) => blob.slice(start, end).arrayBuffer());
-    return { lexicon, lexiconLoan: null, lexiconSource: 'cache-storage' };
-  }
-  // Caching off or refused (quota): the rows stay in memory, as for small files.
-  return { lexicon: new Lexicon(loan.read(file)), lexiconLoan: loan, lexiconSource: 'memory' };
-}
-
 function gpuOutputs(g: BackboneGroupSpec): string[] {
   return [g.output, ...g.states.map((s) => s.output)];
 }

@@ -25,8 +25,9 @@ import { chooseKv, type KvChoice } from './kv-choice.js';
 import { openPackage, type PackageSource } from './package-fetch.js';
 import type { EngineHooks } from './hooks.js';
 import { noDeviceError, readOwnFiles, result } from './host-util.js';
-import { servedBuilds } from './runtime-files.js';
-import { cpuDevice, deviceOf, type DeviceName } from '../core/devices.js';
+import { runtimeProblem, servedBuilds } from './runtime-files.js';
+import { cpuDevice, deviceOf, type Capabilities, type DeviceName } from '../core/devices.js';
+import type { RuntimeBuild } from '../wire/assets.js';
 import { SerialQueue, type JobContext } from '../core/queue.js';
 import type { RunOptions } from '../core/runner.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
@@ -41,6 +42,12 @@ import {
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
+
+/** The plan starts on the js device, which needs nothing of onnxruntime. */
+function startsOnJs(plan: DevicePlan): boolean {
+  const first = plan.order[0];
+  return first !== undefined && deviceOf(first).runtime === 'js';
+}
 
 interface DecideOptions {
   ask?: CalibrationAsk | null;
@@ -76,11 +83,20 @@ export class EngineHost implements WorkerApi {
       const started = performance.now();
       this.options = options;
       this.hooks.loading?.(options);
-      // The runtime builds the server has, asked beside the probe: `auto` passes over a device
-      // whose runtime this app does not ship.
-      const [probed, runtimeBuilds] = await Promise.all([probeCapabilities(), servedBuilds()]);
-      const withRuntimes = Object.freeze({ ...probed, runtimeBuilds });
-      const caps = this.hooks.capabilities?.(withRuntimes) ?? withRuntimes;
+      // The runtime builds the server has (a HEAD request per onnxruntime loader): `auto` passes
+      // over a device whose runtime this app does not ship. Asked beside the probe for an
+      // onnxruntime device; for `auto` only once the js device is not the one to start on, and
+      // never for 'js': a page on the js device requests no onnxruntime URL at all.
+      const asksRuntimes = options.device !== 'auto' && deviceOf(options.device).runtime !== 'js';
+      const [probed, builds] = await Promise.all([
+        probeCapabilities(),
+        asksRuntimes ? servedBuilds() : undefined,
+      ]);
+      const capsWith = (runtimeBuilds?: readonly RuntimeBuild[]): Capabilities => {
+        const all = Object.freeze(runtimeBuilds ? { ...probed, runtimeBuilds } : probed);
+        return this.hooks.capabilities?.(all) ?? all;
+      };
+      let caps = capsWith(builds);
       const report = (p: LoadProgress) => onProgress?.(p);
       // A device's runtime starts as soon as the device is known, so it overlaps the download:
       // now, when the request and the probe settle it (docs/benchmarks.md: the runtime's start
@@ -97,8 +113,12 @@ export class EngineHost implements WorkerApi {
       const pkg = await openPackage(options.model, {
         cache: options.cache,
         onProgress: report,
-        onManifest: (manifest) => {
+        onManifest: async (manifest) => {
           plan = deviceOrder(options.device, manifest, caps);
+          if (options.device === 'auto' && caps.runtimeBuilds === undefined && !startsOnJs(plan)) {
+            caps = capsWith(await servedBuilds());
+            plan = deviceOrder(options.device, manifest, caps);
+          }
           // Preflight: refuse here, before a single data file is downloaded.
           if (plan.order.length === 0)
             throw noDeviceError(manifest, plan.skipped, options.device, caps);
@@ -135,6 +155,17 @@ export class EngineHost implements WorkerApi {
       let lastError: unknown = null;
       let kv: KvChoice | null = null;
       for (const device of order) {
+        // After the js device, what of onnxruntime the server has is asked before its devices.
+        if (deviceOf(device).runtime === 'onnxruntime' && caps.runtimeBuilds === undefined) {
+          caps = capsWith(await servedBuilds());
+        }
+        const notServed = runtimeProblem(device, caps.runtimeBuilds);
+        if (notServed && device !== order[order.length - 1]) {
+          const why = `${device} skipped: ${notServed}`;
+          fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
+          deviceReason = `${deviceReason}; then ${why}`;
+          continue;
+        }
         try {
           this.hooks.openingSession?.(device);
           kv = chooseKv(options.kvDtype ?? 'auto', device, pkg.manifest, caps);
@@ -143,17 +174,20 @@ export class EngineHost implements WorkerApi {
         } catch (e) {
           // A file that failed to arrive or verify fails the load on every device; a device that
           // cannot hold the asked-for KV precision gives way to the next one, if any.
+          // Each device passed over keeps its reason (the skipped ones' before them).
           const next = device !== order[order.length - 1];
           if (e instanceof DeviceError && next) {
             lastError = e;
-            fallbackReason = `${device} skipped: ${e.message}`;
-            deviceReason = `${reason}; then ${fallbackReason}`;
+            const why = `${device} skipped: ${e.message}`;
+            fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
+            deviceReason = `${deviceReason}; then ${why}`;
             continue;
           }
           if (e instanceof ClefError && !(e instanceof EngineError)) throw e;
           lastError = e;
-          fallbackReason = `${device} failed to load: ${(e as Error).message}`;
-          deviceReason = `${reason}; then ${fallbackReason}`;
+          const why = `${device} failed to load: ${(e as Error).message}`;
+          fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
+          deviceReason = `${deviceReason}; then ${why}`;
         }
       }
       if (!this.session) {

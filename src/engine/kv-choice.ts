@@ -18,9 +18,9 @@ export interface KvChoice {
 
 /**
  * 'auto' takes float16 on WebGPU with shader-f16 (where the GPU computes it natively) and stays
- * float32 on WASM (the exact path; the casts cost CPU time). An explicit 'float16' runs anywhere
- * the runtime can: WASM always, WebGPU only with shader-f16 (DeviceError otherwise); a package
- * without kv16 graphs refuses it (PackageError).
+ * float32 on the CPU devices (the exact path; the casts cost CPU time). An explicit 'float16'
+ * runs anywhere the runtime can: WASM and js always, WebGPU only with shader-f16 (DeviceError
+ * otherwise); a package without kv16 graphs refuses it (PackageError).
  */
 export function chooseKv(
   requested: KvRequest,
@@ -50,7 +50,11 @@ export function chooseKv(
     return { dtype: 'float32', reason: 'auto: float32, the package has no float16-KV graphs' };
   }
   if (!gpu) {
-    return { dtype: 'float32', reason: "auto: float32 on WASM (kvDtype 'float16' halves the KV)" };
+    const label = deviceOf(device).label;
+    return {
+      dtype: 'float32',
+      reason: `auto: float32 on ${label} (kvDtype 'float16' halves the KV)`,
+    };
   }
   return f16
     ? { dtype: 'float16', reason: 'auto: float16, the WebGPU adapter has shader-f16' }

@@ -42,6 +42,13 @@ export interface RuntimeOptions {
   wasmBuild?: RuntimeBuild;
 }
 
+/** onnxruntime-web's execution provider for an onnxruntime device. */
+function executionProvider(device: DeviceName): 'webgpu' | 'wasm' {
+  const ep = deviceOf(device).executionProvider;
+  if (ep === null) throw new Error(`device '${device}' does not run on onnxruntime-web`);
+  return ep;
+}
+
 /** How one device's runtime came up (the shape info().loadMs reports). */
 export type RuntimeStart = RuntimePhases;
 
@@ -130,7 +137,7 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
       ort.env.logLevel = 'error';
       dropLegacyRuntimeCache();
       const probe = await ort.InferenceSession.create(IDENTITY_GRAPH, {
-        executionProviders: [deviceOf(device).executionProvider],
+        executionProviders: [executionProvider(device)],
         logSeverityLevel: 3, // its Identity runs on the CPU EP: no warning about that
       });
       await probe.release();
@@ -173,7 +180,7 @@ export async function createSession(
   optimization: 'all' | 'disabled' = 'all',
 ): Promise<OrtSession> {
   const options: OrtTypes.InferenceSession.SessionOptions = {
-    executionProviders: [deviceOf(device).executionProvider],
+    executionProviders: [executionProvider(device)],
     graphOptimizationLevel: optimization,
     externalData: externalData.map((f) => ({ path: f.path, data: f.data })),
   };

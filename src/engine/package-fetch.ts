@@ -20,7 +20,9 @@ export interface FetchOptions {
    * load will not fetch (the backbone graphs of the KV precision not chosen): they count in
    * neither the progress total nor the quota check.
    */
-  onManifest?: (manifest: PackageManifest) => void | { unused: readonly string[] };
+  onManifest?: (
+    manifest: PackageManifest,
+  ) => void | { unused: readonly string[] } | Promise<void | { unused: readonly string[] }>;
   /** Ask for persistent storage from this package size on (default PERSIST_ABOVE_BYTES). */
   persistAboveBytes?: number;
 }
@@ -341,7 +343,7 @@ export async function openPackage(
   options.onProgress?.({ phase: 'manifest', loadedBytes: 0, totalBytes: 0 });
   const manifestBytes = await fetchManifest(baseUrl, manifestUrl, options.signal);
   const manifest = parseManifest(manifestJsonOf(baseUrl, manifestUrl, manifestBytes));
-  const unused = new Set(options.onManifest?.(manifest)?.unused ?? []);
+  const unused = new Set((await options.onManifest?.(manifest))?.unused ?? []);
   const wanted = manifest.files.filter((f) => !unused.has(f.path));
   const manifestSha256 = await sha256Hex(manifestBytes);
   const { cache, problem } = await packageCache(options, baseUrl, wanted);

@@ -1,7 +1,8 @@
 /**
- * A converted package run by onnxruntime-node: the same decision (src/core/decide.ts) and
- * ClefRunner the browser engine uses, with Node file access instead of fetch + Cache Storage.
- * Used by `clef-web serve`, `decide`, `verify`, `calibrate` and `train`.
+ * A converted package run in Node, on onnxruntime-node or on the js device (node-runtime.ts):
+ * the same decision (src/core/decide.ts) and ClefRunner the browser engine uses, with Node file
+ * access instead of fetch + Cache Storage. Used by `clef-web serve`, `decide`, `verify`,
+ * `calibrate` and `train`.
  *
  * Loading checks, before any file is used: the manifest parses, every path stays inside the
  * package directory (no `..`, absolute paths, or symlinks leading out), and every file has the
@@ -42,11 +43,10 @@ import {
 } from '../calibrate/index.js';
 import { checkCalibrationAsk, decide, decisionModel } from '../core/decide.js';
 import type { UntrainedPart } from '../core/untrained.js';
-import { runtimeAdapter } from '../core/runtime-types.js';
 import { DEFAULT_CACHE_BUDGET_BYTES, packageChunkTokens } from '../core/defaults.js';
 import { readPackageCalibration } from '../core/calibration.js';
 import { refuseUnknownOptions } from '../core/option-names.js';
-import { loadOrtNode, type NodeSessionOptions } from './ort-node.js';
+import { openNodeRuntime, type NodeRuntimeName, type NodeRuntimeRequest } from './node-runtime.js';
 import { checkChunkTokens, RunnerSet } from './runner-set.js';
 import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';
 
@@ -67,6 +67,12 @@ export interface NodeEngineOptions {
   /** onnxruntime intra-op threads (default: onnxruntime's choice). */
   threads?: number;
   /**
+   * What runs the graphs: 'onnxruntime' (onnxruntime-node, native), 'js' (the graphs interpreted
+   * in TypeScript, no dependency), or 'auto' (default): onnxruntime-node when it is installed,
+   * else js.
+   */
+  runtime?: NodeRuntimeRequest;
+  /**
    * The KV cache's precision between runs (default float32): float16 runs the package's kv16
    * graphs, halving the state a long context holds; answers move within docs/clef-recipe.md §5's bound.
    */
@@ -86,6 +92,7 @@ const NODE_ENGINE_OPTIONS: Record<keyof NodeEngineOptions, true> = {
   threads: true,
   kvDtype: true,
   memoryArena: true,
+  runtime: true,
 };
 
 export interface RunOptions {
@@ -138,6 +145,9 @@ export interface NodeEngine {
   readonly calibration: CalibrationFile | null;
   /** SHA-256 of the package's manifest.json bytes (which pin every file's SHA-256). */
   readonly manifestSha256: string;
+  /** What runs the graphs, and why that one. */
+  readonly runtime: NodeRuntimeName;
+  readonly runtimeReason: string;
   /** Validates, encodes and decides one System One request body; throws SystemOneError. */
   decide(body: unknown, run?: RunOptions): Promise<NodeDecision>;
   /** Logits of an already validated request. */
@@ -286,16 +296,16 @@ async function openLexicon(
 }
 
 /**
- * Loads and verifies a package directory; the engine holds an onnxruntime session per graph
- * (the backbone, or each of its groups, and the two head graphs). An option it does not know
- * is refused (a TypeError naming it and the nearest one it knows).
+ * Loads and verifies a package directory; the engine holds a session per graph (the backbone,
+ * or each of its groups, and the two head graphs) on onnxruntime-node or the js device. An
+ * option it does not know is refused (a TypeError naming it and the nearest one it knows).
  */
 export async function loadNodePackage(
   dir: string,
   options: NodeEngineOptions = {},
 ): Promise<NodeEngine> {
   refuseUnknownOptions('loadNodePackage', options, Object.keys(NODE_ENGINE_OPTIONS));
-  const ort = await loadOrtNode();
+  const runtime = await openNodeRuntime(options.runtime ?? 'auto', options);
   const { manifest, sha256: manifestSha256 } = await readManifestAndHash(dir);
   const chunkTokens = options.chunkTokens ?? packageChunkTokens(manifest);
   checkChunkTokens(chunkTokens);
@@ -313,22 +323,11 @@ export async function loadNodePackage(
   const groups = backboneGroups(manifest, options.kvDtype ?? 'float32');
   const lexiconFile = requireFile(manifest, 'lexicon');
 
-  const sessionOptions: NodeSessionOptions = {
-    executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
-    ...(options.memoryArena === false ? { enableCpuMemArena: false } : {}),
-    ...(options.threads !== undefined ? { intraOpNumThreads: options.threads } : {}),
-  };
   const sessions: SessionLike[] = [];
   let handle: FileHandle | null = null;
   try {
     const create = async (file: ManifestFile, required: readonly string[]) => {
-      let session: SessionLike;
-      try {
-        session = await ort.InferenceSession.create(pathOf(file), sessionOptions);
-      } catch (e) {
-        throw new PackageError(`${file.path}: onnxruntime cannot load it: ${(e as Error).message}`);
-      }
+      const session = await runtime.createSession(file, manifest.files, pathOf);
       sessions.push(session);
       return guardSession(session, file.path, required);
     };
@@ -351,7 +350,7 @@ export async function loadNodePackage(
     const graphs: RunnerGraphs = { backbone, headMemory, headDecide };
     const cacheBudgetBytes = options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET_BYTES;
     const runners = new RunnerSet(
-      runtimeAdapter(ort.Tensor),
+      runtime.adapter,
       graphs,
       opened.lexicon,
       chunkTokens,
@@ -359,7 +358,7 @@ export async function loadNodePackage(
       manifest.architecture.headWidth,
       options.scoreBudget,
     );
-    return newEngine(manifest, manifestSha256, tokenizer, runners, handle, calibration);
+    return newEngine(manifest, manifestSha256, tokenizer, runners, handle, calibration, runtime);
   } catch (e) {
     await Promise.all(sessions.map((s) => s.release().catch(() => undefined)));
     await handle?.close();
@@ -374,6 +373,7 @@ function newEngine(
   runners: RunnerSet,
   handle: FileHandle | null,
   calibration: CalibrationFile | null,
+  runtime: { name: NodeRuntimeName; reason: string },
 ): NodeEngine {
   const model = decisionModel(manifest, tokenizer, calibration);
   // One request at a time: a runner's prefix cache and state tensors are not re-entrant.
@@ -396,6 +396,8 @@ function newEngine(
     chunkTokens: runners.defaultChunkTokens,
     calibration,
     manifestSha256,
+    runtime: runtime.name,
+    runtimeReason: runtime.reason,
     async logits(request, options = {}) {
       const encoded = encodeRequest(tokenizer, request, { maxTokens: manifest.contextTokens });
       return { logits: (await run(encoded, options)).logits, encoded };

@@ -24,6 +24,8 @@ export { convertRelease, type ConvertOptions } from './convert/package.js';
 export { measureFidelity, type FidelityOptions, type FidelityReport } from './verify/fidelity.js';
 export { bundledModelDir } from './bundled.js';
 export { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.js';
+// loadNodePackage's refusal of a graph the js device cannot run (runtime 'js').
+export { UnsupportedOpError } from '../graph/program.js';
 export { main } from './cli.js';
 export { trainDecisionModel } from './train/train.js';
 export type { TrainOptions, TrainProgress, TrainPhase, TrainResult } from './train/pipeline.js';

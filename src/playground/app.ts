@@ -9,6 +9,7 @@ import type { ClefTokenizer } from '../clef/tokenizer.js';
 import type { EngineInfo, LoadProgress } from '../wire/wire.js';
 import { errorDetail, type ClefErrorDetail } from '../element/clef-decide/events.js';
 import { parseRequestJson } from '../protocol/json.js';
+import { deviceOf } from '../core/devices.js';
 import { DecisionLog } from './decision-log.js';
 import { pageRecord } from '../client/records.js';
 import { DEFAULT_PACKAGE, PRESETS } from './examples.js';
@@ -253,13 +254,15 @@ export class ClefPlayground extends LitElement implements PlaygroundView {
         urls.push(manifestUrl, ...manifest.files.map((f) => new URL(f.path, info.packageUrl).href));
       }
       const result = await precache(urls);
-      const wasm = result.ort.some((u) => u.endsWith('.wasm'));
+      // The js device fetched no onnxruntime file and needs none: the package is its runtime.
+      const runtime =
+        deviceOf(info.device).runtime === 'js' || result.ort.some((u) => u.endsWith('.wasm'));
       this.offline =
-        result.failed.length === 0 && wasm
+        result.failed.length === 0 && runtime
           ? { state: 'ready', cachedFiles: result.cached.length }
           : {
               state: 'failed',
-              reason: wasm
+              reason: runtime
                 ? `not cached: ${result.failed.join('; ')}`
                 : 'the runtime is not cached',
             };

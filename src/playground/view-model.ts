@@ -10,9 +10,7 @@ import { canPickFolders } from './local-package.js';
 function deviceWhy(info: EngineInfo, asked: Device): string {
   if (info.fallbackReason) return info.fallbackReason;
   if (asked !== 'auto') return `asked for ${asked}`;
-  return info.device === 'webgpu'
-    ? 'WebGPU is available and can run this package'
-    : 'WASM was chosen for this package';
+  return info.deviceReason;
 }
 
 function ms(x: number): string {
@@ -122,6 +120,7 @@ export function renderModel(app: PlaygroundView): TemplateResult {
           <option value="auto" ?selected=${app.device === 'auto'}>auto</option>
           <option value="webgpu" ?selected=${app.device === 'webgpu'}>webgpu</option>
           <option value="wasm" ?selected=${app.device === 'wasm'}>wasm</option>
+          <option value="js" ?selected=${app.device === 'js'}>js</option>
         </select></label
       >
       <button

@@ -13,7 +13,7 @@ import type { OfflineStatus } from './sw-client.js';
 import type { PromptView } from './token-view.js';
 
 export type Source = 'default' | 'url' | 'folder';
-export type Device = 'auto' | 'webgpu' | 'wasm';
+export type Device = 'auto' | 'webgpu' | 'wasm' | 'js';
 
 export interface DecisionResult {
   requestText: string;

@@ -153,6 +153,11 @@ export interface FaultSimulation {
   noWebgpu?: boolean;
   /** Make the WebGPU session's creation fail. */
   failWebgpuLoad?: boolean;
+  /**
+   * The js device refuses the package at load, as it refuses a graph with an op it lacks (a
+   * DeviceError): `auto` moves on to the onnxruntime devices.
+   */
+  refuseJs?: boolean;
   /** Pretend the WebGPU adapter's maxBufferSize and maxStorageBufferBindingSize are this. */
   adapterLimitBytes?: number;
   /** Read the lexicon's rows from Cache Storage whatever its size (cache on). */
@@ -307,7 +312,10 @@ export type HostInfo = Omit<EngineInfo, 'worker' | 'workerReason'>;
 
 /** How the runtime for a device came up (src/engine/ort.ts RuntimeStart). */
 export interface RuntimePhases {
-  /** The onnxruntime-web entry loaded: 'onnxruntime-web/wasm' or 'onnxruntime-web/webgpu'. */
+  /**
+   * The onnxruntime-web entry loaded: 'onnxruntime-web/wasm' or 'onnxruntime-web/webgpu'; 'clef-web js'
+   * for the js device, which loads no runtime.
+   */
   build: string;
   /** Importing its JavaScript (ms). */
   importMs: number;
@@ -326,9 +334,10 @@ export interface RuntimePhases {
   wasmTransferBytes: number | null;
   /**
    * 'cache': the wasm from the browser's HTTP cache (a hit or a 304; where Chromium kept it, its
-   * compiled code too), 'network': its bytes were downloaded.
+   * compiled code too), 'network': its bytes were downloaded, 'none': the device loads no wasm
+   * (js).
    */
-  wasmSource: 'cache' | 'network';
+  wasmSource: 'cache' | 'network' | 'none';
   /** The threads the runtime was started with. */
   threads: number;
   /** Why fewer threads than the page allows (a server without COEP on /ort/), else null. */

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import type { ManifestFile, PackageManifest } from '../../src/core/manifest.js';
+import { deviceOf } from '../../src/core/devices.js';
 import {
   DEVICES,
   deviceTag,
@@ -71,7 +72,7 @@ for (const device of DEVICES) {
         // default here) fetches no float16-KV graph; WASM fetches each graph's WASM-prepared twin.
         const m = manifestOf(SPLIT[dtype]);
         const created = (pkg: PackageManifest, graph: ManifestFile) =>
-          (device === 'wasm' &&
+          (deviceOf(device).preparedGraphs &&
             pkg.files.find((t) => t.role === 'wasm-graph' && t.replaces === graph.path)) ||
           graph;
         const heldFor = (pkg: PackageManifest, k: number | undefined) =>

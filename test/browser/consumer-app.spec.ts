@@ -410,28 +410,42 @@ test('a CommonJS package (npm init -y) loads clef-web/vite; require(clef-web) sa
   expect(required.stderr).not.toContain('No "exports" main defined');
 });
 
-test('without onnxruntime-node each command needing it says so in one line; require(clef-web/node) says ESM-only', () => {
+/** A System One request the bundled clef-nano routes to 'transfer'. */
+const TRANSFER_REQUEST = {
+  model: 'clef-nano',
+  state: 'can you move 200 dollars from checking into my savings account',
+  questions: {
+    route: {
+      type: 'choice',
+      criteria: { transfer: 'Wants to move money between accounts.', pay_bill: null },
+    },
+  },
+};
+
+test('without onnxruntime-node decide runs on the js device; each command needing it says so in one line; require(clef-web/node) says ESM-only', async () => {
   expect(existsSync(join(app, 'node_modules/onnxruntime-node'))).toBe(false);
+  // Issue 39: `npx clef-web decide` needs no native dependency (auto takes the js device).
+  writeFileSync(join(app, 'in.jsonl'), JSON.stringify(TRANSFER_REQUEST) + '\n');
+  const decided = await runToExit(
+    'npx',
+    ['clef-web', 'decide', '--in', 'in.jsonl', '--out', 'decided.jsonl', '--quiet'],
+    app,
+    60_000,
+  );
+  expect(decided.status, decided.stderr).toBe(0);
+  expect(decided.stderr).not.toMatch(/onnxruntime/i);
+  const answer = JSON.parse(readFileSync(join(app, 'decided.jsonl'), 'utf8').trim());
+  expect(answer.answers.route.choice).toBe('transfer');
+  // What needs onnxruntime-node (asked for by name, or training) says so, with the install line.
   const commands = [
-    ['serve', '--port', '0'],
-    ['serve', '--workers', '2', '--port', '0'],
-    ['decide', '--in', 'main.js', '--out', 'out.jsonl'],
-    [
-      'verify',
-      'node_modules/clef-web/models/clef-nano',
-      '--against-package',
-      'node_modules/clef-web/models/clef-nano',
-      '--requests',
-      '1',
-    ],
-    ['calibrate', 'node_modules/clef-web/models/clef-nano', '--examples', 'main.js'],
+    ['serve', '--runtime', 'onnxruntime', '--port', '0'],
+    ['serve', '--workers', '2', '--runtime', 'onnxruntime', '--port', '0'],
+    ['decide', '--runtime', 'onnxruntime', '--in', 'in.jsonl', '--out', 'out.jsonl'],
+    ['train', '--texts', 'main.js', '--out', 'trained'],
   ];
   for (const argv of commands) {
-    const r = spawnSync('npx', ['clef-web', ...argv], {
-      cwd: app,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    // In a process group, so that a server npx started is ended too should it not exit.
+    const r = await runToExit('npx', ['clef-web', ...argv], app, 60_000);
     const lines = r.stderr.trim().split('\n');
     expect(r.status, `${argv.join(' ')}: ${r.stderr}`).toBe(1);
     expect(lines, argv.join(' ')).toHaveLength(1);
@@ -462,13 +476,36 @@ test('without onnxruntime-node each command needing it says so in one line; requ
   expect(prepared.stderr).not.toContain('--wasm-graphs');
 });
 
-test('npx clef-web serve from the installed package: a one-line hint, then the bundled model', async () => {
-  // In a process group, so that a server npx started is ended too should it not exit.
-  const missing = await runToExit('npx', ['clef-web', 'serve', '--port', '0'], app, 60_000);
-  expect(missing.status).toBe(1);
-  const lines = missing.stderr.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toContain('npm install onnxruntime-node@1.30.0');
+/** Serves the bundled model from the installed package; its model card and one decision. */
+async function serveBundled(): Promise<{ description: string; choice: string }> {
+  const served = await start(
+    'npx',
+    ['clef-web', 'serve', '--port', '0', '--threads', '1', '--quiet'],
+    app,
+    /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+  );
+  try {
+    const listed = (await (await fetch(`${served.match[1]}/v1/models`)).json()) as any;
+    const res = await fetch(`${served.match[1]}/v1/systemone`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(TRANSFER_REQUEST),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body.model).toBe('clef-nano');
+    expect(served.output()).not.toMatch(/onnxruntime-node@/);
+    return { description: listed.models[0].description, choice: body.answers.route.choice };
+  } finally {
+    await served.stop();
+  }
+}
+
+test('npx clef-web serve from the installed package: the bundled model on the js device, then on onnxruntime-node once installed', async () => {
+  expect(existsSync(join(app, 'node_modules/onnxruntime-node'))).toBe(false);
+  const js = await serveBundled();
+  expect(js.description).toContain('served by clef-web on the js device');
+  expect(js.choice).toBe('transfer');
 
   run(
     'npm',
@@ -477,34 +514,9 @@ test('npx clef-web serve from the installed package: a one-line hint, then the b
     // README's install: the variable skips its CUDA download (npm 11 warns about the flag).
     { ONNXRUNTIME_NODE_INSTALL: 'skip' },
   );
-  const served = await start(
-    'npx',
-    ['clef-web', 'serve', '--port', '0', '--threads', '1', '--quiet'],
-    app,
-    /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-  );
-  try {
-    const res = await fetch(`${served.match[1]}/v1/systemone`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'clef-nano',
-        state: 'can you move 200 dollars from checking into my savings account',
-        questions: {
-          route: {
-            type: 'choice',
-            criteria: { transfer: 'Wants to move money between accounts.', pay_bill: null },
-          },
-        },
-      }),
-    });
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as any;
-    expect(body.model).toBe('clef-nano');
-    expect(body.answers.route.choice).toBe('transfer');
-  } finally {
-    await served.stop();
-  }
+  const ort = await serveBundled();
+  expect(ort.description).toContain('served by clef-web on onnxruntime-node');
+  expect(ort.choice).toBe('transfer');
 });
 
 test('one script tag: `clef-web assets --element` and any static server', async ({ browser }) => {
@@ -616,13 +628,17 @@ test('README’s webpack 5 recipe, as written, in a fresh `npm init -y` (CommonJ
 });
 
 /** README's Rollup project: its config, webpack's page script, and the page. */
-function rollupProject(name: string, config: string): string {
+function rollupProject(
+  name: string,
+  config: string,
+  page = readmeFiles('webpack 5').get('src/index.js')!,
+): string {
   const dir = freshProject(name);
   writeFiles(
     dir,
     new Map([
       ['rollup.config.mjs', config],
-      ['src/index.js', readmeFiles('webpack 5').get('src/index.js')!],
+      ['src/index.js', page],
     ]),
   );
   mkdirSync(join(dir, 'dist'), { recursive: true });
@@ -664,8 +680,13 @@ test('Rollup with @web/rollup-plugin-import-meta-assets: the error names the chu
       'plugins: [nodeResolve({ browser: true }), importMetaAssets()]',
     );
   expect(config).toContain('importMetaAssets()');
-  const dir = rollupProject('rollup-assets-recipe', config);
-  // Without the flag: the worker (copied into assets/ by the plugin) misses its chunks.
+  // Without the flag: the worker (copied into assets/ by the plugin) misses its chunks. The
+  // missing chunk is onnxruntime's, which the js device (auto's choice for clef-nano) never
+  // loads, so the page asks for WASM: without the flag it fails, with it it decides.
+  const readmePage = readmeFiles('webpack 5').get('src/index.js')!;
+  const wasmPage = readmePage.replace('createClef()', "createClef({ device: 'wasm' })");
+  expect(wasmPage).not.toBe(readmePage);
+  const dir = rollupProject('rollup-assets-recipe', config, wasmPage);
   run('npx', ['clef-web', 'assets', 'dist'], dir);
   let server = await staticServer(join(dir, 'dist'));
   try {

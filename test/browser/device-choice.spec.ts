@@ -6,7 +6,7 @@
  * reports its phases, and a WASM load fetches only the plain wasm build.
  */
 import { expect, test, type Page } from '@playwright/test';
-import type { EngineInfo } from '../../src/wire/wire.js';
+import type { EngineInfo, FaultSimulation } from '../../src/wire/wire.js';
 import {
   FP32,
   MODEL,
@@ -40,17 +40,23 @@ async function ortRequests(page: Page, work: () => Promise<unknown>): Promise<st
   return urls;
 }
 
-async function loadWithFault(page: Page, name: string, fault: 'gpu-adapter' | 'unflagged-adapter') {
+async function loadWithFault(
+  page: Page,
+  name: string,
+  fault: 'gpu-adapter' | 'unflagged-adapter',
+  simulate: FaultSimulation = {},
+) {
   await openPage(page, '/test/browser/pages/reliability.html');
   const out = (await page.evaluate(
-    ([n, f, model]) => window.reliability.load(n, { model, device: 'auto' }, [f]),
-    [name, fault, FP32] as const,
+    ([n, f, model, simulate]) =>
+      window.reliability.load(n, { model, device: 'auto', simulate }, [f]),
+    [name, fault, FP32, simulate] as const,
   )) as Outcome<EngineInfo>;
   if (!out.ok) throw new Error(`createClef failed: ${JSON.stringify(out.error)}`);
   return out.value;
 }
 
-test('the real headless adapter is a software fallback, and auto picks WASM, saying why', async ({
+test('the real headless adapter is a software fallback, passed over by auto: js for the tiny package, else WASM', async ({
   page,
 }) => {
   await openPage(page);
@@ -64,24 +70,39 @@ test('the real headless adapter is a software fallback, and auto picks WASM, say
   });
   expect(adapter).toEqual({ vendor: 'google', architecture: 'swiftshader', fallback: true });
   let info!: EngineInfo;
-  const files = await ortRequests(page, async () => {
+  // The tiny package is small: the js device answers first (issue 39), and nothing of
+  // onnxruntime is fetched.
+  const none = await ortRequests(page, async () => {
     info = await mustLoad(page, 'auto', { model: FP32, device: 'auto' });
   });
-  expect(info.device).toBe('wasm');
+  expect(info.device).toBe('js');
   expect(info.adapter).toBeNull();
-  expect(info.deviceReason).toMatch(
-    /^auto: WASM, because the WebGPU adapter \(google swiftshader\) is a software fallback/,
-  );
+  expect(info.deviceReason).toMatch(/^auto: js, first 5 answers in \d+ ms against \d+ ms on WASM/);
   expect(info.fallbackReason).toMatch(/webgpu skipped: .*software fallback/);
+  expect(none).toEqual([]);
+  expect(info.loadMs.runtime?.build).toBe('clef-web js');
+  // Where the js device cannot run the package, auto goes on to WASM, still not the software GPU.
+  let files: string[] = [];
+  files = await ortRequests(page, async () => {
+    info = await mustLoad(page, 'wasm', {
+      model: FP32,
+      device: 'auto',
+      simulate: { refuseJs: true },
+    });
+  });
+  expect(info.device).toBe('wasm');
+  expect(info.fallbackReason).toMatch(
+    /js skipped: the js device cannot run this package \(simulate\.refuseJs\)/,
+  );
   // The plain build for WASM: none of the WebGPU builds' wasm (JSPI, asyncify, JSEP).
   expect(files).toContain('ort-wasm-simd-threaded.wasm');
   expect(files.filter((f) => f.endsWith('.wasm'))).toEqual(['ort-wasm-simd-threaded.wasm']);
   expect(info.loadMs.runtime?.build).toBe('onnxruntime-web/wasm');
   expect(info.counters.decisions).toBe(0);
-  const got = await mustDecide(page, 'auto', GOOD);
+  const got = await mustDecide(page, 'wasm', GOOD);
   expect(Object.keys(got.response.answers)).toEqual(['late']);
   // The page's info() is read from the engine at each call: its counters moved.
-  const now = await infoOf(page, 'auto');
+  const now = await infoOf(page, 'wasm');
   expect(now.counters.decisions).toBe(1);
   expect(now.counters.backboneTokens).toBe(got.timings.backboneTokens);
 });
@@ -106,18 +127,28 @@ test("an explicit 'webgpu' still runs on the software adapter, on the JSPI WebGP
   expect(files.filter((f) => f.endsWith('.wasm'))).toEqual(['ort-wasm-simd-threaded.jspi.wasm']);
 });
 
-test('auto takes an adapter that is not a fallback', async ({ page }) => {
+test('auto takes an adapter that is not a fallback, after a js device that answers first', async ({
+  page,
+}) => {
   const info = await loadWithFault(page, 'hw', 'gpu-adapter');
-  expect(info.device).toBe('webgpu');
-  expect(info.adapter).toBe('test-vendor test-gpu');
-  expect(info.deviceReason).toBe('auto: WebGPU on test-vendor test-gpu');
+  // The tiny package's first answers come before WebGPU's runtime has started.
+  expect(info.device).toBe('js');
+  expect(info.deviceReason).toMatch(
+    /^auto: js, first 5 answers in \d+ ms against \d+ ms on WebGPU/,
+  );
   expect(info.fallbackReason).toBeNull();
+  const gpu = await loadWithFault(page, 'hw-gpu', 'gpu-adapter', { refuseJs: true });
+  expect(gpu.device).toBe('webgpu');
+  expect(gpu.adapter).toBe('test-vendor test-gpu');
+  expect(gpu.fallbackReason).toMatch(
+    /js skipped: the js device cannot run this package \(simulate\.refuseJs\)/,
+  );
 });
 
 test('without the isFallbackAdapter flag, SwiftShader is known by its name', async ({ page }) => {
   const info = await loadWithFault(page, 'unflagged', 'unflagged-adapter');
-  expect(info.device).toBe('wasm');
-  expect(info.deviceReason).toMatch(/google swiftshader\) is a software fallback/);
+  expect(info.device).toBe('js');
+  expect(info.fallbackReason).toMatch(/google swiftshader\) is a software fallback/);
 });
 
 test('load phases are reported: download, verify, tokenizer, runtime, each graph', async ({
@@ -155,11 +186,10 @@ test('when the request and the browser settle the device, its runtime starts bef
   // not raced against a delay. An engine that waits for the manifest before starting its
   // runtime (as it used to) would hold both forever; the 20 s release only turns that deadlock
   // into a readable failure (['manifest', 'wasm']), it decides nothing when the order is right.
-  // 'auto' settles on WASM here: the only adapter is a software fallback.
   const context = page.context();
   const events: string[] = [];
   let wasmAsked: () => void = () => {};
-  let wasmRequest = new Promise<void>((resolve) => (wasmAsked = resolve));
+  const wasmRequest = new Promise<void>((resolve) => (wasmAsked = resolve));
   await context.route('**/manifest.json', async (route) => {
     let release: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([wasmRequest, new Promise((wait) => (release = setTimeout(wait, 20_000)))]);
@@ -173,13 +203,15 @@ test('when the request and the browser settle the device, its runtime starts bef
       wasmAsked();
     }
   });
-  for (const device of ['wasm', 'auto'] as const) {
-    events.length = 0;
-    wasmRequest = new Promise<void>((resolve) => (wasmAsked = resolve));
-    const info = await mustLoad(page, device, { model: FP32, device, cache: false });
-    expect(info.device).toBe('wasm');
-    expect(events).toEqual(['wasm', 'manifest']);
-  }
+  const info = await mustLoad(page, 'wasm', { model: FP32, device: 'wasm', cache: false });
+  expect(info.device).toBe('wasm');
+  expect(events).toEqual(['wasm', 'manifest']);
+  // 'auto' waits for the manifest: whether the js device goes first, fetching nothing of
+  // onnxruntime, depends on the package. The tiny one's does: no wasm is asked for at all.
+  events.length = 0; // (the manifest is not held any more: the wasm was asked for above)
+  const auto = await mustLoad(page, 'auto', { model: FP32, device: 'auto', cache: false });
+  expect(auto.device).toBe('js');
+  expect(events).toEqual(['manifest']);
 });
 
 test('on WebGPU the warm-up gives way to a request and does not come back', async ({ page }) => {

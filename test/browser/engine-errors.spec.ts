@@ -35,21 +35,26 @@ const GOOD = {
 };
 
 test.describe('device fallback', () => {
-  test("device 'auto' with noWebgpu falls back to WASM answers", async ({ page }) => {
+  test("device 'auto' with noWebgpu and a js device that refuses the package falls back to WASM answers", async ({
+    page,
+  }) => {
     await openPage(page);
-    const simulate = { noWebgpu: true };
+    const simulate = { noWebgpu: true, refuseJs: true };
     const info = await mustLoad(page, 'auto', { model: FP32, device: 'auto', simulate });
     expect(info.device).toBe('wasm');
     expect(info.adapter).toBeNull();
-    expect(info.fallbackReason).toMatch(/simulate\.noWebgpu/);
-    expect(info.deviceReason).toMatch(/^auto: WASM, because WebGPU disabled by the caller/);
+    expect(info.fallbackReason).toMatch(/; js skipped: .*simulate\.refuseJs/);
+    expect(info.deviceReason).toMatch(
+      /^auto: js, first 5 answers in .*; then js skipped: .*simulate\.refuseJs/,
+    );
     const got = await mustDecide(page, 'auto', GOOD);
     expectResponseNear(got.response, await reference(GOOD), TOLERANCE.wasm.fp32.probability);
   });
 
   // SwiftShader is a fallback adapter, which auto passes over: the fault worker makes it look
-  // like a hardware GPU, so auto tries WebGPU first and the simulated failure moves it to WASM.
-  test("device 'auto' with failWebgpuLoad on a hardware-looking adapter falls back to WASM answers", async ({
+  // like a hardware GPU, so auto tries it after the js device (which refuses the package here),
+  // and the simulated failure moves it to WASM.
+  test("device 'auto' with refuseJs and failWebgpuLoad on a hardware-looking adapter falls back to WASM answers", async ({
     page,
   }) => {
     await openPage(page, '/test/browser/pages/reliability.html');
@@ -57,7 +62,7 @@ test.describe('device fallback', () => {
       ([model]) =>
         window.reliability.load(
           'auto',
-          { model, device: 'auto', simulate: { failWebgpuLoad: true } },
+          { model, device: 'auto', simulate: { failWebgpuLoad: true, refuseJs: true } },
           ['gpu-adapter'],
         ),
       [FP32] as const,
@@ -67,7 +72,9 @@ test.describe('device fallback', () => {
     expect(info.device).toBe('wasm');
     expect(info.adapter).toBeNull();
     expect(info.fallbackReason).toMatch(/webgpu failed to load.*simulate\.failWebgpuLoad/);
-    expect(info.deviceReason).toMatch(/^auto: WebGPU on test-vendor test-gpu; then webgpu failed/);
+    expect(info.deviceReason).toMatch(
+      /^auto: js, first 5 answers in .* on WebGPU .*; then webgpu failed/,
+    );
     const got = await mustDecide(page, 'auto', GOOD);
     expectResponseNear(got.response, await reference(GOOD), TOLERANCE.wasm.fp32.probability);
   });

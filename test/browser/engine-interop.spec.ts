@@ -1,11 +1,13 @@
 /**
- * The engine from the outside (issue 4), on WASM and WebGPU: nothing leaves the page's origin
- * during load and a run of decisions (see DECISIONS); the unmodified @typesafe-ai/sdk works
+ * The engine from the outside (issue 4), on each device: nothing leaves the page's origin during
+ * load and a run of decisions (see DECISIONS), and on the js device no onnxruntime file is
+ * fetched at all (issue 39); the unmodified @typesafe-ai/sdk works
  * through `clef.fetch` (typed answers, its error classes for a 422 and a 400
  * max_tokens_exceeded); a second load reads the package from Cache Storage instead of the
  * network.
  */
 import { expect, test, type Page, type Request } from '@playwright/test';
+import { deviceOf } from '../../src/core/devices.js';
 import {
   DEVICES,
   deviceTag,
@@ -36,7 +38,7 @@ const STATE = 'I ordered a lamp three weeks ago and it still has not shipped.';
  * AI route. SwiftShader runs WebGPU on the CPU at about a second a decision, so there it runs
  * those 10; WASM, where a decision costs a few milliseconds, runs 50.
  */
-const DECISIONS = { wasm: 50, webgpu: 10 } as const;
+const DECISIONS = { wasm: 50, webgpu: 10, js: 50 } as const;
 
 for (const device of DEVICES) {
   test.describe(`interop on ${device}`, { tag: deviceTag(device) }, () => {
@@ -96,9 +98,13 @@ for (const device of DEVICES) {
         [MODEL, STATE, decisions] as const,
       );
       expect(answered).toBe(decisions);
-      // The recorder sees the worker's traffic: the package and the runtime's wasm.
+      // The recorder sees the worker's traffic: the package, and on an onnxruntime device the
+      // runtime's wasm; the js device fetches no part of onnxruntime (its wasm, loader, or the
+      // onnxruntime-web modules the bundler serves).
       expect(urls.some((u) => u.endsWith('/models/tiny/backbone.onnx.data'))).toBe(true);
-      expect(urls.some((u) => /\/ort\/ort-wasm[^/]*\.wasm$/.test(u))).toBe(true);
+      const onnxruntime = urls.filter((u) => /\/ort\/|onnxruntime/.test(new URL(u).pathname));
+      if (deviceOf(device).runtime === 'js') expect(onnxruntime).toEqual([]);
+      else expect(onnxruntime.some((u) => /\/ort\/ort-wasm[^/]*\.wasm$/.test(u))).toBe(true);
       const foreign = urls.filter((u) => new URL(u).origin !== origin);
       expect(foreign).toEqual([]);
       console.log(`${device}: ${urls.length} requests, all from ${origin}`);

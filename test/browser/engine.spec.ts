@@ -55,6 +55,7 @@ const Q4_VS_NODE_LOGIT_TOLERANCE = 3e-4;
 const PACKAGE = {
   wasm: { model: FP32, dir: 'public/models/tiny', context: TINY_CONTEXT },
   webgpu: { model: FP32_1K, dir: 'public/models/tiny-1k', context: TINY_1K_CONTEXT },
+  js: { model: FP32, dir: 'public/models/tiny', context: TINY_CONTEXT },
 } as const;
 
 for (const device of DEVICES) {

@@ -49,8 +49,11 @@ test('no /ort/: the error names the missing file, the device chosen and the fix'
 }) => {
   await openPage(page);
   await page.context().route('**/ort/**', (r) => r.fulfill({ status: 404 }));
-  // On this machine's software adapter, auto chooses WASM (and WebGPU would come after it).
-  const out = await loadClef(page, 'm', { model: BUNDLED, device: 'auto' });
+  // The bundled model on the js device needs nothing of /ort/: it loads.
+  const js = await loadClef(page, 'js', { model: BUNDLED, device: 'auto' });
+  expect(js.ok && js.value.device).toBe('js');
+  // WASM does: explicitly asked for (or where the js device cannot run the package).
+  const out = await loadClef(page, 'm', { model: BUNDLED, device: 'wasm' });
   expect(out.ok).toBe(false);
   if (out.ok) return;
   expect(out.error.name).toBe('DownloadError');

@@ -36,11 +36,18 @@ async function withhold(page: Page, builds: RuntimeBuild[], as: 'missing' | 'spa
   );
 }
 
-/** `auto` on an adapter that looks like hardware (fault-hooks.ts), so WebGPU comes first. */
+/**
+ * `auto` on an adapter that looks like hardware (fault-hooks.ts), with a package the js device
+ * refuses (the tiny one's first answers would come first on js, which needs no onnxruntime
+ * file), so WebGPU comes first.
+ */
 async function loadOnHardwareAdapter(page: Page, device: 'auto' | 'webgpu') {
   await openPage(page, '/test/browser/pages/reliability.html');
   return (await page.evaluate(
-    ([model, d]) => window.reliability.load('hw', { model, device: d }, ['gpu-adapter']),
+    ([model, d]) =>
+      window.reliability.load('hw', { model, device: d, simulate: { refuseJs: true } }, [
+        'gpu-adapter',
+      ]),
     [FP32, device] as const,
   )) as Outcome<EngineInfo>;
 }

@@ -1,9 +1,9 @@
 /**
- * The page API in Firefox ESR on WASM: createClef single-threaded and threaded (the page is
- * cross-origin isolated; the threaded engine's worker sees 4 cores, see pages/many-cores.ts)
- * answering like the float64 reference forward, the System One contract's errors rebuilt on the
- * page side, `clef.fetch`, Cache Storage across loads, and the service-worker routes with the
- * unmodified TypeSafe SDK. The numbers' checks are the Chromium suite's (engine-helpers.ts).
+ * The page API in Firefox ESR on WASM and on the js device: createClef on WASM single-threaded
+ * and threaded (the page is cross-origin isolated; the threaded engine's worker sees 4 cores,
+ * see pages/many-cores.ts), and on js, answering like the float64 reference forward, the System
+ * One contract's errors rebuilt on the page side, `clef.fetch`, Cache Storage across loads, and
+ * the service-worker routes with the unmodified TypeSafe SDK. The numbers' checks are the Chromium suite's (engine-helpers.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'puppeteer-core';
@@ -59,10 +59,10 @@ async function expectReferenceAnswers(decisions: DecisionWire[]) {
   }
 }
 
-describe('createClef on WASM', () => {
+describe('createClef on WASM and js', () => {
   let single: DecisionWire[];
 
-  it('runs in a cross-origin-isolated page; auto picks WASM and says why', async () => {
+  it('runs in a cross-origin-isolated page; auto picks the js device for the tiny package, and says why', async () => {
     const platform = await page.evaluate(() => window.firefoxPage.platform());
     console.log(`[firefox] ${platform.userAgent}`);
     expect(platform.userAgent).toMatch(/Firefox\/\d+/);
@@ -74,10 +74,31 @@ describe('createClef on WASM', () => {
       )) as Outcome<EngineInfo>,
       'createClef (auto)',
     );
-    expect(info.device).toBe('wasm');
-    // No navigator.gpu (Firefox ESR's default), or a software adapter: either way it is named.
-    expect(info.deviceReason).toMatch(/^auto: WASM, because .+/);
+    // The tiny package is small: the js device answers first (issue 39), and says why.
+    expect(info.device).toBe('js');
+    expect(info.deviceReason).toMatch(
+      /^auto: js, first 5 answers in \d+ ms against \d+ ms on WASM/,
+    );
+    expect(info.loadMs.runtime).toMatchObject({ build: 'clef-web js', wasmSource: 'none' });
     await page.evaluate(() => window.enginePage.dispose('auto'));
+  });
+
+  it('the js device answers like the float64 reference forward (1e-5 in probability)', async () => {
+    const info = must(
+      (await page.evaluate(
+        (m) => window.enginePage.load('js', { model: m, device: 'js', warmUp: false }),
+        FP32,
+      )) as Outcome<EngineInfo>,
+      'createClef (js)',
+    );
+    expect(info.device).toBe('js');
+    const { logit, probability } = TOLERANCE.js.fp32;
+    for (const [i, d] of (await decideAll('js')).entries()) {
+      const ref = await reference(REQUESTS[i]);
+      expect(maxAbsDiff(d.logits!, ref.logits)).toBeLessThanOrEqual(logit);
+      expectResponseNear(d.response, ref, probability);
+    }
+    await page.evaluate(() => window.enginePage.dispose('js'));
   });
 
   it('single-threaded: answers equal the float64 reference forward', async () => {

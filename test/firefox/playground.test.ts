@@ -57,9 +57,10 @@ afterAll(async () => {
 const text = (page: Page, selector: string) =>
   page.$eval(selector, (e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim());
 
+/** Waits for the model: auto runs the bundled clef-nano on js where its first answers come first, else WASM. */
 async function untilModel(page: Page) {
   await page.waitForFunction(
-    () => document.querySelector('[data-testid=device]')?.textContent?.includes('wasm'),
+    () => /^\s*(js|wasm)\b/.test(document.querySelector('[data-testid=device]')?.textContent ?? ''),
     { timeout: 120_000 },
   );
 }
@@ -80,7 +81,7 @@ it('decides with the bundled clef-nano, then again offline after a reload', asyn
   const page = await firefox.newPage();
   await page.goto(`${origin}/`);
   await untilModel(page);
-  // No WebGPU in Firefox ESR by default: the page says why it runs on WASM.
+  // No WebGPU in Firefox ESR by default: the page says which device runs, and why.
   console.log(`[firefox] playground device: ${await text(page, '[data-testid=device]')}`);
   const online = await decide(page);
   expect(online.model).toBe('clef-nano');

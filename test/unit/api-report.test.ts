@@ -129,6 +129,7 @@ const REPORT: Record<string, string[]> = {
     'ServeConfigError',
     'ORT_NODE_VERSION',
     'TrainError',
+    'UnsupportedOpError',
     'bundledModelDir',
     'convertRelease',
     'decideFile',

@@ -1,5 +1,6 @@
 // Device choice (issue 15): what `auto` picks for each adapter, and what probing reports for
-// fake `navigator.gpu` objects (with the flag, without it, named SwiftShader or not).
+// fake `navigator.gpu` objects (with the flag, without it, named SwiftShader or not); the js
+// device placed by its estimated first answers (issue 39).
 import { describe, expect, it } from 'vitest';
 import {
   deviceBeforeManifest,
@@ -7,17 +8,46 @@ import {
   probeWith,
   type GpuAdapterLike,
 } from '../../src/engine/capabilities.js';
-import { tensorLimitProblem, type Capabilities } from '../../src/core/devices.js';
+import {
+  deviceOf,
+  JS_MEMORY_LIMIT,
+  tensorLimitProblem,
+  type Capabilities,
+} from '../../src/core/devices.js';
+import { costFacts, firstAnswersMs } from '../../src/core/device-cost.js';
 import { noDeviceError } from '../../src/engine/host-util.js';
 import type { PackageManifest } from '../../src/core/manifest.js';
 import { DeviceError, ModelTooLargeError } from '../../src/wire/errors.js';
 
-const manifest = (peakBytes: number) =>
+/**
+ * A package of `weightBytes` of fp32 backbone weights besides its embedding table (2,500 × 104
+ * float32, 1 MB), with clef-nano's shape otherwise: 2 full-attention layers, hidden 104.
+ */
+const manifest = (peakBytes: number, weightBytes = 200e6) =>
   ({
     model: { name: 'clef-nano' },
-    variant: { dtype: 'fp32', devices: ['webgpu', 'wasm'], needsShaderF16: false, peakBytes },
+    architecture: {
+      vocabSize: 2500,
+      hiddenSize: 104,
+      numLayers: 2,
+      layerTypes: ['full_attention', 'full_attention'],
+      headWidth: 16,
+    },
+    variant: {
+      dtype: 'fp32',
+      devices: ['webgpu', 'wasm'],
+      needsShaderF16: false,
+      peakBytes,
+    },
+    files: [
+      { path: 'backbone.onnx', role: 'backbone', bytes: 20_000 },
+      { path: 'backbone.onnx.data', role: 'backbone-data', bytes: 1e6 + weightBytes },
+    ],
   }) as unknown as PackageManifest;
-const SMALL = manifest(4e6);
+/** 50 M weights: the js device's estimate loses to onnxruntime's everywhere. */
+const SMALL = manifest(4e8);
+/** clef-nano's size (55 k linear weights): the js device answers first. */
+const NANO = manifest(16e6, 220e3);
 const HUGE = manifest(6 * 1024 ** 3);
 
 const caps = (adapter: string | null, fallbackAdapter: boolean): Capabilities => ({
@@ -27,7 +57,8 @@ const caps = (adapter: string | null, fallbackAdapter: boolean): Capabilities =>
   fallbackAdapter,
   webgpuReason: adapter ? null : 'no adapter',
   crossOriginIsolated: true,
-  threads: 1,
+  // A 5-core machine: the engine gives onnxruntime's WASM 4 threads.
+  threads: 4,
   maxStorageBufferBindingSize: null,
   maxBufferSize: null,
 });
@@ -40,22 +71,31 @@ const gpuWith = (info: GpuAdapterLike['info']) => ({
   }),
 });
 
+/** What deviceOrder's reason adds when the js device comes last. */
+const JS_LAST =
+  /; js would give the first 5 answers in \d+ ms, not \d+ ms on (WASM|WebGPU) for 400-token requests/;
+
 describe('deviceOrder', () => {
   it('auto puts WASM before a software adapter, and says why', () => {
     const plan = deviceOrder('auto', SMALL, caps('google swiftshader', true));
-    expect(plan.order).toEqual(['wasm', 'webgpu']);
+    expect(plan.order).toEqual(['wasm', 'webgpu', 'js']);
     expect(plan.reason).toMatch(/^auto: WASM, because the WebGPU adapter \(google swiftshader\)/);
+    expect(plan.reason).toMatch(JS_LAST);
     expect(plan.skipped.map((s) => s.device)).toEqual(['webgpu']);
   });
   it('auto takes a hardware adapter first', () => {
     const plan = deviceOrder('auto', SMALL, caps('nvidia ampere', false));
-    expect(plan).toMatchObject({ order: ['webgpu', 'wasm'], skipped: [] });
-    expect(plan.reason).toBe('auto: WebGPU on nvidia ampere');
+    expect(plan).toMatchObject({ order: ['webgpu', 'wasm', 'js'], skipped: [] });
+    expect(plan.reason).toMatch(/^auto: WebGPU on nvidia ampere; js would give the first 5/);
   });
-  it('auto uses a software adapter when WASM cannot hold the package', () => {
+  it('auto uses a software adapter when WASM (and js) cannot hold the package', () => {
     const plan = deviceOrder('auto', HUGE, caps('google swiftshader', true));
     expect(plan.order).toEqual(['webgpu']);
     expect(plan.reason).toMatch(/software fallback, but WASM cannot run this package/);
+    expect(plan.skipped.map((s) => [s.device, s.tooLarge])).toEqual([
+      ['wasm', true],
+      ['js', true],
+    ]);
   });
   it("an explicit 'webgpu' keeps the software adapter", () => {
     const plan = deviceOrder('webgpu', SMALL, caps('google swiftshader', true));
@@ -64,8 +104,53 @@ describe('deviceOrder', () => {
   });
   it('auto without WebGPU runs WASM and names the reason', () => {
     const plan = deviceOrder('auto', SMALL, caps(null, false));
-    expect(plan.order).toEqual(['wasm']);
-    expect(plan.reason).toBe('auto: WASM, because no adapter');
+    expect(plan.order).toEqual(['wasm', 'js']);
+    expect(plan.reason).toMatch(/^auto: WASM, because no adapter; js would give the first 5/);
+  });
+});
+
+describe('the js device in auto (issue 39)', () => {
+  it('goes first for a small package, with both estimates in the reason', () => {
+    for (const c of [caps(null, false), caps('google swiftshader', true)]) {
+      const plan = deviceOrder('auto', NANO, c);
+      expect(plan.order[0]).toBe('js');
+      expect(plan.order.slice(1)).toEqual(c.webgpu ? ['wasm', 'webgpu'] : ['wasm']);
+      const m =
+        /^auto: js, first 5 answers in (\d+) ms against (\d+) ms on WASM for 400-token requests/.exec(
+          plan.reason,
+        );
+      expect(m, plan.reason).not.toBeNull();
+      expect(Number(m![1])).toBeLessThan(Number(m![2]));
+    }
+  });
+  it('goes before a hardware GPU only when it answers before its runtime has started', () => {
+    const plan = deviceOrder('auto', NANO, caps('nvidia ampere', false));
+    expect(plan.order).toEqual(['js', 'webgpu', 'wasm']);
+    expect(plan.reason).toMatch(/^auto: js, first 5 answers in \d+ ms against \d+ ms on WebGPU/);
+  });
+  it('runs a package whose manifest predates it (its devices list no js)', () => {
+    expect(NANO.variant.devices).not.toContain('js');
+    expect(deviceOrder('js', NANO, caps(null, false))).toMatchObject({
+      order: ['js'],
+      reason: "device 'js' requested",
+    });
+  });
+  it("is refused for a package above its memory; 'wasm' and 'webgpu' still force onnxruntime", () => {
+    const big = manifest(JS_MEMORY_LIMIT + 1, 220e3);
+    const auto = deviceOrder('auto', big, caps(null, false));
+    expect(auto.order).toEqual(['wasm']);
+    const js = auto.skipped.find((s) => s.device === 'js');
+    expect(js).toMatchObject({ tooLarge: true });
+    expect(js!.reason).toMatch(/the js device holds at most 1 GiB/);
+    expect(deviceOrder('wasm', NANO, caps(null, false)).order).toEqual(['wasm']);
+    expect(deviceOrder('webgpu', NANO, caps('nvidia ampere', false)).order).toEqual(['webgpu']);
+  });
+  it("counts WASM's threads in its favour", () => {
+    // Perfect scaling for WASM's per-token work: more threads can only move auto away from js.
+    const on = (device: 'wasm' | 'js', threads: number) =>
+      firstAnswersMs(deviceOf(device).cost, costFacts(SMALL), { tokens: 4000, threads });
+    expect(on('wasm', 4)).toBeLessThan(on('wasm', 1));
+    expect(on('js', 4)).toBe(on('js', 1));
   });
 });
 
@@ -77,20 +162,20 @@ describe('deviceBeforeManifest (the runtime that starts before the manifest arri
   ];
   it("is deviceOrder's first device for a package both devices can run, whenever it names one", () => {
     for (const c of adapters) {
-      for (const requested of ['auto', 'wasm', 'webgpu'] as const) {
+      for (const requested of ['auto', 'wasm', 'webgpu', 'js'] as const) {
         const known = deviceBeforeManifest(requested, c);
-        if (known !== null) expect(deviceOrder(requested, SMALL, c).order[0]).toBe(known);
+        for (const m of [SMALL, NANO]) {
+          if (known !== null) expect(deviceOrder(requested, m, c).order[0]).toBe(known);
+        }
       }
     }
   });
-  it('names WASM for auto without a hardware adapter, and waits for the manifest with one', () => {
-    expect(deviceBeforeManifest('auto', caps(null, false))).toBe('wasm');
-    expect(deviceBeforeManifest('auto', caps('google swiftshader', true))).toBe('wasm');
-    // A real GPU wins or loses by the package (shader-f16, tensor limits): the manifest decides.
-    expect(deviceBeforeManifest('auto', caps('nvidia ampere', false))).toBeNull();
+  it('waits for the manifest under auto: whether js (no onnxruntime at all) goes first depends on it', () => {
+    for (const c of adapters) expect(deviceBeforeManifest('auto', c)).toBeNull();
   });
   it('names an explicit device this browser has, and nothing for WebGPU without it', () => {
     expect(deviceBeforeManifest('wasm', caps('nvidia ampere', false))).toBe('wasm');
+    expect(deviceBeforeManifest('js', caps(null, false))).toBe('js');
     expect(deviceBeforeManifest('webgpu', caps('google swiftshader', true))).toBe('webgpu');
     expect(deviceBeforeManifest('webgpu', caps(null, false))).toBeNull();
   });
@@ -128,7 +213,7 @@ describe('the tensor-limit preflight', () => {
   it('auto moves to WASM when the tensor does not fit; an explicit webgpu is refused', () => {
     const big = withTensor(2 ** 31);
     const auto = deviceOrder('auto', big, limited(2 ** 30, 2 ** 30));
-    expect(auto.order).toEqual(['wasm']);
+    expect(auto.order).toEqual(['wasm', 'js']);
     expect(auto.skipped[0]?.reason).toMatch(/^its largest tensor/);
     const explicit = deviceOrder('webgpu', big, limited(2 ** 30, 2 ** 30));
     expect(explicit.order).toEqual([]);

@@ -8,10 +8,12 @@ import {
   DEVICE_NAMES,
   DEVICES,
   deviceOf,
+  JS_MEMORY_LIMIT,
   WASM_MEMORY_LIMIT,
   type Capabilities,
   type PackageFacts,
 } from '../../src/core/devices.js';
+import { costFacts, decisionMs, firstAnswersMs } from '../../src/core/device-cost.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -39,7 +41,7 @@ function literalComparisons(text: string): string[] {
 
 describe('the device list', () => {
   it('is ordered best first, one descriptor per name', () => {
-    expect(DEVICE_NAMES).toEqual(['webgpu', 'wasm']);
+    expect(DEVICE_NAMES).toEqual(['webgpu', 'wasm', 'js']);
     expect(DEVICES.map((d) => d.name)).toEqual(DEVICE_NAMES);
     expect(Object.isFrozen(DEVICES)).toBe(true);
     expect(deviceOf('webgpu')).toMatchObject({
@@ -52,8 +54,19 @@ describe('the device list', () => {
       runtimeBuilds: ['plain', 'jspi', 'asyncify'],
       warmUpRetries: true,
     });
+    // The js device runs no onnxruntime build: nothing of onnxruntime is shipped or fetched for it.
+    expect(deviceOf('js')).toMatchObject({
+      gpu: false,
+      runtime: 'js',
+      executionProvider: null,
+      runtimeBuilds: [],
+      preparedGraphs: false,
+    });
+    // A lost GPU falls back to WASM, which runs every package the GPU did.
     expect(cpuDevice().name).toBe('wasm');
-    for (const d of DEVICES) expect(d.executionProvider).toBe(d.name);
+    for (const d of DEVICES.filter((x) => x.runtime === 'onnxruntime')) {
+      expect(d.executionProvider).toBe(d.name);
+    }
   });
 
   it('says what each device needs of the browser and the package', () => {
@@ -73,6 +86,11 @@ describe('the device list', () => {
     expect(wasm.problem(pkg({ peakBytes: WASM_MEMORY_LIMIT + 1 }), caps())).toMatchObject({
       tooLarge: true,
     });
+    const js = deviceOf('js');
+    expect(js.problem(pkg({ peakBytes: JS_MEMORY_LIMIT }), caps({ webgpu: false }))).toBeNull();
+    expect(js.problem(pkg({ peakBytes: JS_MEMORY_LIMIT + 1 }), caps())).toMatchObject({
+      tooLarge: true,
+    });
   });
 
   it('is what the engine reads: no device name compared with a string literal there', () => {
@@ -86,5 +104,35 @@ describe('the device list', () => {
     }
     expect(bad).toEqual([]);
     expect(literalComparisons("if (device === 'webgpu') {}")).toHaveLength(1); // the check can fail
+  });
+});
+
+describe('the cost model (src/core/device-cost.ts)', () => {
+  it("reads a package's sizes from its manifest (the bundled clef-nano)", () => {
+    const m = JSON.parse(readFileSync(join(ROOT, 'models/clef-nano/manifest.json'), 'utf8'));
+    const facts = costFacts(m);
+    // 1,897,408 bytes of backbone data, of which the 4,033 × 104 float32 embedding table.
+    expect(facts.weights).toBe((1_897_408 - 4033 * 104 * 4) / 4);
+    expect(facts).toMatchObject({ layers: 2, attentionLayers: 2, linearLayers: 0, hidden: 104 });
+    const graphs = ['backbone.onnx', 'backbone.onnx.data', 'head_memory.onnx', 'head_decide.onnx'];
+    const bytes = (m.files as Array<{ path: string; role: string; bytes: number }>)
+      .filter((f) => graphs.includes(f.path) || f.role === 'head-data')
+      .reduce((n, f) => n + f.bytes, 0);
+    expect(facts.graphBytes).toBe(bytes);
+  });
+
+  it('grows with tokens, weights and layers, and counts the start once', () => {
+    const m = JSON.parse(readFileSync(join(ROOT, 'models/clef-nano/manifest.json'), 'utf8'));
+    const facts = costFacts(m);
+    const js = deviceOf('js').cost;
+    expect(decisionMs(js, facts, 2000)).toBeGreaterThan(decisionMs(js, facts, 400));
+    expect(decisionMs(js, { ...facts, weights: facts.weights * 10 }, 400)).toBeGreaterThan(
+      decisionMs(js, facts, 400),
+    );
+    const wasm = deviceOf('wasm').cost;
+    const one = firstAnswersMs(wasm, facts, { answers: 1 });
+    const five = firstAnswersMs(wasm, facts, { answers: 5 });
+    expect(five - one).toBeCloseTo(4 * decisionMs(wasm, facts, 400), 6);
+    expect(one).toBeGreaterThan(wasm.startMs);
   });
 });

@@ -10,7 +10,7 @@ import type { JobContext } from '../../src/core/queue.js';
 import type { EngineHooks } from '../../src/engine/hooks.js';
 import { RUNTIME_BUILDS } from '../../src/engine/ort.js';
 import type { DecisionSession, SessionOptions } from '../../src/engine/session.js';
-import { EngineError } from '../../src/wire/errors.js';
+import { DeviceError, EngineError } from '../../src/wire/errors.js';
 import type {
   DecisionStage,
   HostInfo,
@@ -81,6 +81,11 @@ export class InstrumentedHooks implements EngineHooks {
   openingSession(device: DeviceName): void {
     if (deviceOf(device).gpu && this.simulate.failWebgpuLoad) {
       throw new EngineError('WebGPU session creation failed (simulate.failWebgpuLoad)');
+    }
+    if (deviceOf(device).runtime === 'js' && this.simulate.refuseJs) {
+      throw new DeviceError('the js device cannot run this package (simulate.refuseJs)', {
+        device,
+      });
     }
   }
 

@@ -8,7 +8,7 @@
  * simulate.loseWebgpuMidDecision. Test pages create it through test/browser/pages/test-clef.ts,
  * as a dedicated worker or (`shared: true`) as a SharedWorker.
  */
-import { createOrtDecisionSession, startOrtRuntime } from '../../src/engine/clef-session.js';
+import { createDecisionSession, startDeviceRuntime } from '../../src/engine/sessions.js';
 import { EngineHost } from '../../src/engine/host.js';
 import { serveEngine } from '../../src/engine/shared-engine.js';
 import type { FaultSimulation } from '../../src/wire/wire.js';
@@ -36,7 +36,7 @@ if (Adapter) {
 // (src/engine/shared-engine.ts), which a failed load replaces: each engine its own hooks.
 serveEngine((): InstrumentedWorkerApi => {
   const hooks = new InstrumentedHooks(() => gpuDevice?.destroy());
-  const host = new EngineHost(createOrtDecisionSession, startOrtRuntime, hooks);
+  const host = new EngineHost(createDecisionSession, startDeviceRuntime, hooks);
   return Object.assign(host, {
     arm: async (simulate: FaultSimulation) => hooks.arm(simulate),
   });

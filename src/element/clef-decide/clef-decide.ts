@@ -107,7 +107,7 @@ export class ClefDecide extends LitElement {
   declare model: string;
   /** The System One model name to ask for; default: the loaded package's own name. */
   declare modelName: string | undefined;
-  /** 'auto' (WebGPU when it can run the package, else WASM), 'webgpu' or 'wasm'. */
+  /** 'auto' (js, WebGPU or WASM: see createClef's `device`), 'js', 'webgpu' or 'wasm'. */
   declare device: DeviceChoice;
   /** What to decide about: text, or (as a property) a JSON object or array. */
   declare state: DecideState | undefined;

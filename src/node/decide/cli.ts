@@ -15,6 +15,7 @@ import type { ModelCard } from '../../protocol/types.js';
 import { countLines, openOutput, OutputExistsError, readLines } from './jsonl.js';
 import { Progress, type ProgressStream } from './progress.js';
 import type { RecordLog } from '../record/log.js';
+import { RUNTIME_USAGE, runtimeOption, type NodeRuntimeRequest } from '../node-runtime.js';
 
 export const DECIDE_USAGE = `usage: clef-web decide --in requests.jsonl --out responses.jsonl
   [--package <dir>]  the converted package to answer with (default: the bundled clef-nano)
@@ -22,6 +23,7 @@ export const DECIDE_USAGE = `usage: clef-web decide --in requests.jsonl --out re
   [--record <records.jsonl>]  append a decision record per answer (docs/records.md)
   [--record-hash-only]        records keep each request's SHA-256, not the request
   [--threads N] [--quiet (no progress)]
+  ${RUNTIME_USAGE}
 output: one line per input line, in order: the response body, or
   {"error":{"status":<HTTP status>,"body":<error body>}} for a request the server would refuse`;
 
@@ -158,6 +160,7 @@ export function summaryText(s: DecideSummary, output: string): string {
 
 export async function decideMain(argv: string[]): Promise<number> {
   let values;
+  let runtime: NodeRuntimeRequest;
   try {
     ({ values } = parseCommandArgs(
       argv,
@@ -170,9 +173,11 @@ export async function decideMain(argv: string[]): Promise<number> {
         quiet: { type: 'boolean' },
         record: { type: 'string' },
         'record-hash-only': { type: 'boolean' },
+        runtime: { type: 'string' },
       },
       false,
     ));
+    runtime = runtimeOption(values.runtime);
     if (values.record === '') throw new Error('--record needs a file');
     if (values['record-hash-only'] && !values.record) {
       throw new Error('--record-hash-only needs --record <file>');
@@ -201,7 +206,7 @@ export async function decideMain(argv: string[]): Promise<number> {
   try {
     // No package named: the bundled clef-nano, as `clef-web serve` does.
     const dir = values.package ?? (await import('../bundled.js')).bundledModelDir();
-    engine = await loadNodePackage(dir, threads ? { threads } : {});
+    engine = await loadNodePackage(dir, { runtime, ...(threads ? { threads } : {}) });
     if (values.record) {
       const { openRecordLog, recordingEngine } = await import('../record/log.js');
       log = await openRecordLog(values.record);

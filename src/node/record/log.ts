@@ -123,8 +123,8 @@ export function nodeRecordSource(
     model: engine.manifest.model.name,
     manifestSha256: engine.manifestSha256,
     calibrationSha256: calibrationSha256(engine.manifest),
-    device: 'cpu',
-    runtime: 'onnxruntime-node',
+    device: engine.runtime === 'js' ? 'js' : 'cpu',
+    runtime: engine.runtime === 'js' ? 'clef-web js' : 'onnxruntime-node',
   };
 }
 

@@ -12,6 +12,7 @@ import { calibrationSha256 } from '../../core/calibration.js';
 import { parseRecord, type DecisionRecord } from '../../core/record.js';
 import { readLines } from '../decide/jsonl.js';
 import type { NodeEngine } from '../engine.js';
+import { RUNTIME_USAGE, runtimeOption, type NodeRuntimeRequest } from '../node-runtime.js';
 import {
   compareDecision,
   unreproducibleReason,
@@ -24,6 +25,7 @@ export const REPLAY_USAGE = `usage: clef-web replay <records.jsonl> [--package <
   [--tolerance P]    also pass a record whose probabilities moved by at most P and whose picks did
                      not change (another runtime: a browser's record replayed in Node); default 0
   [--quiet]          print only the summary and the records that are not identical
+  ${RUNTIME_USAGE}
 exit 0 only when every record replays identical; 1 otherwise; 2 for a usage error`;
 
 export interface ReplaySummary {
@@ -170,12 +172,15 @@ export function replayExitCode(s: ReplaySummary): number {
 export async function replayMain(argv: string[]): Promise<number> {
   let values;
   let positionals;
+  let runtime: NodeRuntimeRequest;
   try {
     ({ values, positionals } = parseCommandArgs(argv, {
       package: { type: 'string' },
       quiet: { type: 'boolean' },
       tolerance: { type: 'string' },
+      runtime: { type: 'string' },
     }));
+    runtime = runtimeOption(values.runtime);
     if (positionals.length !== 1) throw new Error('give one records file');
     const t = values.tolerance;
     if (t !== undefined && !(Number(t) >= 0 && Number(t) <= 1)) {
@@ -201,7 +206,7 @@ export async function replayMain(argv: string[]): Promise<number> {
   let engine;
   try {
     const dir = values.package ?? (await import('../bundled.js')).bundledModelDir();
-    engine = await loadNodePackage(dir);
+    engine = await loadNodePackage(dir, { runtime });
   } catch (e) {
     console.error(`clef-web replay: ${errorText(e)}`);
     return 1;

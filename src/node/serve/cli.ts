@@ -1,6 +1,6 @@
 /**
  * `npx clef-web serve [<package-dir>] [--port 8787] [--host 127.0.0.1]`: the System One routes over
- * HTTP, answered by the package on onnxruntime-node. SIGINT/SIGTERM finish what was received,
+ * HTTP, answered by the package on onnxruntime-node (or the js device: --runtime). SIGINT/SIGTERM finish what was received,
  * then exit; a second signal exits at once.
  */
 import { bundledModelDir } from '../bundled.js';
@@ -9,6 +9,7 @@ import { requireOrtNode } from '../ort-node-installed.js';
 import type { NodeEngineOptions } from '../engine.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../../core/defaults.js';
 import { startEnginePool } from './engine-pool.js';
+import { RUNTIME_USAGE, runtimeOption, type NodeRuntimeRequest } from '../node-runtime.js';
 import { checkAccessOptions } from './access.js';
 import { openRecordLog, type RecordLog } from '../record/log.js';
 import { isLoopbackHost } from './refusals.js';
@@ -35,7 +36,8 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
   [--cache-mb N]                  prefix cache per worker in MiB, default ${DEFAULT_CACHE_BUDGET_BYTES / 2 ** 20} (0: off)
   [--record <records.jsonl>]      append a decision record per answer, synced before it is sent (docs/records.md)
   [--record-hash-only]            records keep each request's SHA-256, not the request
-  [--threads N] [--quiet]         onnxruntime threads per worker (default: 1 with --workers > 1)`;
+  [--threads N] [--quiet]         onnxruntime threads per worker (default: 1 with --workers > 1)
+  ${RUNTIME_USAGE}`;
 
 /** The environment variable `serve` reads its API key from when --api-key is not given. */
 const API_KEY_ENV = 'CLEF_WEB_API_KEY';
@@ -61,6 +63,7 @@ export async function serveMain(argv: string[]): Promise<number> {
   let threads: number | null;
   let workers: number;
   let cacheMb: number | null;
+  let runtime: NodeRuntimeRequest;
   try {
     ({ values, positionals } = parseCommandArgs(argv, {
       port: { type: 'string' },
@@ -78,7 +81,9 @@ export async function serveMain(argv: string[]): Promise<number> {
       'insecure-no-auth': { type: 'boolean' },
       record: { type: 'string' },
       'record-hash-only': { type: 'boolean' },
+      runtime: { type: 'string' },
     }));
+    runtime = runtimeOption(values.runtime);
     if (values.record === '') throw new Error('--record needs a file');
     if (values['record-hash-only'] && !values.record) {
       throw new Error('--record-hash-only needs --record <file>');
@@ -113,11 +118,12 @@ export async function serveMain(argv: string[]): Promise<number> {
   let engine;
   let log: RecordLog | null = null;
   try {
-    const engineOptions: NodeEngineOptions = {};
+    const engineOptions: NodeEngineOptions = { runtime };
     if (threads !== null) engineOptions.threads = threads;
     if (cacheMb !== null) engineOptions.cacheBudgetBytes = cacheMb * 2 ** 20;
-    // Before any worker starts: its absence is one line naming the install, in this thread.
-    requireOrtNode('Running a package in Node');
+    // Before any worker starts: onnxruntime-node's absence, where it is asked for by name, is
+    // one line naming the install, in this thread (auto without it runs the js device).
+    if (runtime === 'onnxruntime') requireOrtNode('Running a package in Node');
     // No package named: the bundled clef-nano, so `npx clef-web serve` answers at once.
     const dir = positionals[0] ?? bundledModelDir();
     if (values.record) {

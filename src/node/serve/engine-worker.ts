@@ -72,7 +72,7 @@ try {
   const { model, variant } = engine.manifest;
   const cards = engine.models.map((name) => ({
     name,
-    description: `${model.name} (${variant.dtype}) served by clef-web on onnxruntime-node`,
+    description: `${model.name} (${variant.dtype}) served by clef-web on ${engine.runtime === 'js' ? 'the js device' : 'onnxruntime-node'}`,
     release_date: model.releaseDate,
   }));
   port.on('message', (m: PoolRequest | RecordedReply | { type: 'dispose' }) => {
