@@ -49,7 +49,6 @@ const api: TrainWorkerApi = {
         name: request.name,
         seed: request.seed,
         holdout: request.holdout,
-        fit: request.epochs === undefined ? undefined : { epochs: request.epochs },
         fidelityRequests: 0,
         onProgress: (p) => void onProgress(p as TrainProgress),
       });

@@ -67,6 +67,17 @@ export function renderCounts(summary: InputSummary, fileName: string): TemplateR
   </table>`;
 }
 
+const VERDICT = {
+  earned: 'the model earned its place',
+  level: 'no better than naive Bayes by 3 points',
+  worse: 'naive Bayes is better: the model did not earn its place',
+  unmeasured: 'not compared',
+} as const;
+
+function baselineOf(r: TrainResult, id: string): number {
+  return r.baseline.questions.find((b) => b.id === id)?.accuracy ?? NaN;
+}
+
 /** The trained model's figures, and what to do with it. */
 export function renderResult(
   r: TrainResult,
@@ -74,19 +85,30 @@ export function renderResult(
 ): TemplateResult {
   return html`<div class="train-result" data-model=${r.name}>
     <p>
-      <strong>${r.name}</strong>: ${r.examples.train} examples trained, ${r.examples.heldOut} held
-      out. The package gives the fitted model's probabilities to within
-      <span data-delta>${r.maxPackageDeltaP.toExponential(2)}</span> on ${r.verified} held-out
-      examples run through this page's engine;
-      ${r.calibrated ? 'calibrated on the held-out part' : 'too few held-out examples to calibrate'}.
+      <strong>${r.name}</strong>: ${r.examples.train} examples trained,
+      ${
+        r.evaluatedOn === 'cross-fit'
+          ? 'each judged out of fold (by a model fitted without it)'
+          : `${r.examples.heldOut} held out`
+      }.
+      The package gives the fitted model's probabilities to within
+      <span data-delta>${r.maxPackageDeltaP.toExponential(2)}</span> on ${r.verified} examples run
+      through this page's engine;
+      ${
+        r.calibrated
+          ? `calibrated on the ${r.evaluatedOn === 'cross-fit' ? 'out-of-fold answers' : 'held-out part'}`
+          : 'too few answers to calibrate'
+      }.
     </p>
     ${r.heldOut.questions.map(
       (q) =>
         html`<table class="recall" data-question=${q.id}>
           <caption>
-            ${q.id}: held-out accuracy
+            ${q.id}: ${r.evaluatedOn === 'cross-fit' ? 'out-of-fold' : 'held-out'} accuracy
             <span data-accuracy>${pct(q.accuracy)}</span>
-            (${q.answered})
+            (${q.answered}); naive Bayes
+            <span data-baseline>${pct(baselineOf(r, q.id))}</span
+            >: ${VERDICT[r.baseline.questions.find((b) => b.id === q.id)?.verdict ?? 'unmeasured']}
           </caption>
           <tr>
             <th>option</th>

@@ -17,7 +17,6 @@ export interface PageTrainRequest {
   name?: string;
   seed?: number;
   holdout?: number;
-  epochs?: number;
 }
 
 /**

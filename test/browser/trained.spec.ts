@@ -15,6 +15,8 @@ import { plantedExamples, plantedRequest, PLANTED_OPTIONS } from '../../tools/tr
 import { seedLine, testSeed } from '../support/seed.js';
 import { DEVICES, deviceTag, mustDecide, mustLoad, openPage, TOLERANCE } from './engine-helpers.js';
 
+/** fp32 against the float64 reference, a trained package's logits (see below). */
+const TRAINED_LOGIT_TOLERANCE = 2e-4;
 const MODEL = '/models/trained-planted/';
 const RELEASE = join('.cache', 'trained-planted-release');
 
@@ -45,7 +47,11 @@ for (const device of DEVICES) {
 
       const seed = testSeed(`trained.spec ${device} draws`);
       const withSeed = seedLine(`trained.spec ${device} draws`, seed);
-      const tolerance = TOLERANCE[device].fp32.logit;
+      // A trained model's logits are a cosine times ~100 over pooling scores of ~100
+      // (train-construct.test.ts), so float32 rounds them more than the tiny fixtures': 8.9e-5
+      // measured on WASM (seed 24532), against the fixtures' 5e-5 bound. 2e-4 in logit is
+      // 5e-5 in probability at most.
+      const tolerance = Math.max(TOLERANCE[device].fp32.logit, TRAINED_LOGIT_TOLERANCE);
       let worst = 0;
       for (const { state, label } of plantedExamples(8, seed)) {
         const request = plantedRequest(state, info.model);

@@ -1,15 +1,14 @@
 /**
- * The trainer's construction is exact: for random matcher parameters, the Clef release it writes,
+ * The trainer's construction is exact: for random model parameters, the Clef release it writes,
  * run through the project's float64 reference forward (src/node/reference, written from the
- * public Clef and Qwen3.5 code, not from the matcher), gives the matcher's logits. Requests with
- * several questions, descriptions, JSON states, the marker words inside a state, and an
+ * public Clef and Qwen3.5 code, not from the trainer's model), gives the model's logits. Requests
+ * with several questions, descriptions, JSON states, the marker words inside a state, and an
  * unlabelled question are all covered.
  *
  * The bound, 1e-4 on logits: the release stores float32 (relative rounding 6e-8) and the pooling
  * scores are about 100, so a key's rounded angle moves its token's weight by up to ~1e-5
- * relative (measured: 2.1e-6 to 1.3e-5 over 10 random draws). Construction faults are far larger: with
- * q_norm/k_norm's eps left to act on small keys (before NORM_GAIN) two such draws gave 8e-4 and
- * 1.4e-3, and a leaked token or an unsaturated gate moves logits by more.
+ * relative (measured: see the console line). Construction faults are far larger: a dim read from
+ * the wrong place, a leaked template token or an unsaturated gate moves logits by 1e-2 or more.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +19,9 @@ import { referenceDecide } from '../../src/node/reference/decide.js';
 import { Rng } from '../../src/node/rng.js';
 import { RMS_EPS, writeRelease } from '../../src/node/train/construct.js';
 import { encodeExamples, prepareTokenizer } from '../../src/node/train/data.js';
-import { initParams, matcherLogits, WEIGHT_RANGE } from '../../src/node/train/matcher.js';
+import { classDims, fitModel, setupLearner } from '../../src/node/train/learner.js';
+import { modelLogits, WEIGHT_RANGE } from '../../src/node/train/model.js';
+import { DEFAULT_PAIR_SHAPE } from '../../src/node/train/pairs.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';
@@ -32,20 +33,18 @@ function parse(lines: string) {
   return parseLabelledExamples(lines, { validateRequest: (b) => validateRequest(b) });
 }
 
-describe('the constructed release computes the matcher', () => {
+describe('the constructed release computes the model', () => {
   it.each([
-    [2, 32],
-    [1, 16],
+    [0, false],
+    [8, false],
+    [8, true],
   ])(
-    'heads %i × %i: the float64 reference forward equals the matcher on random weights',
-    async (heads, headDim) => {
-      const SEED = testSeed(`train-construct ${heads}x${headDim}`);
-      const rng = new Rng(SEED + heads);
+    'norm dims %i, order layer %s: the float64 reference forward equals the model on random weights',
+    async (normDims, withPairs) => {
+      const SEED = testSeed(`train-construct ${normDims} ${withPairs}`);
+      const rng = new Rng(SEED + normDims);
       const corpus = parse(plantedJsonl(80, SEED));
       const data = prepareTokenizer(corpus, 600);
-      const shape = { heads, headDim, vocab: data.files.vocabSize };
-      const bagTokens = new Set<number>();
-      const optionTokens: number[] = [];
       const requests = [
         plantedRequest(
           'please refund the invoice SCHEMA and STATE words stay in the bag? no: SCHEMA ends it',
@@ -69,20 +68,61 @@ describe('the constructed release computes the matcher', () => {
         .map((r) => JSON.stringify({ request: r, labels: { route: 'other' } }))
         .join('\n');
       const examples = parse(lines);
-      const encoded = encodeExamples(examples, data, 4096, new Set(['route', 'urgent']));
-      for (const e of encoded) {
-        for (const t of e.bag) bagTokens.add(t);
-        for (const q of e.questions) for (const o of q.options) optionTokens.push(...o);
-      }
-      const params = initParams(shape, optionTokens, bagTokens, data.markers, SEED, RMS_EPS);
+      const trained = ['route', 'urgent'];
+      const encoded = encodeExamples(examples, data, 4096, new Set(trained));
+      const optionIds = [
+        Object.keys(plantedRequest('').questions.route.criteria).sort(),
+        ['no', 'yes'],
+      ];
+      const { dimOf, width } = classDims(optionIds);
+      const spans: Array<{ tokens: Int32Array; dim: number }> = [];
+      const seen = new Set<Int32Array>();
+      examples.forEach((example, i) => {
+        const asked = example.valid.questions.filter((q) => trained.includes(q.id));
+        asked.forEach((q, j) => {
+          const k = trained.indexOf(q.id);
+          const ids = [...(optionIds[k] as string[])];
+          encoded[i]!.questions[j]!.options.forEach((tokens, o) => {
+            if (seen.has(tokens)) return;
+            seen.add(tokens);
+            spans.push({ tokens, dim: dimOf.get(`${k}\u0000${ids[o]}`) as number });
+          });
+        });
+      });
+      const setup = setupLearner(
+        data.tokenizer,
+        data.files.vocabSize,
+        data.markers,
+        data.template,
+        width,
+        spans,
+        RMS_EPS,
+        normDims,
+        withPairs ? DEFAULT_PAIR_SHAPE : null,
+      );
+      const fitted = fitModel(setup, encoded, {
+        settings: { lambda: 0.1, normScale: 0.5, bias: 1 },
+        maxIterations: 1,
+      });
+      const params = fitted.params;
       // Random everything (not just the fit's starting point): weights across their whole range.
       for (let i = 0; i < params.rho.length; i++) params.rho[i] = 2 * rng.normal();
-      for (const t of params.frozen) for (let p = 0; p < heads; p++) params.rho[t * heads + p] = -3;
-      for (let i = 0; i < params.content.length; i++) params.content[i] = 1.5 * rng.normal();
-      for (const t of params.frozen)
-        params.content.fill(0, t * heads * headDim, (t + 1) * heads * headDim);
+      for (const t of setup.frozen) params.rho[t] = -3;
+      for (let i = 0; i < params.theta.length; i++) params.theta[i] = 1.5 * rng.normal();
+      const stride = params.theta.length / params.shape.vocab;
+      for (const t of setup.frozen) params.theta.fill(0, t * stride, (t + 1) * stride);
       for (let i = 0; i < params.rows.length; i++) params.rows[i] = rng.normal();
-      params.logScale = Math.log(30);
+      params.logBias = rng.normal();
+      if (params.pairs !== undefined && params.emb !== undefined) {
+        // Pair embeddings, projections and out_proj across their range; frozen tokens have none.
+        const m = DEFAULT_PAIR_SHAPE.m;
+        for (let i = 0; i < params.emb.length; i++) params.emb[i] = rng.normal();
+        for (const t of setup.frozen) params.emb.fill(0, t * m, (t + 1) * m);
+        for (const a of [params.pairs.u, params.pairs.z, params.pairs.b, params.pairs.wo])
+          for (let i = 0; i < a.length; i++) a[i] = rng.normal();
+        for (const a of [params.pairs.zBias, params.pairs.bBias])
+          for (let i = 0; i < a.length; i++) a[i] = 2 * rng.normal();
+      }
       const dir = mkdtempSync(join(tmpdir(), 'clef-construct-'));
       dirs.push(dir);
       writeRelease(dir, params, {
@@ -94,12 +134,12 @@ describe('the constructed release computes the matcher', () => {
       let worst = 0;
       let spread = 0;
       for (const [i, example] of examples.entries()) {
-        const expected = matcherLogits(params, encoded[i] as (typeof encoded)[number]);
+        const expected = modelLogits(params, encoded[i] as (typeof encoded)[number]);
         const got = await referenceDecide(dir, example.valid);
-        const trained = example.valid.questions
+        const asked = example.valid.questions
           .map((q, k) => ({ q, k }))
-          .filter(({ q }) => q.id === 'route' || q.id === 'urgent');
-        trained.forEach(({ k }, j) => {
+          .filter(({ q }) => trained.includes(q.id));
+        asked.forEach(({ k }, j) => {
           const e = expected[j] as Float64Array;
           const g = got.logits[k] as Float64Array;
           expect(g.length).toBe(e.length);
@@ -111,7 +151,7 @@ describe('the constructed release computes the matcher', () => {
       }
       console.log(`max |Δlogit| ${worst.toExponential(2)}, logits up to ${spread.toFixed(2)}`);
       expect(spread).toBeGreaterThan(1); // the logits are not all zero: the check has teeth
-      expect(worst, seedLine(`train-construct ${heads}x${headDim}`, SEED)).toBeLessThan(1e-4);
+      expect(worst, seedLine(`train-construct ${normDims} ${withPairs}`, SEED)).toBeLessThan(1e-4);
       expect(WEIGHT_RANGE).toBe(12);
     },
   );

@@ -314,7 +314,7 @@ describe('the CLI', () => {
     writeFileSync(join(dir, 'tickets.csv'), plantedCsv(240, 7));
     writeFileSync(join(dir, 'question.json'), JSON.stringify(QUESTION, null, 2));
     writeFileSync(join(dir, 'labelled.jsonl'), plantedJsonl(240, 7));
-    const quick = ['--epochs', '6', '--fidelity', '0', '--quiet', '--name', 'support-router'];
+    const quick = ['--lambda', '0.1', '--fidelity', '0', '--quiet', '--name', 'support-router'];
     const plain = await cli([
       '--texts',
       join(dir, 'tickets.csv'),
@@ -475,7 +475,7 @@ describe('what the messages say', () => {
       question: QUESTION,
       out: join(root, 'long'),
       contextTokens: 256,
-      fit: { epochs: 1 },
+      fit: { lambda: 0.1, normScale: 0.3, bias: 1 },
     }).catch((x) => x);
     expect((e as TrainError).code).toBe('examples_too_long');
     expect((e as TrainError).message).toMatch(new RegExp(`\\n  line ${line}: `));
@@ -500,8 +500,8 @@ describe('interrupts leave nothing', () => {
           'route',
           '--out',
           'model',
-          '--epochs',
-          '4',
+          '--lambda',
+          '0.1',
           '--fidelity',
           '0',
         ],
@@ -550,7 +550,7 @@ describe('interrupts leave nothing', () => {
       texts: plantedCsv(120, 4),
       question: QUESTION,
       out: join(dir, 'model'),
-      fit: { epochs: 2 },
+      fit: { lambda: 0.1, normScale: 0.3, bias: 1 },
       fidelityRequests: 0,
       onProgress: (p) => p.message && messages.push(p.message),
     });

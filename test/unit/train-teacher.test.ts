@@ -45,7 +45,7 @@ beforeAll(async () => {
   await trainDecisionModel({
     examples: plantedJsonl(240, 7, 'big-router'),
     out: join(work, 'teacher'),
-    fit: { epochs: 8 },
+    fit: { lambda: 0.1, normScale: 0.3, bias: 1 },
     fidelityRequests: 0,
   });
   serve = spawn(
@@ -146,8 +146,8 @@ function train(): { child: ChildProcess; done: Promise<{ code: number | null; st
       '25',
       '--out',
       'router',
-      '--epochs',
-      '4',
+      '--lambda',
+      '0.1',
       '--fidelity',
       '0',
     ],

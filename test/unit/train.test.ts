@@ -28,10 +28,10 @@ const root = mkdtempSync(join(tmpdir(), 'clef-train-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /**
- * Small and quick: 12 epochs; the converter's float64 fidelity pass (seconds per request) only
+ * Small and quick: settings given (no selection); the converter's float64 fidelity pass (seconds per request) only
  * where a test is about it: train-construct.test.ts checks the construction against that forward.
  */
-const QUICK = { fit: { epochs: 12 }, fidelityRequests: 0 } as const;
+const QUICK = { fit: { lambda: 0.1, normScale: 0.3, bias: 1 }, fidelityRequests: 0 } as const;
 
 function filesHash(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -96,7 +96,8 @@ describe('clef-web train on a planted task', () => {
       ]);
       const card = readFileSync(join(first.packageDir, 'README.md'), 'utf8');
       expect(card).toContain('### `route` (choice, 4 options)');
-      expect(card).toMatch(/Held-out accuracy: \*\*\d+\.\d%\*\*/);
+      expect(card).toMatch(/Accuracy: \*\*\d+\.\d%\*\* over 240 answers out of fold/);
+      expect(card).toMatch(/\| `route` \| \d+\.\d% \| \d+\.\d% \| /); // beside naive Bayes
       expect(existsSync(join(first.releaseDir, 'model.safetensors'))).toBe(true);
     } finally {
       await engine.dispose();
@@ -116,9 +117,14 @@ describe('clef-web train on a planted task', () => {
     });
     expect(filesHash(again.packageDir)).toEqual(before.pkg);
     expect(filesHash(again.releaseDir)).toEqual(before.release);
+    // The fit starts from zero and has no randomness: another seed gives the same weights, and
+    // other folds for the cross-fit, so another calibration.
     const other = await trainDecisionModel({ examples, out: join(root, 'b'), seed: 4, ...QUICK });
     const weights = (dir: string) => filesHash(dir)['model.safetensors'];
-    expect(weights(other.releaseDir)).not.toBe(weights(again.releaseDir)); // the seed matters
+    expect(weights(other.releaseDir)).toBe(weights(again.releaseDir));
+    const calibration = (dir: string) => filesHash(dir)['calibration.json'];
+    expect(calibration(other.packageDir)).toBeDefined();
+    expect(calibration(other.packageDir)).not.toBe(calibration(again.packageDir));
   }, 300_000);
 });
 
@@ -208,7 +214,7 @@ describe('refusals: before any work, every bad line, nothing written', () => {
 });
 
 describe('the CLI', () => {
-  it('trains from a file and prints phases with progress, then the held-out figures', async () => {
+  it('trains from a file and prints phases with progress, then the figures beside naive Bayes', async () => {
     const file = join(root, 'labelled.jsonl');
     writeFileSync(file, plantedJsonl(120, SEED + 1));
     const out = join(root, 'cli-model');
@@ -221,8 +227,8 @@ describe('the CLI', () => {
         file,
         '--out',
         out,
-        '--epochs',
-        '4',
+        '--lambda',
+        '0.1',
         '--seed',
         '2',
         '--fidelity',
@@ -233,7 +239,7 @@ describe('the CLI', () => {
       for (const phase of [
         'check',
         'tokenizer',
-        'fit 4/4',
+        'fit 6/6',
         'convert',
         'verify',
         'calibrate',
@@ -241,11 +247,13 @@ describe('the CLI', () => {
       ]) {
         expect(progress).toContain(`train: ${phase}`);
       }
-      expect(progress).toMatch(
-        /train: fit 1\/4: held-out accuracy [\d.]+%, loss [\d.]+, about \d+ s left/,
-      );
+      // 5 folds of the cross-fit, then the final fit (no order layer: the plain model answers
+      // every planted example right out of fold).
+      expect(progress).toMatch(/train: fit 1\/6: fit 2 of 6, about \d+ s left/);
       const printed = stdout.mock.calls.map((c) => String(c[0])).join('\n');
-      expect(printed).toMatch(/route: held-out accuracy [\d.]+% over 12 answers/);
+      expect(printed).toMatch(
+        /route: accuracy [\d.]+% over 120 answers out of fold; naive Bayes [\d.]+%: /,
+      );
       expect(existsSync(join(out, 'manifest.json'))).toBe(true);
     } finally {
       stderr.mockRestore();

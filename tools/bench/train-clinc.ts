@@ -242,7 +242,7 @@ async function run(perIntent: number | null) {
     phasesMs: result.timingsMs,
     peakRssBytes: Math.max(peakRss, process.resourceUsage().maxRSS * 1024),
     packageBytes: dirBytes(out),
-    bestEpoch: result.best.epoch,
+    settings: result.selection.settings,
     maxPackageDeltaP: result.maxPackageDeltaP,
     ...figures,
     dir: out,

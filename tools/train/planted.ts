@@ -95,3 +95,61 @@ export function plantedJsonl(n: number, seed: number, model?: string): string {
       .join('\n') + '\n'
   );
 }
+
+/**
+ * A planted order task: each state holds one word of each of two sets among filler words, and
+ * the label says which set's word comes first. Every state has the same kinds of words, so a bag
+ * of words gets half right; a model that reads order gets them all.
+ */
+export const ORDER_OPTIONS = ['first', 'second'] as const;
+export const ORDER_WORDS = {
+  first: ['north', 'alpha', 'red'],
+  second: ['south', 'omega', 'blue'],
+} as const;
+
+export function orderRequest(state: string, model = 'order-router') {
+  return {
+    model,
+    state,
+    questions: {
+      order: {
+        type: 'choice',
+        instructions: 'Which kind of word comes first?',
+        criteria: { first: 'north, alpha or red', second: 'south, omega or blue' },
+      },
+    },
+  };
+}
+
+/** `n` labelled order examples, labels in turn, words drawn with `seed`. */
+export function orderExamples(n: number, seed: number): Array<{ state: string; label: string }> {
+  const rng = new Rng(seed);
+  const out: Array<{ state: string; label: string }> = [];
+  for (let i = 0; i < n; i++) {
+    const label = ORDER_OPTIONS[i % 2] as (typeof ORDER_OPTIONS)[number];
+    const words = Array.from(
+      { length: 3 + rng.int(8) },
+      () => FILLER[rng.int(FILLER.length)] as string,
+    );
+    const a = ORDER_WORDS.first[rng.int(3)] as string;
+    const b = ORDER_WORDS.second[rng.int(3)] as string;
+    // Two places, the first strictly before the second.
+    const p = rng.int(words.length + 1);
+    const q = p + rng.int(words.length + 1 - p);
+    const [early, late] = label === 'first' ? [a, b] : [b, a];
+    words.splice(q, 0, late);
+    words.splice(p, 0, early);
+    out.push({ state: words.join(' '), label });
+  }
+  return out;
+}
+
+export function orderJsonl(n: number, seed: number, model?: string): string {
+  return (
+    orderExamples(n, seed)
+      .map(({ state, label }) =>
+        JSON.stringify({ request: orderRequest(state, model), labels: { order: label } }),
+      )
+      .join('\n') + '\n'
+  );
+}

@@ -20,6 +20,11 @@ export interface BpeTrainOptions {
   vocabSize: number;
   /** Training texts (repeat a text to weight it). */
   corpus: readonly string[];
+  /**
+   * Fewest occurrences a pair needs to be merged (default 2). `clef-web train` uses 1, so that
+   * every word of a small file becomes whole tokens while the vocabulary lasts.
+   */
+  minPairCount?: number;
 }
 
 /**
@@ -107,9 +112,9 @@ const pairKey = (a: number, b: number): number => a * PAIR_BASE + b;
 
 /**
  * Classic BPE training: repeatedly merge the most frequent adjacent pair (ties: the smaller
- * pair key, i.e. lower ids first) until the vocabulary is full or no pair occurs twice.
+ * pair key, i.e. lower ids first) until the vocabulary is full or no pair occurs `minCount` times.
  */
-function trainBpe(counts: Map<string, number>, targetVocab: number) {
+function trainBpe(counts: Map<string, number>, targetVocab: number, minCount: number) {
   const alphabet = byteLevelAlphabet();
   const tokens: string[] = [...alphabet];
   const idOf = new Map<string, number>(tokens.map((t, i) => [t, i]));
@@ -127,7 +132,7 @@ function trainBpe(counts: Map<string, number>, targetVocab: number) {
   const requeueTouched = () => {
     for (const key of touched) {
       const count = pairCount.get(key) ?? 0;
-      if (count >= 2) candidates.push([count, key]);
+      if (count >= minCount) candidates.push([count, key]);
     }
     touched.clear();
   };
@@ -207,7 +212,11 @@ export function trainBpeTokenizer(options: BpeTrainOptions): TrainedTokenizer {
   if (!Number.isInteger(targetVocab) || targetVocab < 256) {
     throw new Error(`vocabSize must be an integer >= 256, got ${targetVocab}`);
   }
-  const { tokens, merges } = trainBpe(countWords(options.corpus), targetVocab);
+  const { tokens, merges } = trainBpe(
+    countWords(options.corpus),
+    targetVocab,
+    options.minPairCount ?? 2,
+  );
   const vocab: Record<string, number> = {};
   tokens.forEach((token, id) => (vocab[token] = id));
   const added = QWEN_ADDED_TOKENS.map((t, i) =>

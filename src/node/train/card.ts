@@ -4,13 +4,16 @@
  * label counts, the held-out figures (accuracy, per-option recall, the confusions that matter),
  * the calibration's figures, and what the model does not know.
  */
+import { baselineVerdict } from './baseline.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LabelledExample } from '../../calibrate/examples.js';
 import type { CalibrateRunResult } from '../../calibrate/run.js';
 import { promptOptions } from '../../clef/prompt.js';
 import type { TrainedQuestion } from './data.js';
-import type { EpochReport, FitSettings } from './fit.js';
+import type { BaselineReport } from './baseline.js';
+import type { FitPhase } from './fit.js';
+import type { FitSettings } from './learner.js';
 
 export interface QuestionFigures {
   id: string;
@@ -93,10 +96,13 @@ export interface CardFacts {
   name: string;
   questions: readonly TrainedQuestion[];
   examples: { train: number; heldOut: number };
+  /** What the figures were measured on: the held-out part, or the training part out of fold. */
+  evaluatedOn: 'held-out' | 'cross-fit';
   heldOut: HeldOutReport;
-  best: EpochReport;
-  settings: FitSettings;
-  shape: { heads: number; headDim: number; vocab: number; hidden: number };
+  baseline: BaselineReport;
+  selection: FitPhase['selection'] & { settings: FitSettings };
+  seed: number;
+  shape: { heads: number; headDim: number; vocab: number; hidden: number; classDims: number };
   calibration: CalibrateRunResult | null;
   calibrationSkipped: string | null;
   maxPackageDeltaP: number;
@@ -116,7 +122,8 @@ const pct = (x: number): string => (Number.isNaN(x) ? 'n/a' : `${(100 * x).toFix
 /** The manifest's `training` section (engine.info() and the playground read it). */
 export function trainingSection(facts: CardFacts) {
   return {
-    method: 'clef-web train: bag-of-tokens matcher written into the Clef architecture',
+    method:
+      'clef-web train: a linear model over word and character features, written into the Clef architecture',
     questions: facts.questions.map((q) => ({
       id: q.id,
       type: 'choice',
@@ -126,10 +133,14 @@ export function trainingSection(facts: CardFacts) {
         : {}),
     })),
     examples: facts.examples,
+    evaluatedOn: facts.evaluatedOn,
     heldOutAccuracy: Object.fromEntries(
       facts.heldOut.questions.map((q) => [q.id, round4(q.accuracy)]),
     ),
-    seed: facts.settings.seed,
+    baselineAccuracy: Object.fromEntries(
+      facts.baseline.questions.map((q) => [q.id, round4(q.accuracy)]),
+    ),
+    seed: facts.seed,
     note: 'Only these questions and options were trained; other questions, option ids or descriptions get answers that carry no information.',
   };
 }
@@ -140,11 +151,31 @@ const round4 = (x: number): number | null =>
 export function modelCard(facts: CardFacts): string {
   const lines: string[] = [];
   const { shape } = facts;
+  const judgedOn =
+    facts.evaluatedOn === 'cross-fit'
+      ? `out of fold (${facts.selection.folds}-fold cross-fit: each example judged by a model fitted without it)`
+      : 'on the held-out part';
   lines.push(
     `# ${facts.name}`,
     '',
-    `A decision model trained by \`clef-web train\` on ${facts.examples.train} labelled examples (${facts.examples.heldOut} more held out for selection, verification and calibration).`,
-    `It is a Clef-layout model (two full-attention layers, hidden ${shape.hidden}, ${shape.heads} pooling heads of ${shape.headDim}, vocabulary ${shape.vocab}) that answers System One requests through the same engine as Clef-flash: \`createClef({ model: '<this directory>/' })\`, \`clef-web serve <this directory>\`.`,
+    `A decision model trained by \`clef-web train\` on ${facts.examples.train} labelled examples${facts.examples.heldOut > 0 ? ` (${facts.examples.heldOut} more held out)` : ''}.`,
+    `It is a Clef-layout model (two full-attention layers, hidden ${shape.hidden}, vocabulary ${shape.vocab}) that answers System One requests through the same engine as Clef-flash: \`createClef({ model: '<this directory>/' })\`, \`clef-web serve <this directory>\`.`,
+    '',
+    `Every figure below was measured ${judgedOn}, never on text the model was fitted to.`,
+    '',
+    '## Did it earn its place?',
+    '',
+    'Against multinomial naive Bayes on word counts, fitted and judged on the same examples:',
+    '',
+    '| question | this model | naive Bayes | verdict |',
+    '| --- | --- | --- | --- |',
+  );
+  for (const q of facts.questions) {
+    const m = facts.heldOut.questions.find((x) => x.id === q.id)?.accuracy ?? NaN;
+    const b = facts.baseline.questions.find((x) => x.id === q.id)?.accuracy ?? NaN;
+    lines.push(`| \`${q.id}\` | ${pct(m)} | ${pct(b)} | ${verdict(m, b)} |`);
+  }
+  lines.push(
     '',
     '## What it was trained to answer',
     '',
@@ -155,11 +186,11 @@ export function modelCard(facts: CardFacts): string {
     lines.push(`### \`${q.id}\` (choice, ${q.options.length} options)`, '');
     const f = facts.heldOut.questions.find((x) => x.id === q.id);
     lines.push(
-      `Held-out accuracy: **${pct(f?.accuracy ?? NaN)}** over ${f?.answered ?? 0} answers.`,
+      `Accuracy: **${pct(f?.accuracy ?? NaN)}** over ${f?.answered ?? 0} answers ${facts.evaluatedOn === 'cross-fit' ? 'out of fold' : 'held out'}.`,
       '',
     );
     lines.push(
-      '| option | training examples | held-out examples | held-out recall |',
+      '| option | training examples | judged examples | recall |',
       '| --- | --- | --- | --- |',
     );
     for (const o of q.options) {
@@ -169,7 +200,7 @@ export function modelCard(facts: CardFacts): string {
     lines.push('');
     if (f !== undefined && f.confusions.length > 0) {
       lines.push(
-        'Most frequent mistakes (held out):',
+        'Most frequent mistakes:',
         '',
         '| label | answered | count |',
         '| --- | --- | --- |',
@@ -181,7 +212,7 @@ export function modelCard(facts: CardFacts): string {
   lines.push('## Calibration', '');
   if (facts.calibration !== null) {
     lines.push(
-      'Fitted on the held-out examples (`calibration.json`; ask for it with `createClef({ calibration: true })`). The calibration holds out its own part for these figures:',
+      `Fitted on the model's answers ${facts.evaluatedOn === 'cross-fit' ? 'out of fold' : 'on the held-out part'} (\`calibration.json\`; ask for it with \`createClef({ calibration: true })\`). The calibration holds out its own part of them for these figures:`,
       '',
       '| question type | answers (fit / measured) | temperature | ECE before | ECE after | accuracy | coverage | mean set size |',
       '| --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -196,21 +227,52 @@ export function modelCard(facts: CardFacts): string {
     '',
     '## How it was made and checked',
     '',
-    `- Fit: ${facts.settings.epochs} epochs at most, batch ${facts.settings.batch}, Adam lr ${facts.settings.lr}, token dropout ${facts.settings.dropout}, seed ${facts.settings.seed}; the epoch kept (${facts.best.epoch}) had the best held-out accuracy (${pct(facts.best.heldOutAccuracy)}).`,
+    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias}${facts.selection.order ? `, with the order layer (its penalty ${facts.selection.settings.pairLambda}·λ)` : ', without the order layer'} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
     facts.fidelityRequests > 0
       ? `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`
       : `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`'s code, without its fidelity pass against the float64 reference (0 requests: a page cannot run it, and quick builds skip it); the check below is the one that stands.`,
-    `- ${facts.verified} of the ${facts.examples.heldOut} held-out examples (all, up to 500) were then run through the package (${facts.verifiedOn}): its probabilities differ from the fitted function's by at most ${facts.maxPackageDeltaP.toExponential(2)}. The held-out figures and the calibration use the package's logits where it ran and the fitted function's elsewhere.`,
+    `- ${facts.verified} examples were then run through the package (${facts.verifiedOn}): its probabilities differ from the fitted function's by at most ${facts.maxPackageDeltaP.toExponential(2)}.`,
     '',
     '## What it does not know',
     '',
-    '- It reads the state as a weighted bag of tokens: word order, negation and anything the examples never used barely move it. Questions and instructions are not read: every trained question sees the same state.',
+    facts.selection.order
+      ? '- It reads the state as a tf-idf weighted bag of words and character n-grams, plus an order layer: each word also seen with the words before it (the previous two, and two memories of earlier words the fit found worth keeping), so "delete temp, keep prod" and "delete prod, keep temp" can differ where the examples taught it. Orders and negations the examples never showed are guesses. Questions and instructions are not read: every trained question sees the same state.'
+      : '- It reads the state as a tf-idf weighted bag of words and character n-grams: word order, negation and anything the examples never used barely move it (the order layer was ' +
+          (facts.selection.orderTried
+            ? 'tried and did not help out of fold here'
+            : 'not tried: `auto` tries it on files of up to 2,000 examples where the plain model misses more than 1% out of fold; `--order on` forces it') +
+          '). Questions and instructions are not read: every trained question sees the same state.',
     '- It answers only the trained questions and options (above, and in `manifest.json` under `training`).',
     '- Texts unlike the training examples (another language, another domain) get confident-looking answers that mean little; calibration and abstention (`calibration.json`) are the guard.',
     '',
   );
   if (facts.notes !== null) lines.push(facts.notes.trimEnd(), '');
   return lines.join('\n');
+}
+
+/** The card's plain statement of whether the model beat the baseline. */
+function verdict(model: number, baseline: number): string {
+  return {
+    earned: 'earned its place',
+    level: 'level with naive Bayes (within 3 points)',
+    worse:
+      '**naive Bayes is better here**: more examples, or descriptions that say what each option means, may help',
+    unmeasured: 'not measured',
+  }[baselineVerdict(model, baseline)];
+}
+
+function settingsOrigin(facts: CardFacts): string {
+  const s = facts.selection;
+  if (s.method === 'given') return 'as given';
+  const list = s.scores
+    .map(
+      (c) =>
+        `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}${c.settings.pairLambda === undefined ? '' : ` with the order layer`}${c.folds === undefined ? '' : ` (on ${c.folds} fold)`}: ${c.logLoss.toFixed(3)}`,
+    )
+    .join('; ');
+  return s.method === 'cross-fit'
+    ? `chosen by ${s.folds}-fold cross-fit out-of-fold cross-entropy: ${list}`
+    : `chosen by held-out cross-entropy: ${list}`;
 }
 
 /** Writes README.md and adds the `training` section to the manifest. */

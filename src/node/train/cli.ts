@@ -1,6 +1,8 @@
 /** `clef-web train`: a thin layer on trainDecisionModel (progress on stderr, the result on stdout). */
 import { readFileSync } from 'node:fs';
 import { parseCommandArgs } from '../cli-args.js';
+import { baselineVerdict } from './baseline.js';
+import { ORDER_MODES, type OrderMode } from './fit.js';
 import { ClefError } from '../../wire/errors.js';
 import { parseBands } from '../calibrate/cli.js';
 import { isCalibrationError } from '../../calibrate/errors.js';
@@ -11,6 +13,7 @@ import type { TrainProgress } from './pipeline.js';
 import type { PlainFormat } from './plain.js';
 import type { TeacherProgress } from './teacher.js';
 import { trainDecisionModel } from './train.js';
+import { DEFAULT_SETTINGS } from './select.js';
 
 export const TRAIN_USAGE = `usage: clef-web train --texts tickets.csv [--question question.json] --out <dir> [options]
        clef-web train --examples labelled.jsonl --out <dir> [options]
@@ -41,11 +44,16 @@ output and training:
   --name NAME            the model name requests use (default: --texts: the --out folder's name;
                          --examples: the examples' most common model)
   --seed N               random seed (default 1): the same seed gives the same bytes
-  --holdout F            share held out for selection, verification, calibration (default 0.1)
+  --holdout F            share held out for the figures and calibration (default: none up to
+                         2,000 examples, which are cross-fitted instead; 0.1 above)
   --held-out FILE        held-out labelled requests from their own file instead of --holdout
   --coverage F           calibration coverage (default 0.9)
   --bands 2-12,13-255    also calibrate these option-count bands on their own (as calibrate does)
-  --epochs N             most epochs of the fit (default 20; the best on the held-out part is kept)
+  --lambda L             the fit's L2 penalty as given (default: chosen by cross-fitting)
+  --order auto|on|off    the order layer, which reads word order ("keep prod, delete temp"):
+                         auto (default) fits it beside the plain model on files of up to 2,000
+                         examples the plain model gets wrong over 1% of out of fold, and keeps
+                         it where cross-fitting shows it helps; on: always (slower); off: never
   --vocab N              BPE vocabulary size (default 4000)
   --fidelity N           random requests the converter checks against the float64 reference (default 2)
   --context N            context length in tokens (default 4096)
@@ -142,7 +150,8 @@ export async function trainMain(argv: string[]): Promise<number> {
         'held-out': { type: 'string' },
         coverage: { type: 'string' },
         bands: { type: 'string' },
-        epochs: { type: 'string' },
+        lambda: { type: 'string' },
+        order: { type: 'string' },
         vocab: { type: 'string' },
         fidelity: { type: 'string' },
         'card-notes': { type: 'string' },
@@ -173,10 +182,15 @@ export async function trainMain(argv: string[]): Promise<number> {
     console.error(`clef-web train: --format must be csv, jsonl or lines, got ${format}`);
     return 2;
   }
+  const order = values.order as OrderMode | undefined;
+  if (order !== undefined && !ORDER_MODES.includes(order)) {
+    console.error(`clef-web train: --order must be auto, on or off, got ${order}`);
+    return 2;
+  }
   const controller = new AbortController();
   let stopSignals = () => {};
   try {
-    const epochs = number('epochs', values.epochs);
+    const lambda = number('lambda', values.lambda);
     const plain =
       (values['text-column'] ?? values['label-column'] ?? format)
         ? {
@@ -225,7 +239,8 @@ export async function trainMain(argv: string[]): Promise<number> {
         values['card-notes'] === undefined
           ? undefined
           : new TextDecoder().decode(read(values['card-notes'])),
-      fit: epochs === undefined ? undefined : { epochs },
+      fit: lambda === undefined ? undefined : { ...DEFAULT_SETTINGS, lambda },
+      order,
       onProgress: (p) => {
         // The teacher's phase is over once training starts: signals are training's again.
         if (p.phase !== 'teacher') stopSignals();
@@ -234,15 +249,24 @@ export async function trainMain(argv: string[]): Promise<number> {
     };
     if (options.teacher !== undefined) stopSignals = stopTeacherOnSignal(controller);
     const result = await trainDecisionModel(options);
+    const on = result.evaluatedOn === 'cross-fit' ? 'out of fold' : 'held out';
     for (const q of result.heldOut.questions) {
+      const nb = result.baseline.questions.find((b) => b.id === q.id)?.accuracy ?? NaN;
+      const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+      const plain = {
+        earned: 'the model earned its place',
+        level: 'no better than naive Bayes by 3 points',
+        worse: 'naive Bayes is better: the model did NOT earn its place (see README.md)',
+        unmeasured: 'not compared',
+      }[baselineVerdict(q.accuracy, nb)];
       console.log(
-        `${q.id}: held-out accuracy ${(100 * q.accuracy).toFixed(1)}% over ${q.answered} answers`,
+        `${q.id}: accuracy ${pct(q.accuracy)} over ${q.answered} answers ${on}; naive Bayes ${pct(nb)}: ${plain}`,
       );
     }
     console.log(
       `wrote ${result.packageDir} (model "${result.name}"; card: README.md) and the release ${result.releaseDir}`,
     );
-    if (!result.calibrated) console.log('not calibrated: too few held-out answers (see README.md)');
+    if (!result.calibrated) console.log('not calibrated: too few answers (see README.md)');
     return 0;
   } catch (e) {
     if (

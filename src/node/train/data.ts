@@ -19,28 +19,16 @@ import {
 import { loadTokenizerSync, type ClefTokenizer } from '../../clef/tokenizer.js';
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { renderValue } from '../../protocol/render.js';
-import type { MatcherExample } from './matcher.js';
+import type { ModelExample } from './model.js';
+import { MAX_LAG } from './pairs.js';
 import { trainBpeTokenizer, type TrainedTokenizer } from './bpe.js';
 import { TrainError } from './errors.js';
 import { questionSchemas, type QuestionSchema } from './schema.js';
-import type { Rng } from '../rng.js';
 
 /** Fewest labelled examples an option needs (in the training part, after the holdout split). */
 export const MIN_EXAMPLES_PER_OPTION = 5;
 /** Template text is a small share of the corpus; weighting it keeps its words whole tokens. */
 const TEMPLATE_WEIGHT = 300;
-
-/**
- * The state's words in another order, starting at a random word after the first: the model reads
- * a bag, so this is the same example, except that another word now starts the state and is
- * tokenized without its leading space (a word a message often starts with, seen that way too).
- */
-export function rotateWords(state: string, rng: Rng): string | null {
-  const words = state.split(' ');
-  if (words.length < 2) return null;
-  const at = 1 + rng.int(words.length - 1);
-  return [...words.slice(at), ...words.slice(0, at)].join(' ');
-}
 
 /** A question the model is trained on: its id and its options (prompt order). */
 export interface TrainedQuestion {
@@ -57,7 +45,11 @@ export interface TrainedQuestion {
  * options with too few examples, and the same option text in two questions (their options would
  * be scored alike).
  */
-export function checkExamples(train: readonly LabelledExample[]): TrainedQuestion[] {
+export function checkExamples(
+  train: readonly LabelledExample[],
+  /** Labelled answers the calibration needs (calibrate/fit.ts requiredAnswers), at least. */
+  minAnswers = 0,
+): TrainedQuestion[] {
   const problems: string[] = [];
   const questions = new Map<string, TrainedQuestion>();
   const semanticsOwner = new Map<string, string>();
@@ -104,6 +96,13 @@ export function checkExamples(train: readonly LabelledExample[]): TrainedQuestio
     }
   }
   if (questions.size === 0) problems.push('no labelled choice question in the file');
+  let answers = 0;
+  for (const q of questions.values()) for (const n of Object.values(q.counts)) answers += n;
+  if (questions.size > 0 && answers < minAnswers) {
+    problems.push(
+      `${answers} labelled answer${answers === 1 ? '' : 's'} in all; at least ${minAnswers} are needed to calibrate the model's probabilities (docs/calibration.md), which every trained model ships with`,
+    );
+  }
   if (problems.length > 0) {
     const listed = [...new Set(problems)];
     const shown = listed.slice(0, 50).map((p) => `  ${p}`);
@@ -129,7 +128,7 @@ function corpus(examples: readonly LabelledExample[]): string[] {
   for (let i = 0; i < TEMPLATE_WEIGHT; i++) texts.push(...template);
   const seenSchema = new Set<string>();
   for (const example of examples) {
-    texts.push(renderValue(example.valid.state));
+    texts.push(...stateVariants(renderValue(example.valid.state)));
     example.valid.questions.forEach((q, i) => {
       const options = promptOptions(q);
       const pieces = [
@@ -149,10 +148,25 @@ function corpus(examples: readonly LabelledExample[]): string[] {
   return texts;
 }
 
+/**
+ * A state as the tokenizer learns it: as written, lower-cased, and with a leading space. Byte-level
+ * BPE tells "VPN", "vpn" and " vpn" apart; with all three in the corpus each is a whole token, and
+ * the model ties them through their shared features (features.ts) instead of seeing a word that
+ * starts a message, or is written in capitals, split into pieces.
+ */
+export function stateVariants(text: string): string[] {
+  const lower = text.toLowerCase();
+  const variants = [text, ` ${text}`];
+  if (lower !== text) variants.push(lower, ` ${lower}`);
+  return variants;
+}
+
 export interface PreparedData {
   tokenizer: ClefTokenizer;
   files: TrainedTokenizer;
   markers: { state: number; schema: number };
+  /** The bag's template tokens besides the markers (they get no content and no weight). */
+  template: number[];
 }
 
 /** Trains the byte-level BPE on the examples and finds the marker tokens the model keys on. */
@@ -166,7 +180,7 @@ export function prepareTokenizer(
       `--vocab must be an integer >= 512, got ${vocabSize}`,
     );
   }
-  const files = trainBpeTokenizer({ vocabSize, corpus: corpus(examples) });
+  const files = trainBpeTokenizer({ vocabSize, corpus: corpus(examples), minPairCount: 1 });
   const tokenizer = loadTokenizerSync(files.tokenizerJson, files.tokenizerConfig);
   const single = (word: string): number => {
     const ids = tokenizer.encode(word);
@@ -187,7 +201,24 @@ export function prepareTokenizer(
   if (!tokenizer.encode(SCHEMA_HEADER).includes(markers.schema)) {
     throw new Error('the schema header must hold the SCHEMA token');
   }
-  return { tokenizer, files, markers };
+  return { tokenizer, files, markers, template: bagTemplate(tokenizer, markers) };
+}
+
+/**
+ * The template tokens the bag holds besides the state's own: after the STATE marker in the
+ * prompt's prefix ("STATE:\n" ends it) and before the SCHEMA marker in the schema header.
+ */
+function bagTemplate(tokenizer: ClefTokenizer, markers: { state: number; schema: number }) {
+  const prefix = tokenizer.encode(PROMPT_PREFIX);
+  const header = tokenizer.encode(SCHEMA_HEADER);
+  return [
+    ...prefix.slice(prefix.indexOf(markers.state) + 1),
+    ...header.slice(0, header.indexOf(markers.schema)),
+  ];
+}
+
+function span(ids: readonly number[], [start, end]: readonly [number, number]): Int32Array {
+  return Int32Array.from(ids.slice(start, end));
 }
 
 /**
@@ -200,10 +231,9 @@ export function encodeExamples(
   data: PreparedData,
   contextTokens: number,
   trained: ReadonlySet<string>,
-  rotations?: Rng,
-): MatcherExample[] {
+): ModelExample[] {
   const tooLong: string[] = [];
-  const out: MatcherExample[] = [];
+  const out: ModelExample[] = [];
   const spans = new Map<string, Int32Array>();
   for (const example of examples) {
     let encoded;
@@ -222,6 +252,7 @@ export function encodeExamples(
       .map((q, k) => ({ q, valid: example.valid.questions[k] }))
       .filter(({ q }) => trained.has(q.id))
       .map(({ q }) => ({
+        instructions: span(ids, q.span),
         options: q.optionSpans.map(([s, e]) => {
           const key = ids.slice(s, e).join(',');
           let span = spans.get(key);
@@ -230,19 +261,9 @@ export function encodeExamples(
         }),
         label: example.labels.get(q.id) ?? -1,
       }));
-    out.push({ bag, questions });
-    const state = example.valid.state;
-    if (rotations !== undefined && typeof state === 'string' && encoded.stateEnd <= stop) {
-      const rotated = rotateWords(state, rotations);
-      if (rotated !== null) {
-        const around = [ids.slice(start, encoded.prefixTokens), ids.slice(encoded.stateEnd, stop)];
-        const middle = data.tokenizer.encode(rotated);
-        out.push({
-          bag: Int32Array.from([...(around[0] as number[]), ...middle, ...(around[1] as number[])]),
-          questions,
-        });
-      }
-    }
+    const last = ids[ids.length - 1] as number;
+    const before = Int32Array.from(ids.slice(Math.max(0, start - MAX_LAG), start));
+    out.push({ bag, before, last, questions });
   }
   if (tooLong.length > 0) {
     throw new TrainError(

@@ -1,133 +1,304 @@
 /**
- * Fits the matcher: Adam over shuffled minibatches, token dropout, and selection on the held-out
- * examples after each epoch (the best epoch's parameters are kept). Deterministic for a seed:
- * one stream of random numbers, in one order, on one thread.
+ * The fit phase: the learner set up for the trained questions, the settings chosen, the final
+ * model fitted, and the logits every later phase needs to judge it on text it did not see.
+ *
+ * - A small training part (under CROSS_FIT_MAX labelled examples) is cross-fitted: each candidate
+ *   setting on K folds (select.ts), the best refitted on everything. Its out-of-fold logits are
+ *   the model's answers on unseen text, for the card, the baseline's comparison and calibration.
+ * - A large one is judged on the held-out part: each candidate fitted once on the training part
+ *   and the best kept (cross-fitting it would cost K times as much for little gain).
  */
-import { Rng } from '../rng.js';
+import type { LabelledExample } from '../../calibrate/examples.js';
+import { promptOptions } from '../../clef/prompt.js';
+import type { PreparedData, TrainedQuestion } from './data.js';
 import {
-  accumulate,
-  Adam,
-  cloneParams,
-  matcherLogits,
-  zeroGradients,
-  type MatcherExample,
-  type MatcherParams,
-} from './matcher.js';
+  classDims,
+  fitModel,
+  setupLearner,
+  type FitSettings,
+  type FittedModel,
+  type LearnerSetup,
+} from './learner.js';
+import { modelLogits, type ModelExample } from './model.js';
+import { DEFAULT_PAIR_SHAPE, type PairShape } from './pairs.js';
+import {
+  assignFolds,
+  CANDIDATES,
+  crossFit,
+  DEFAULT_SETTINGS,
+  FOLDS,
+  score,
+  type CandidateScore,
+} from './select.js';
 
-export interface FitSettings {
-  epochs: number;
-  /** Examples per step; 'auto': an epoch of at least 16 steps, at most 128 examples a step. */
-  batch: number | 'auto';
-  lr: number;
-  weightDecay: number;
-  /** Chance of leaving a bag token out while fitting. */
-  dropout: number;
+/** Largest training part that is cross-fitted; a larger one is judged on its held-out part. */
+export const CROSS_FIT_MAX = 2000;
+/** L-BFGS iterations per fit at most (the fits here stop at 60-300). */
+export const MAX_ITERATIONS = 400;
+/**
+ * A file above this many training examples gets one fit of the default settings, of at most
+ * LARGE_MAX_ITERATIONS: an iteration costs about an objective evaluation over every example and
+ * option (measured on CLINC150's 13,600 training queries of 151 options: ~17 s an iteration on 2
+ * busy cores), so three candidates of up to 400 iterations would take hours.
+ */
+export const LARGE_FILE = 5000;
+export const LARGE_MAX_ITERATIONS = 100;
+/** A long fit reports its progress every this many iterations. */
+const ITERATION_REPORT = 20;
+
+export interface FitPhaseOptions {
+  /** Settings to use as they are (no selection), e.g. from `clef-web train --lambda`. */
+  settings?: FitSettings;
+  normDims?: number;
+  /** The order layer: considered, forced or left out (default `auto`). */
+  order?: OrderMode;
   seed: number;
+  rmsEps: number;
+  /** Progress: fits done and in all, and every ITERATION_REPORT iterations of the one under way. */
+  onFit?: (done: number, total: number, iteration?: number) => void;
 }
 
-export const DEFAULT_FIT: Readonly<FitSettings> = Object.freeze({
-  epochs: 20,
-  batch: 'auto',
-  lr: 0.005,
-  weightDecay: 1e-4,
-  dropout: 0.3,
-  seed: 1,
-});
-
-export interface EpochReport {
-  epoch: number;
-  trainLoss: number;
-  heldOutLoss: number;
-  heldOutAccuracy: number;
+export interface FitPhase {
+  setup: LearnerSetup;
+  model: FittedModel;
+  /** How the settings were chosen. */
+  selection: {
+    method: 'cross-fit' | 'held-out' | 'given';
+    folds: number;
+    scores: CandidateScore[];
+    /** Whether the model has the order layer, and whether it was tried. */
+    order: boolean;
+    orderTried: boolean;
+  };
+  /**
+   * Logits on unseen text for the card and calibration: out-of-fold logits of every training
+   * example (cross-fit), or null (judged on the held-out part instead).
+   */
+  outOfFold: Float64Array[][] | null;
+  /** Fold of each training example when cross-fitted (for the baseline's same folds). */
+  folds: number[] | null;
 }
 
-/** Mean cross-entropy and accuracy of the labelled questions. */
-export function evaluate(params: MatcherParams, examples: readonly MatcherExample[]) {
-  let loss = 0;
-  let right = 0;
-  let n = 0;
-  for (const e of examples) {
-    const logits = matcherLogits(params, e);
-    e.questions.forEach((q, k) => {
-      if (q.label < 0) return;
-      const l = logits[k] as Float64Array;
-      let max = -Infinity;
-      let best = 0;
-      l.forEach((v, i) => {
-        if (v > max) {
-          max = v;
-          best = i;
-        }
+/** Every distinct option span of the encoded examples, with the class dim of its option. */
+function optionSpans(
+  questions: readonly TrainedQuestion[],
+  groups: ReadonlyArray<{ examples: readonly LabelledExample[]; encoded: readonly ModelExample[] }>,
+) {
+  const { dimOf, width } = classDims(questions.map((q) => q.options));
+  const index = new Map(questions.map((q, k) => [q.id, k]));
+  const spans: Array<{ tokens: Int32Array; dim: number }> = [];
+  const seen = new Set<string>();
+  for (const { examples, encoded } of groups) {
+    examples.forEach((example, i) => {
+      const asked = example.valid.questions.filter((q) => index.has(q.id));
+      asked.forEach((q, j) => {
+        const k = index.get(q.id) as number;
+        const ids = promptOptions(q).map(([id]) => id);
+        const question = (encoded[i] as ModelExample).questions[j];
+        question?.options.forEach((tokens, o) => {
+          const dim = dimOf.get(`${k}\u0000${ids[o] as string}`);
+          const key = `${dim}:${tokens.join(',')}`;
+          if (dim === undefined || seen.has(key)) return;
+          seen.add(key);
+          spans.push({ tokens, dim });
+        });
       });
-      let sum = 0;
-      for (const v of l) sum += Math.exp(v - max);
-      loss += Math.log(sum) - ((l[q.label] as number) - max);
-      if (best === q.label) right++;
-      n++;
     });
   }
-  return { loss: n === 0 ? 0 : loss / n, accuracy: n === 0 ? 0 : right / n };
+  return { spans, width };
 }
 
-export function fitMatcher(
-  initial: MatcherParams,
-  train: readonly MatcherExample[],
-  heldOut: readonly MatcherExample[],
-  settings: FitSettings,
-  onEpoch?: (report: EpochReport) => void,
-): { params: MatcherParams; best: EpochReport; history: EpochReport[] } {
-  const params = cloneParams(initial);
-  const rng = new Rng(settings.seed ^ 0x7f4a7c15);
-  const adam = new Adam(params, settings.lr, settings.weightDecay);
-  const drop = (bag: Int32Array): Int32Array => {
-    if (settings.dropout <= 0) return bag;
-    const kept = bag.filter(
-      (t, i) => i === 0 || rng.uniform() >= settings.dropout || initial.frozen.has(t),
-    );
-    // The first token is the STATE marker (no content): keep the whole bag if nothing else is left.
-    return kept.length > 1 ? kept : bag;
-  };
-  const order = train.map((_, i) => i);
-  const batchSize =
-    settings.batch === 'auto'
-      ? Math.max(8, Math.min(128, Math.ceil(train.length / 16)))
-      : settings.batch;
-  const history: EpochReport[] = [];
-  let best: EpochReport | null = null;
-  let bestParams = cloneParams(params);
-  for (let epoch = 1; epoch <= settings.epochs; epoch++) {
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [order[i], order[j]] = [order[j] as number, order[i] as number];
-    }
-    let loss = 0;
-    let questions = 0;
-    for (let start = 0; start < order.length; start += batchSize) {
-      const batch = order.slice(start, start + batchSize).map((i) => train[i] as MatcherExample);
-      const grads = zeroGradients(params);
-      const r = accumulate(params, batch, grads, drop);
-      loss += r.loss;
-      questions += r.questions;
-      adam.apply(grads);
-    }
-    const held = evaluate(params, heldOut);
-    const report = {
-      epoch,
-      trainLoss: questions === 0 ? 0 : loss / questions,
-      heldOutLoss: held.loss,
-      heldOutAccuracy: held.accuracy,
+/** The learner for these questions and examples, with or without the order layer. */
+export function learnerSetup(
+  data: PreparedData,
+  questions: readonly TrainedQuestion[],
+  groups: ReadonlyArray<{ examples: readonly LabelledExample[]; encoded: readonly ModelExample[] }>,
+  options: Pick<FitPhaseOptions, 'rmsEps' | 'normDims'>,
+  pairs: PairShape | null,
+): LearnerSetup {
+  const { spans, width } = optionSpans(questions, groups);
+  return setupLearner(
+    data.tokenizer,
+    data.files.vocabSize,
+    data.markers,
+    data.template,
+    width,
+    spans,
+    options.rmsEps,
+    options.normDims,
+    pairs,
+  );
+}
+
+/**
+ * Whether the model gets the order layer (pairs.ts): `auto` fits it beside the plain model on a
+ * cross-fitted (small) file and keeps it when its out-of-fold cross-entropy is lower; `on` always
+ * (at its own cost: several times the plain fit's time); `off` never.
+ */
+export type OrderMode = 'auto' | 'on' | 'off';
+export const ORDER_MODES: readonly OrderMode[] = Object.freeze(['auto', 'on', 'off']);
+
+/** The order layer's L2 penalty relative to λ (pairLambda), measured on the planted order task. */
+export const ORDER_PAIR_LAMBDA = 1e-4;
+
+/** `auto` leaves the order layer out where the plain model's out-of-fold accuracy is this high. */
+export const ORDER_UNNEEDED_ACCURACY = 0.99;
+
+/** Whether a training part of this size may get the order layer under `mode`. */
+export function orderConsidered(mode: OrderMode, trainExamples: number): boolean {
+  return mode === 'on' || (mode === 'auto' && trainExamples <= CROSS_FIT_MAX);
+}
+
+export function fitPhase(
+  data: PreparedData,
+  questions: readonly TrainedQuestion[],
+  train: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
+  heldOut: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
+  options: FitPhaseOptions,
+): FitPhase {
+  const setupWith = (pairs: PairShape | null): LearnerSetup =>
+    learnerSetup(data, questions, [train, heldOut], options, pairs);
+  const examples = train.encoded;
+  const mode = options.order ?? 'auto';
+  const withOrder = orderConsidered(mode, examples.length);
+  const plain = mode === 'on' ? null : setupWith(null);
+  const ordered = withOrder ? setupWith(DEFAULT_PAIR_SHAPE) : null;
+  const given = options.settings;
+  const candidates = given !== undefined ? [given] : CANDIDATES;
+  const orderSettings = (s: FitSettings): FitSettings => ({
+    ...s,
+    pairLambda: s.pairLambda ?? ORDER_PAIR_LAMBDA,
+  });
+  if (examples.length <= CROSS_FIT_MAX || heldOut.encoded.length === 0) {
+    const k = Math.min(FOLDS, examples.length);
+    // The plain candidates, then (when considered) the order layer at the best plain λ.
+    // The order layer's folds join the count once it is decided to try it.
+    let total = (plain === null ? 0 : candidates.length * k) + 1;
+    let done = 0;
+    const tick = (): void => options.onFit?.(++done, total);
+    const onIteration = (iteration: number): void => {
+      if (iteration % ITERATION_REPORT === 0) options.onFit?.(done, total, iteration);
     };
-    history.push(report);
-    onEpoch?.(report);
-    if (
-      best === null ||
-      report.heldOutAccuracy > best.heldOutAccuracy ||
-      (report.heldOutAccuracy === best.heldOutAccuracy && report.heldOutLoss < best.heldOutLoss)
-    ) {
-      best = report;
-      bestParams = cloneParams(params);
+    const scores: CandidateScore[] = [];
+    let best: { setup: LearnerSetup; cross: ReturnType<typeof crossFit> } | null = null;
+    if (plain !== null) {
+      const cross = crossFit(plain, examples, {
+        candidates,
+        seed: options.seed,
+        maxIterations: MAX_ITERATIONS,
+        onFit: tick,
+        onIteration,
+      });
+      scores.push(...cross.scores);
+      best = { setup: plain, cross };
     }
+    // Where the plain model already answers (nearly) every example out of fold, the order layer
+    // has nothing to fix and would only cost time.
+    const plainAccuracy = best === null ? 0 : Math.max(...best.cross.scores.map((c) => c.accuracy));
+    const tryOrder = ordered !== null && (mode === 'on' || plainAccuracy < ORDER_UNNEEDED_ACCURACY);
+    // Under `auto` the order layer first earns a full cross-fit on one fold: fitted without fold
+    // 0 and judged on it against the plain model's out-of-fold answers there. Where it loses
+    // (the common case on a file with no contrasting word orders) that costs one fit, not k.
+    let probed = true;
+    if (ordered !== null && tryOrder && mode === 'auto' && best !== null && k > 1) {
+      total += 1;
+      const settings = orderSettings(best.cross.best);
+      const fold = assignFolds(examples, k, options.seed);
+      const held = examples.filter((_, i) => fold[i] === 0);
+      const fitted = fitModel(
+        ordered,
+        examples.filter((_, i) => fold[i] !== 0),
+        { settings, maxIterations: MAX_ITERATIONS, onIteration },
+      );
+      tick();
+      const plainOut = best.cross.outOfFold.filter((_, i) => fold[i] === 0);
+      const probe = score(
+        held,
+        held.map((e) => modelLogits(fitted.params, e)),
+      );
+      probed = probe.logLoss < score(held, plainOut).logLoss;
+      if (!probed) scores.push({ settings, ...probe, folds: 1 });
+    }
+    if (ordered !== null && tryOrder && probed) {
+      total += k;
+      const cross = crossFit(ordered, examples, {
+        candidates: [orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS)],
+        seed: options.seed,
+        maxIterations: MAX_ITERATIONS,
+        onFit: tick,
+        onIteration,
+      });
+      const score = cross.scores[0] as CandidateScore;
+      scores.push(score);
+      const plainLoss =
+        best === null ? Infinity : Math.min(...best.cross.scores.map((c) => c.logLoss));
+      if (mode === 'on' || score.logLoss < plainLoss) best = { setup: ordered, cross };
+    }
+    const chosen = best as { setup: LearnerSetup; cross: ReturnType<typeof crossFit> };
+    const model = fitModel(chosen.setup, examples, {
+      settings: chosen.cross.best,
+      maxIterations: MAX_ITERATIONS,
+      onIteration,
+    });
+    tick();
+    return {
+      setup: chosen.setup,
+      model,
+      selection: {
+        method: given !== undefined && ordered === null ? 'given' : 'cross-fit',
+        folds: k,
+        scores,
+        order: chosen.setup === ordered,
+        orderTried: tryOrder,
+      },
+      outOfFold: chosen.cross.outOfFold,
+      folds: assignFolds(examples, k, options.seed),
+    };
   }
-  if (best === null) throw new Error('no epoch ran');
-  return { params: bestParams, best, history };
+  const large = examples.length > LARGE_FILE;
+  const tries: Array<{ setup: LearnerSetup; settings: FitSettings }> = [
+    ...(plain === null
+      ? []
+      : (large && given === undefined ? [DEFAULT_SETTINGS] : candidates).map((settings) => ({
+          setup: plain,
+          settings,
+        }))),
+    ...(ordered === null
+      ? []
+      : [{ setup: ordered, settings: orderSettings(given ?? DEFAULT_SETTINGS) }]),
+  ];
+  let best: { model: FittedModel; setup: LearnerSetup; logLoss: number } | null = null;
+  const scores: CandidateScore[] = [];
+  const maxIterations = large ? LARGE_MAX_ITERATIONS : MAX_ITERATIONS;
+  tries.forEach(({ setup, settings }, i) => {
+    const model = fitModel(setup, examples, {
+      settings,
+      maxIterations,
+      onIteration: (iteration) => {
+        if (iteration % ITERATION_REPORT === 0) options.onFit?.(i, tries.length, iteration);
+      },
+    });
+    const judged = score(
+      heldOut.encoded,
+      heldOut.encoded.map((e) => modelLogits(model.params, e)),
+    );
+    scores.push({ settings, ...judged });
+    if (best === null || judged.logLoss < best.logLoss)
+      best = { model, setup, logLoss: judged.logLoss };
+    options.onFit?.(i + 1, tries.length);
+  });
+  const chosen = best as unknown as { model: FittedModel; setup: LearnerSetup };
+  return {
+    setup: chosen.setup,
+    model: chosen.model,
+    selection: {
+      method: given !== undefined && tries.length === 1 ? 'given' : 'held-out',
+      folds: 0,
+      scores,
+      order: chosen.setup === ordered,
+      orderTried: ordered !== null,
+    },
+    outOfFold: null,
+    folds: null,
+  };
 }

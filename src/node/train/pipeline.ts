@@ -22,20 +22,26 @@ import { isCalibrationError } from '../../calibrate/errors.js';
 import type { OptionBand } from '../../calibrate/types.js';
 import { validateRequest } from '../../protocol/validate.js';
 import type { JsonValue } from '../../protocol/types.js';
+import { requiredAnswers } from '../../calibrate/fit.js';
 import { convertRelease } from '../convert/package.js';
 import { writeCalibratedPackage } from '../calibrate/write.js';
 import { Rng } from '../rng.js';
+import { baselineFigures, baselineVerdict, type BaselineReport } from './baseline.js';
 import { writeModelCard, heldOutFigures, type HeldOutReport } from './card.js';
 import { RMS_EPS, writeRelease } from './construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer, type TrainedQuestion } from './data.js';
-import { DEFAULT_FIT, fitMatcher, type EpochReport, type FitSettings } from './fit.js';
 import {
-  hiddenLayout,
-  initParams,
-  matcherLogits,
-  type MatcherExample,
-  type MatcherParams,
-} from './matcher.js';
+  CROSS_FIT_MAX,
+  fitPhase,
+  ORDER_MODES,
+  orderConsidered,
+  type FitPhase,
+  type OrderMode,
+} from './fit.js';
+import { DEFAULT_PAIR_SHAPE } from './pairs.js';
+import { QWEN_ADDED_TOKENS } from './bpe.js';
+import { hiddenOf, type FitSettings } from './learner.js';
+import { hiddenLayout, modelLogits, type ModelExample, type ModelParams } from './model.js';
 import { TrainError } from './errors.js';
 import { checkModelNames } from './model-names.js';
 
@@ -61,7 +67,11 @@ export interface TrainOptions {
   /** The model name requests use (default: the name most examples' requests give). */
   name?: string;
   seed?: number;
-  /** Share of the examples held out for selection, verification and calibration (default 0.1). */
+  /**
+   * Share of the examples held out (stratified by label) for the figures and calibration. Default:
+   * none for a file of up to CROSS_FIT_MAX examples (they are cross-fitted instead: every example
+   * trains the final model and is judged by a model that did not see it), 0.1 above.
+   */
   holdout?: number;
   /** Held-out examples from a file of their own instead of a split (text, same format). */
   heldOutExamples?: string;
@@ -73,10 +83,12 @@ export interface TrainOptions {
   vocabSize?: number;
   /** Context length of the model (default 4,096 tokens). */
   contextTokens?: number;
-  /** Pooling heads and values per head (default 2 × 24: hidden 104). */
-  heads?: number;
-  headDim?: number;
-  fit?: Partial<FitSettings>;
+  /** The fit's settings as they are (no selection); default: chosen by cross-fitting. */
+  fit?: FitSettings;
+  /** Norm dims of the model (learner.ts; default 32). */
+  normDims?: number;
+  /** The order layer (fit.ts): `auto` (default) keeps it where cross-fitting shows it helps. */
+  order?: OrderMode;
   /** Markdown appended to the generated model card (a licence, a data credit). */
   cardNotes?: string;
   /** Random requests the converter checks against the float64 reference (default 2). */
@@ -90,8 +102,16 @@ export interface TrainResult {
   name: string;
   questions: TrainedQuestion[];
   examples: { train: number; heldOut: number };
-  best: EpochReport;
+  /** How the fit's settings were chosen, and each candidate's out-of-sample figures. */
+  selection: FitPhase['selection'] & { settings: FitSettings };
+  /**
+   * The model's figures on text it did not see: the held-out part, or (a small file) every
+   * training example judged by the cross-fit model that did not see it (`evaluatedOn`).
+   */
   heldOut: HeldOutReport;
+  evaluatedOn: 'held-out' | 'cross-fit';
+  /** Naive Bayes on word counts, fitted and judged the same way (the baseline to beat). */
+  baseline: BaselineReport;
   /** Largest |Δp| between the package (the host's engine) and the fitted function, held out. */
   maxPackageDeltaP: number;
   /** Held-out examples that ran through the package for that comparison. */
@@ -129,6 +149,19 @@ export function partialDir(dir: string, runTag: string): string {
 
 export const DEFAULT_HOLDOUT = 0.1;
 export const DEFAULT_VOCAB = 4000;
+/**
+ * Bytes the two vocabulary-sized tables (the embedding and the lm_head rows, float32) may take
+ * when --vocab is not given: the vocabulary shrinks below DEFAULT_VOCAB for models with many
+ * options (CLINC150's 151: about 2,400 tokens), so a package stays under 4 MiB.
+ */
+export const VOCAB_TABLE_BYTES = 3.6 * 2 ** 20;
+
+/** The default vocabulary for a model whose residual stream is `hidden` dims wide. */
+export function defaultVocab(hidden: number): number {
+  const fits = Math.floor(VOCAB_TABLE_BYTES / (2 * 4 * hidden)) - QWEN_ADDED_TOKENS.length;
+  return Math.max(MIN_VOCAB, Math.min(DEFAULT_VOCAB, fits));
+}
+const MIN_VOCAB = 1024;
 export const DEFAULT_CONTEXT = 4096;
 export const DEFAULT_FIDELITY_REQUESTS = 2;
 /** The package must give the fitted function's probabilities to within this (float32 rounding). */
@@ -191,8 +224,8 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
   const out = resolve(options.out);
   const releaseDir = resolve(options.releaseDir ?? `${out}-release`);
   const seed = options.seed ?? 1;
-  const holdout = options.holdout ?? DEFAULT_HOLDOUT;
   const contextTokens = options.contextTokens ?? DEFAULT_CONTEXT;
+  const coverage = options.coverage ?? 0.9;
   const progress = options.onProgress ?? (() => {});
   const timings = {} as Record<TrainPhase, number>;
   let phaseStart = Date.now();
@@ -200,43 +233,75 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
     timings[phase] = Date.now() - phaseStart;
     phaseStart = Date.now();
   };
-  if (options.heldOutExamples === undefined && !(holdout > 0 && holdout <= 0.5)) {
-    throw new TrainError('train_options_invalid', `holdout must be in (0, 0.5], got ${holdout}`);
+  if (
+    options.heldOutExamples === undefined &&
+    options.holdout !== undefined &&
+    !(options.holdout >= 0 && options.holdout <= 0.5)
+  ) {
+    throw new TrainError(
+      'train_options_invalid',
+      `holdout must be in [0, 0.5], got ${options.holdout}`,
+    );
+  }
+  if (options.order !== undefined && !ORDER_MODES.includes(options.order)) {
+    throw new TrainError(
+      'train_options_invalid',
+      `order must be 'auto', 'on' or 'off', got ${JSON.stringify(options.order)}`,
+    );
   }
   checkOut(out);
   checkOut(releaseDir);
 
-  const prepared = prepare(options, holdout, seed, contextTokens, progress, endPhase);
-  const { questions, data, train, heldOut, trained, name } = prepared;
-  const split = { heldOut: prepared.heldOutExamples, trainCount: prepared.trainCount };
-  const heldOutLines = prepared.heldOutLines;
+  const prepared = prepare(options, seed, contextTokens, coverage, progress, endPhase);
+  const { questions, data, name } = prepared;
+  const split = { heldOut: prepared.heldOutExamples, train: prepared.trainExamples };
 
-  const shape = {
-    heads: options.heads ?? 2,
-    headDim: options.headDim ?? 24,
-    vocab: data.files.vocabSize,
-  };
-  const bagTokens = new Set<number>();
-  // A set, not a list: CLINC150's 151-option questions repeat the same option tokens ~30M times.
-  const optionTokens = new Set<number>();
-  for (const e of train) {
-    for (const t of e.bag) bagTokens.add(t);
-    for (const q of e.questions) for (const o of q.options) for (const t of o) optionTokens.add(t);
-  }
-  const settings: FitSettings = { ...DEFAULT_FIT, seed, ...options.fit };
-  const initial = initParams(shape, optionTokens, bagTokens, data.markers, seed, RMS_EPS);
   const fitStart = Date.now();
-  const fitted = fitMatcher(initial, train, heldOut, settings, (r) => {
-    const perEpoch = (Date.now() - fitStart) / r.epoch;
-    progress({
-      phase: 'fit',
-      done: r.epoch,
-      total: settings.epochs,
-      etaMs: perEpoch * (settings.epochs - r.epoch),
-      message: `held-out accuracy ${(100 * r.heldOutAccuracy).toFixed(1)}%, loss ${r.heldOutLoss.toFixed(3)}`,
-    });
-  });
+  const fitted = fitPhase(
+    data,
+    questions,
+    { examples: split.train, encoded: prepared.train },
+    { examples: split.heldOut, encoded: prepared.heldOut },
+    {
+      settings: options.fit,
+      normDims: options.normDims,
+      order: options.order,
+      seed,
+      rmsEps: RMS_EPS,
+      onFit: (done, total, iteration) => {
+        const per = done === 0 ? 0 : (Date.now() - fitStart) / done;
+        progress({
+          phase: 'fit',
+          done,
+          total,
+          etaMs: done === 0 ? undefined : per * (total - done),
+          message:
+            done === total
+              ? undefined
+              : `fit ${done + 1} of ${total}${iteration === undefined ? '' : `, iteration ${iteration}`}`,
+        });
+      },
+    },
+  );
+  const params = fitted.model.params;
   endPhase('fit');
+
+  // Judged on text it did not see: the held-out part when it is large enough to calibrate on,
+  // else every training example, out of fold.
+  const judged =
+    fitted.outOfFold !== null && split.heldOut.length < prepared.needAnswers
+      ? {
+          on: 'cross-fit' as const,
+          examples: split.train,
+          logits: fitted.outOfFold,
+          lines: prepared.trainLines,
+        }
+      : {
+          on: 'held-out' as const,
+          examples: split.heldOut,
+          logits: prepared.heldOut.map((e) => modelLogits(params, e)),
+          lines: prepared.heldOutLines,
+        };
 
   const partial = partialDir(out, host.runTag);
   const partialRelease = partialDir(releaseDir, host.runTag);
@@ -247,7 +312,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
   host.writing?.([partial, partialRelease]);
   try {
     progress({ phase: 'release', done: 0, total: 1 });
-    writeRelease(partialRelease, fitted.params, {
+    writeRelease(partialRelease, params, {
       contextTokens,
       tokenizerJson: data.files.tokenizerJson,
       tokenizerConfig: data.files.tokenizerConfig,
@@ -274,12 +339,17 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
     });
     endPhase('convert');
 
-    const { logitsByLine, maxDelta, verified } = await verifyPackage(
+    // The package against the fitted function: on the held-out part, else on training examples.
+    const verifyOn =
+      split.heldOut.length > 0
+        ? { examples: split.heldOut, encoded: prepared.heldOut }
+        : { examples: split.train, encoded: prepared.train };
+    const { maxDelta, verified } = await verifyPackage(
       await host.openPackage(partial),
-      split.heldOut,
-      heldOut,
-      fitted.params,
-      trained,
+      verifyOn.examples,
+      verifyOn.encoded,
+      params,
+      prepared.trained,
       progress,
     );
     endPhase('verify');
@@ -288,15 +358,20 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
     let calibration: CalibrateRunResult | null = null;
     let calibrationSkipped: string | null = null;
     try {
-      // The held-out lines as written (lossless), and their logits in the same order.
-      const text = split.heldOut.map((e) => heldOutLines.get(e.line) as string).join('\n');
+      // The judged lines as written (lossless), and their logits in the same order.
+      const text = judged.examples.map((e) => judged.lines.get(e.line) as string).join('\n');
       let next = 0;
       calibration = await calibrateFromExamples(text, {
-        coverage: options.coverage ?? 0.9,
+        coverage,
         bands: options.calibrationBands,
         seed,
         validateRequest: (body: JsonValue) => validateRequest(body),
-        logits: async () => logitsByLine.get((split.heldOut[next++] as LabelledExample).line) ?? [],
+        logits: async () =>
+          fullRows(
+            judged.examples[next] as LabelledExample,
+            judged.logits[next++] as Float64Array[],
+            prepared.trained,
+          ),
       });
       const manifest = JSON.parse(readFileSync(join(partial, 'manifest.json'), 'utf8'));
       writeCalibratedPackage(
@@ -312,15 +387,39 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
     endPhase('calibrate');
 
     progress({ phase: 'card', done: 0, total: 1 });
-    const report = heldOutFigures(split.heldOut, logitsByLine, questions);
+    const logitsByLine = new Map<number, ReadonlyArray<ArrayLike<number>>>();
+    judged.examples.forEach((e, i) =>
+      logitsByLine.set(e.line, fullRows(e, judged.logits[i] as Float64Array[], prepared.trained)),
+    );
+    const report = heldOutFigures(judged.examples, logitsByLine, questions);
+    const figures = baselineFigures(
+      questions,
+      split.train,
+      judged.on === 'held-out' ? split.heldOut : null,
+      fitted.folds,
+    );
+    const baseline: BaselineReport = {
+      ...figures,
+      questions: figures.questions.map((b) => ({
+        ...b,
+        verdict: baselineVerdict(
+          report.questions.find((q) => q.id === b.id)?.accuracy ?? NaN,
+          b.accuracy,
+        ),
+      })),
+    };
+    const selection = { ...fitted.selection, settings: fitted.model.settings };
+    const layout = hiddenLayout(params.shape);
     writeModelCard(partial, {
       name,
       questions,
-      examples: { train: split.trainCount, heldOut: split.heldOut.length },
+      examples: { train: split.train.length, heldOut: split.heldOut.length },
+      evaluatedOn: judged.on,
       heldOut: report,
-      best: fitted.best,
-      settings,
-      shape: { ...shape, hidden: hiddenLayout(shape).hidden },
+      baseline,
+      selection,
+      seed,
+      shape: { ...params.shape, hidden: layout.hidden, classDims: fitted.setup.classWidth },
       calibration,
       calibrationSkipped,
       maxPackageDeltaP: maxDelta,
@@ -342,9 +441,11 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       releaseDir,
       name,
       questions,
-      examples: { train: split.trainCount, heldOut: split.heldOut.length },
-      best: fitted.best,
+      examples: { train: split.train.length, heldOut: split.heldOut.length },
+      selection,
       heldOut: report,
+      evaluatedOn: judged.on,
+      baseline,
       maxPackageDeltaP: maxDelta,
       verified,
       calibrated: calibration !== null,
@@ -354,6 +455,18 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
     rmSync(partial, { recursive: true, force: true });
     rmSync(partialRelease, { recursive: true, force: true });
   }
+}
+
+/** The model's rows for every question of a request: zeros for the questions it was not trained on. */
+function fullRows(
+  example: LabelledExample,
+  rows: readonly Float64Array[],
+  trained: ReadonlySet<string>,
+): Float64Array[] {
+  let k = 0;
+  return example.valid.questions.map((q) =>
+    trained.has(q.id) ? (rows[k++] as Float64Array) : new Float64Array(promptOptions(q).length),
+  );
 }
 
 /** A fixed date: the manifest must not change with the day a model is trained. */
@@ -366,41 +479,55 @@ const TRAINED_RELEASE_DATE = '2026-12-01';
  */
 function prepare(
   options: TrainOptions,
-  holdout: number,
   seed: number,
   contextTokens: number,
+  coverage: number,
   progress: (p: TrainProgress) => void,
   endPhase: (phase: TrainPhase) => void,
 ) {
   progress({ phase: 'check', done: 0, total: 1 });
   const all = parse(options.examples, 'examples');
+  const holdout = options.holdout ?? (all.length <= CROSS_FIT_MAX ? 0 : DEFAULT_HOLDOUT);
   const split =
-    options.heldOutExamples === undefined
-      ? splitHoldout(all, holdout, seed)
-      : { train: all, heldOut: parse(options.heldOutExamples, 'held-out examples') };
-  const questions = checkExamples(split.train);
-  if (split.heldOut.length === 0) {
-    throw new TrainError(
-      'train_options_invalid',
-      'no held-out example: give more examples or a larger --holdout',
-    );
-  }
+    options.heldOutExamples !== undefined
+      ? { train: all, heldOut: parse(options.heldOutExamples, 'held-out examples') }
+      : holdout > 0
+        ? splitHoldout(all, holdout, seed)
+        : { train: all, heldOut: [] };
+  const needAnswers = requiredAnswers({ coverage }).total;
+  const questions = checkExamples(split.train, needAnswers);
   const name = options.name ?? mostCommon(all.map((e) => e.valid.model));
   checkModelNames(split.train.concat(split.heldOut), name);
-  // The held-out lines as written (lossless), for the calibration's own parse.
-  const lines = (options.heldOutExamples ?? options.examples).replace(/^\uFEFF/, '').split('\n');
-  const heldOutLines = new Map<number, string>();
-  for (const e of split.heldOut) {
-    const line = lines[e.line - 1] as string;
-    heldOutLines.set(e.line, line.endsWith('\r') ? line.slice(0, -1) : line);
-  }
+  // The lines as written (lossless), for the calibration's own parse.
+  const linesOf = (text: string, examples: readonly LabelledExample[]) => {
+    const lines = text.replace(/^\uFEFF/, '').split('\n');
+    const byLine = new Map<number, string>();
+    for (const e of examples) {
+      const line = lines[e.line - 1] as string;
+      byLine.set(e.line, line.endsWith('\r') ? line.slice(0, -1) : line);
+    }
+    return byLine;
+  };
+  const heldOutLines = linesOf(options.heldOutExamples ?? options.examples, split.heldOut);
+  const trainLines = linesOf(options.examples, split.train);
   progress({ phase: 'check', done: 1, total: 1, message: `${all.length} examples` });
   endPhase('check');
 
   progress({ phase: 'tokenizer', done: 0, total: 1 });
-  const data = prepareTokenizer(split.train, options.vocabSize ?? DEFAULT_VOCAB);
+  const classes = questions.reduce((n, q) => n + q.options.length, 0);
+  const data = prepareTokenizer(
+    split.train,
+    options.vocabSize ??
+      defaultVocab(
+        hiddenOf(
+          classes,
+          options.normDims,
+          orderConsidered(options.order ?? 'auto', split.train.length) ? DEFAULT_PAIR_SHAPE.m : 0,
+        ),
+      ),
+  );
   const trained = new Set(questions.map((q) => q.id));
-  const train = encodeExamples(split.train, data, contextTokens, trained, new Rng(seed ^ 0x51ed));
+  const train = encodeExamples(split.train, data, contextTokens, trained);
   const heldOut = encodeExamples(split.heldOut, data, contextTokens, trained);
   progress({
     phase: 'tokenizer',
@@ -416,9 +543,11 @@ function prepare(
     trained,
     train,
     heldOut,
+    trainExamples: split.train,
     heldOutExamples: split.heldOut,
+    trainLines,
     heldOutLines,
-    trainCount: split.train.length,
+    needAnswers,
   };
 }
 
@@ -426,29 +555,18 @@ function prepare(
 export const VERIFY_EXAMPLES = 500;
 
 /**
- * Held-out examples through the package (all of them up to VERIFY_EXAMPLES, else that many
- * evenly spread), each compared with the fitted function; a difference over PACKAGE_TOLERANCE
- * stops the run. Returns every held-out example's logits for the calibration and the card: the
- * package's where it ran, the fitted function's elsewhere (equal to within the measured |Δp|),
- * since a 151-option request costs ~50-100 ms in the package and microseconds in the function.
+ * Examples through the package (all of them up to VERIFY_EXAMPLES, else that many evenly
+ * spread), each compared with the fitted function; a difference over PACKAGE_TOLERANCE stops the
+ * run (a 151-option request costs ~50-100 ms in the package and microseconds in the function).
  */
 async function verifyPackage(
   engine: PackageDecider,
   examples: readonly LabelledExample[],
-  encoded: readonly MatcherExample[],
-  params: MatcherParams,
+  encoded: readonly ModelExample[],
+  params: ModelParams,
   trained: ReadonlySet<string>,
   progress: (p: TrainProgress) => void,
 ) {
-  const logitsByLine = new Map<number, ReadonlyArray<ArrayLike<number>>>();
-  const rows = examples.map((example, i) => {
-    const fitted = matcherLogits(params, encoded[i] as MatcherExample);
-    let k = 0;
-    return example.valid.questions.map((q) =>
-      trained.has(q.id) ? (fitted[k++] as Float64Array) : new Float64Array(promptOptions(q).length),
-    );
-  });
-  examples.forEach((e, i) => logitsByLine.set(e.line, rows[i] as Float64Array[]));
   const step = Math.max(1, Math.ceil(examples.length / VERIFY_EXAMPLES));
   const sample = examples.map((_, i) => i).filter((i) => i % step === 0);
   let maxDelta = 0;
@@ -456,14 +574,13 @@ async function verifyPackage(
     const start = Date.now();
     for (const [n, i] of sample.entries()) {
       const example = examples[i] as LabelledExample;
+      const fitted = fullRows(example, modelLogits(params, encoded[i] as ModelExample), trained);
       const decision = await engine.decide(example.request);
       if (decision.logits === undefined) throw new Error('the engine gave no logits');
-      logitsByLine.set(example.line, decision.logits);
       example.valid.questions.forEach((q, qi) => {
         if (!trained.has(q.id)) return;
         const got = (decision.logits as ReadonlyArray<ArrayLike<number>>)[qi] as ArrayLike<number>;
-        const want = (rows[i] as Float64Array[])[qi] as Float64Array;
-        maxDelta = Math.max(maxDelta, maxAbsDeltaP(got, want));
+        maxDelta = Math.max(maxDelta, maxAbsDeltaP(got, fitted[qi] as Float64Array));
       });
       if ((n + 1) % 50 === 0 || n + 1 === sample.length) {
         const per = (Date.now() - start) / (n + 1);
@@ -485,7 +602,7 @@ async function verifyPackage(
       { maxAbsDeltaP: maxDelta },
     );
   }
-  return { logitsByLine, maxDelta, verified: sample.length };
+  return { maxDelta, verified: sample.length };
 }
 
 /** Largest |Δp| between two logit rows' softmaxes. */

@@ -1,0 +1,153 @@
+/**
+ * The baseline a careful engineer tries first: multinomial naive Bayes on word counts (Laplace
+ * smoothing), one per trained question, fitted on the same training part as the model. The card
+ * shows its accuracy beside the model's, so a user sees whether the model earned its place.
+ */
+import type { LabelledExample } from '../../calibrate/examples.js';
+import { promptOptions } from '../../clef/prompt.js';
+import { renderValue } from '../../protocol/render.js';
+import { log } from './portable-math.js';
+
+/** Lower-cased runs of letters and digits (and a word's apostrophes). */
+export function words(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*/gu) ?? [];
+}
+
+export function stateText(example: LabelledExample): string {
+  return renderValue(example.valid.state);
+}
+
+/** A fitted naive Bayes for one question: log priors and per-option word log-likelihoods. */
+export interface NaiveBayes {
+  options: string[];
+  logPrior: Float64Array;
+  logLikelihood: Map<string, Float64Array>;
+  /** log P(unseen word | option). */
+  logUnseen: Float64Array;
+}
+
+export function fitNaiveBayes(
+  examples: readonly LabelledExample[],
+  question: string,
+  alpha = 1,
+): NaiveBayes | null {
+  const options: string[] = [];
+  const labelled: Array<{ text: string; option: number }> = [];
+  for (const e of examples) {
+    const label = e.labels.get(question);
+    const q = e.valid.questions.find((x) => x.id === question);
+    if (label === undefined || q === undefined) continue;
+    const id = (promptOptions(q)[label] as [string, unknown])[0];
+    let o = options.indexOf(id);
+    if (o < 0) o = options.push(id) - 1;
+    labelled.push({ text: stateText(e), option: o });
+  }
+  if (labelled.length === 0) return null;
+  const C = options.length;
+  const docs = new Float64Array(C);
+  const counts = new Map<string, Float64Array>();
+  const totals = new Float64Array(C);
+  for (const { text, option } of labelled) {
+    docs[option] = (docs[option] as number) + 1;
+    for (const w of words(text)) {
+      let c = counts.get(w);
+      if (c === undefined) counts.set(w, (c = new Float64Array(C)));
+      c[option] = (c[option] as number) + 1;
+      totals[option] = (totals[option] as number) + 1;
+    }
+  }
+  const V = counts.size + 1;
+  const logPrior = docs.map((d) => log(d / labelled.length));
+  const logUnseen = totals.map((t) => log(alpha / (t + alpha * V)));
+  const logLikelihood = new Map<string, Float64Array>();
+  for (const [w, c] of counts)
+    logLikelihood.set(
+      w,
+      c.map((n, o) => log((n + alpha) / ((totals[o] as number) + alpha * V))),
+    );
+  return { options, logPrior, logLikelihood, logUnseen };
+}
+
+/** The option id naive Bayes picks for a text (among `allowed`, when given). */
+export function naiveBayesChoice(nb: NaiveBayes, text: string, allowed?: readonly string[]) {
+  const scores = nb.logPrior.slice();
+  for (const w of words(text)) {
+    const l = nb.logLikelihood.get(w) ?? nb.logUnseen;
+    for (let o = 0; o < scores.length; o++) scores[o] = (scores[o] as number) + (l[o] as number);
+  }
+  let best = -1;
+  for (let o = 0; o < scores.length; o++) {
+    if (allowed !== undefined && !allowed.includes(nb.options[o] as string)) continue;
+    if (best < 0 || (scores[o] as number) > (scores[best] as number)) best = o;
+  }
+  return best < 0 ? null : (nb.options[best] as string);
+}
+
+/** Points above naive Bayes a model must score to have earned its place. */
+export const EARNED_MARGIN = 0.03;
+
+/** Whether the model beat naive Bayes (by EARNED_MARGIN), matched it, or lost to it. */
+export function baselineVerdict(
+  model: number,
+  baseline: number,
+): 'earned' | 'level' | 'worse' | 'unmeasured' {
+  if (!Number.isFinite(model) || !Number.isFinite(baseline)) return 'unmeasured';
+  if (model >= baseline + EARNED_MARGIN) return 'earned';
+  return model >= baseline ? 'level' : 'worse';
+}
+
+export interface BaselineReport {
+  method: 'naive Bayes on word counts';
+  /** Per trained question: its accuracy on the same text the model was judged on. */
+  questions: Array<{
+    id: string;
+    answered: number;
+    accuracy: number;
+    /** The model against it (baselineVerdict), on the same text. */
+    verdict?: ReturnType<typeof baselineVerdict>;
+  }>;
+}
+
+/**
+ * Naive Bayes judged like the model: fitted on the training part and scored on `judged` when
+ * that is the held-out part, or on each fold from the other folds (the model's cross-fit folds)
+ * when the model was judged out of fold.
+ */
+export function baselineFigures(
+  questions: ReadonlyArray<{ id: string }>,
+  train: readonly LabelledExample[],
+  heldOut: readonly LabelledExample[] | null,
+  folds: readonly number[] | null,
+): BaselineReport {
+  const tally = new Map(questions.map((q) => [q.id, { right: 0, n: 0 }]));
+  const judge = (fitOn: readonly LabelledExample[], judgeOn: readonly LabelledExample[]) => {
+    for (const q of questions) {
+      const nb = fitNaiveBayes(fitOn, q.id);
+      const t = tally.get(q.id) as { right: number; n: number };
+      for (const e of judgeOn) {
+        const label = e.labels.get(q.id);
+        const asked = e.valid.questions.find((x) => x.id === q.id);
+        if (label === undefined || asked === undefined) continue;
+        const ids = promptOptions(asked).map(([id]) => id);
+        t.n++;
+        if (nb !== null && naiveBayesChoice(nb, stateText(e), ids) === ids[label]) t.right++;
+      }
+    }
+  };
+  if (heldOut !== null) judge(train, heldOut);
+  else if (folds !== null) {
+    const k = Math.max(...folds) + 1;
+    for (let f = 0; f < k; f++)
+      judge(
+        train.filter((_, i) => folds[i] !== f),
+        train.filter((_, i) => folds[i] === f),
+      );
+  }
+  return {
+    method: 'naive Bayes on word counts',
+    questions: questions.map((q) => {
+      const t = tally.get(q.id) as { right: number; n: number };
+      return { id: q.id, answered: t.n, accuracy: t.n === 0 ? NaN : t.right / t.n };
+    }),
+  };
+}

@@ -1,0 +1,371 @@
+/**
+ * Fitting the model (model.ts) to labelled examples: the option directions set once by least
+ * squares, then the token features (features.ts), the option biases, the read-out's scale S and
+ * bias weight β fitted together by L-BFGS on the mean cross-entropy plus an L2 penalty. The
+ * objective is smooth and nearly convex (the content directions are fixed, so the model is a
+ * linear classifier over tf-idf weighted features seen through a cosine), and L-BFGS needs no
+ * learning rate: the same examples and λ give the same weights.
+ */
+import { minimize } from './lbfgs.js';
+import {
+  backTheta,
+  composeTheta,
+  featureIdf,
+  projectTheta,
+  tokenFeatures,
+  zeroFeatureWeights,
+  type FeatureIdf,
+  type FeatureWeights,
+  type TokenFeatures,
+} from './features.js';
+import {
+  accumulate,
+  CONST_VALUE,
+  hiddenLayout,
+  modelLogits,
+  zeroGradients,
+  type ModelExample,
+  type ModelParams,
+  type ModelShape,
+} from './model.js';
+import type { ClefTokenizer } from '../../clef/tokenizer.js';
+import { Rng } from '../rng.js';
+import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
+import { log, normal } from './portable-math.js';
+
+/** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
+export const MARKER_RHO = -3;
+/** L2 on the option biases, relative to λ. */
+const BIAS_PENALTY = 0.1;
+/** The prior's scale is fixed at its cap (S = 100 · sigmoid(12)); λ sets the evidence's scale. */
+const SCALE_LOGIT = 12;
+
+/** A trained question as the learner sees it: its options' class dims. */
+export interface LearnerSetup {
+  shape: ModelShape;
+  /** Content dims that hold the options' directions (the rest are the norm dims). */
+  classWidth: number;
+  /** Norm dims (features.ts projectTheta). */
+  normDims: number;
+  features: TokenFeatures;
+  /** Tokens whose content and weight never train (the markers). */
+  frozen: Set<number>;
+  /** Token id → row in the rows matrix, for every token of an option span. */
+  rowOf: Map<number, number>;
+  /** [rows, 1 + width]: fixed content directions (least squares), constant dim 0. */
+  rows0: Float64Array;
+  baseNorm: Float64Array;
+}
+
+export interface FittedModel {
+  params: ModelParams;
+  weights: FeatureWeights;
+  idf: FeatureIdf;
+  settings: FitSettings;
+  iterations: number;
+}
+
+/** The fit's hyperparameters. */
+export interface FitSettings {
+  /** L2 penalty on the feature weights. */
+  lambda: number;
+  /** Scale of the norm dims: how much the state's L2 length normalises its evidence. */
+  normScale: number;
+  /** β: the constant dim's weight in the anchor (the option biases' lever). */
+  bias: number;
+  /** The order layer's L2 penalty, relative to λ (when the setup has one). */
+  pairLambda?: number;
+}
+
+export const DEFAULT_NORM_DIMS = 32;
+/** The memory heads' write bias at the start of a fit (pairs.ts β = σ(bias + …)). */
+const MEMORY_START_BIAS = -2;
+
+/**
+ * The class dims: one per distinct option id of each trained question, in order.
+ */
+export function classDims(optionIds: ReadonlyArray<readonly string[]>): {
+  dimOf: Map<string, number>;
+  width: number;
+} {
+  const dimOf = new Map<string, number>();
+  optionIds.forEach((ids, k) => ids.forEach((id) => dimOf.set(`${k}\u0000${id}`, dimOf.size)));
+  return { dimOf, width: dimOf.size };
+}
+
+/** The content width for these class dims and norm dims: a multiple of 8 (whole rotary pairs). */
+export function contentWidth(classWidth: number, normDims: number): number {
+  return Math.max(8, Math.ceil((classWidth + normDims) / 8) * 8);
+}
+
+/** The residual stream's width for a model of one pooling head (model.ts hiddenLayout). */
+export function hiddenOf(classWidth: number, normDims = DEFAULT_NORM_DIMS, pairDims = 0): number {
+  return hiddenLayout({
+    heads: 1,
+    headDim: contentWidth(classWidth, normDims),
+    pairs: pairDims > 0 ? { heads: [], dv: 0, m: pairDims } : undefined,
+  }).hidden;
+}
+
+export function setupLearner(
+  tokenizer: Pick<ClefTokenizer, 'decode'>,
+  vocab: number,
+  markers: { state: number; schema: number },
+  /** Template tokens of the bag besides the markers (around the state): no content, no weight. */
+  template: Iterable<number>,
+  classWidth: number,
+  /** Every distinct option span with the class dim it must point along. */
+  spans: ReadonlyArray<{ tokens: Int32Array; dim: number }>,
+  rmsEps: number,
+  normDims = DEFAULT_NORM_DIMS,
+  /** The order layer, or none. */
+  pairs: PairShape | null = null,
+): LearnerSetup {
+  const width = contentWidth(classWidth, normDims);
+  const shape: ModelShape = { heads: 1, headDim: width, vocab, ...(pairs ? { pairs } : {}) };
+  const frozen = new Set([markers.state, markers.schema, ...template]);
+  const features = tokenFeatures(tokenizer, vocab, frozen);
+  const rowOf = new Map<number, number>();
+  for (const { tokens } of spans)
+    for (const t of [...tokens].sort((a, b) => a - b)) if (!rowOf.has(t)) rowOf.set(t, rowOf.size);
+  const rows0 = optionDirections(spans, rowOf, width);
+  const D = hiddenLayout(shape).hidden;
+  // |x|² beyond the content (model.ts baseNorm): the constant, the angles, the flag, the eps.
+  const baseNorm = new Float64Array(vocab).fill(
+    CONST_VALUE * CONST_VALUE + shape.heads + 1 + D * rmsEps,
+  );
+  baseNorm[markers.state] = (baseNorm[markers.state] as number) + 1;
+  baseNorm[markers.schema] = (baseNorm[markers.schema] as number) + 1;
+  return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };
+}
+
+/**
+ * Rows such that every span's mean row is (nearly) its class dim's unit vector: the minimum-norm
+ * least-squares solution R = Mᵀ (M Mᵀ + εI)⁻¹ E, with M the spans' mean-over-tokens matrix. Only
+ * spans × spans is inverted (a few hundred at most), not tokens × tokens.
+ */
+function optionDirections(
+  spans: ReadonlyArray<{ tokens: Int32Array; dim: number }>,
+  rowOf: Map<number, number>,
+  width: number,
+): Float64Array {
+  const n = spans.length;
+  const stride = 1 + width;
+  const rows = new Float64Array(rowOf.size * stride);
+  if (n === 0) return rows;
+  const weightsOf = spans.map(({ tokens }) => {
+    const w = new Map<number, number>();
+    for (const t of tokens) {
+      const r = rowOf.get(t) as number;
+      w.set(r, (w.get(r) ?? 0) + 1 / tokens.length);
+    }
+    return w;
+  });
+  const gram = new Float64Array(n * n);
+  for (let a = 0; a < n; a++) {
+    for (let b = a; b < n; b++) {
+      let s = 0;
+      for (const [r, w] of weightsOf[a] as Map<number, number>) {
+        const v = (weightsOf[b] as Map<number, number>).get(r);
+        if (v !== undefined) s += w * v;
+      }
+      gram[a * n + b] = gram[b * n + a] = s;
+    }
+    gram[a * n + a] = (gram[a * n + a] as number) + 1e-6;
+  }
+  // Solve gram · alpha = E (E: one-hot per span's dim) by Cholesky, one column per dim used.
+  const chol = cholesky(gram, n);
+  const dims = [...new Set(spans.map((s) => s.dim))];
+  for (const dim of dims) {
+    const rhs = Float64Array.from(spans, (s) => (s.dim === dim ? 1 : 0));
+    const alpha = cholSolve(chol, n, rhs);
+    weightsOf.forEach((w, a) => {
+      for (const [r, v] of w)
+        rows[r * stride + 1 + dim] =
+          (rows[r * stride + 1 + dim] as number) + v * (alpha[a] as number);
+    });
+  }
+  return rows;
+}
+
+function cholesky(a: Float64Array, n: number): Float64Array {
+  const l = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j <= i; j++) {
+      let s = a[i * n + j] as number;
+      for (let k = 0; k < j; k++) s -= (l[i * n + k] as number) * (l[j * n + k] as number);
+      l[i * n + j] = i === j ? Math.sqrt(Math.max(s, 1e-12)) : s / (l[j * n + j] as number);
+    }
+  }
+  return l;
+}
+
+function cholSolve(l: Float64Array, n: number, b: Float64Array): Float64Array {
+  const y = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let s = b[i] as number;
+    for (let k = 0; k < i; k++) s -= (l[i * n + k] as number) * (y[k] as number);
+    y[i] = s / (l[i * n + i] as number);
+  }
+  const x = new Float64Array(n);
+  for (let i = n - 1; i >= 0; i--) {
+    let s = y[i] as number;
+    for (let k = i + 1; k < n; k++) s -= (l[k * n + i] as number) * (x[k] as number);
+    x[i] = s / (l[i * n + i] as number);
+  }
+  return x;
+}
+
+export interface FitOptions {
+  settings: FitSettings;
+  /** Seed of the order layer's random start (the rest starts at zero). */
+  seed?: number;
+  maxIterations: number;
+  onIteration?: (iteration: number, value: number) => void;
+}
+
+/** A block of the parameter vector L-BFGS sees: where it lives, and its L2 weight. */
+interface Block {
+  values: Float64Array;
+  /** The gradient of the loss (without the penalty) for these values, after accumulate. */
+  gradient: () => Float64Array;
+  l2: number;
+}
+
+/** Fits the model to `train` (examples whose questions carry labels). */
+export function fitModel(
+  setup: LearnerSetup,
+  train: readonly ModelExample[],
+  options: FitOptions,
+): FittedModel {
+  const { shape, features, classWidth } = setup;
+  const { lambda, normScale, bias } = options.settings;
+  const width = shape.heads * shape.headDim;
+  const stride = 1 + width;
+  const idf = featureIdf(
+    features,
+    train.map((e) => e.bag),
+  );
+  const rho = new Float64Array(shape.vocab * shape.heads);
+  for (const t of setup.frozen) rho.fill(MARKER_RHO, t * shape.heads, (t + 1) * shape.heads);
+  const pairShape = shape.pairs;
+  const params: ModelParams = {
+    shape,
+    theta: new Float64Array(shape.vocab * width),
+    rho,
+    rowOf: setup.rowOf,
+    rows: setup.rows0.slice(),
+    scaleLogit: SCALE_LOGIT,
+    logBias: log(bias),
+    baseNorm: setup.baseNorm,
+    ...(pairShape === undefined
+      ? {}
+      : {
+          pairs: zeroPairParams(pairShape, classWidth),
+          emb: new Float64Array(shape.vocab * pairShape.m),
+        }),
+  };
+  projectTheta(features, idf, params.theta, width, classWidth, setup.normDims, normScale);
+  const weights = zeroFeatureWeights(features, classWidth);
+  const embWeights = zeroFeatureWeights(features, pairShape?.m ?? 0);
+  const rowBias = new Float64Array(setup.rowOf.size);
+  let grads = zeroGradients(params);
+  const dWeights = zeroFeatureWeights(features, classWidth);
+  const dEmbWeights = zeroFeatureWeights(features, pairShape?.m ?? 0);
+  const blocks: Block[] = [
+    { values: weights.u, gradient: () => dWeights.u, l2: lambda },
+    { values: weights.g, gradient: () => dWeights.g, l2: lambda },
+    {
+      values: rowBias,
+      gradient: () => rowBias.map((_, r) => grads.rows[r * stride] as number),
+      l2: BIAS_PENALTY * lambda,
+    },
+  ];
+  const pairs = params.pairs;
+  if (pairs !== undefined && pairShape !== undefined) {
+    const pl = lambda * (options.settings.pairLambda ?? 1);
+    const g = () => grads.pairs as PairParams;
+    blocks.push(
+      { values: embWeights.u, gradient: () => dEmbWeights.u, l2: pl },
+      { values: embWeights.g, gradient: () => dEmbWeights.g, l2: pl },
+      { values: pairs.u, gradient: () => g().u, l2: pl },
+      { values: pairs.z, gradient: () => g().z, l2: pl },
+      { values: pairs.zBias, gradient: () => g().zBias, l2: BIAS_PENALTY * pl },
+      { values: pairs.b, gradient: () => g().b, l2: pl },
+      { values: pairs.bBias, gradient: () => g().bBias, l2: BIAS_PENALTY * pl },
+      { values: pairs.wo, gradient: () => g().wo, l2: pl },
+    );
+  }
+  const size = blocks.reduce((n, b) => n + b.values.length, 0);
+  const questions = train.reduce((n, e) => n + e.questions.filter((q) => q.label >= 0).length, 0);
+  const unpack = (x: Float64Array): void => {
+    let at = 0;
+    for (const b of blocks) {
+      b.values.set(x.subarray(at, at + b.values.length));
+      at += b.values.length;
+    }
+    rowBias.forEach((v, r) => (params.rows[r * stride] = v));
+    composeTheta(features, weights, idf, params.theta, width);
+    if (params.emb !== undefined && pairShape !== undefined)
+      composeTheta(features, embWeights, idf, params.emb, pairShape.m);
+  };
+  const objective = (x: Float64Array, grad: Float64Array): number => {
+    unpack(x);
+    grads = zeroGradients(params);
+    const { loss } = accumulate(params, train, grads, 1 / Math.max(questions, 1));
+    dWeights.u.fill(0);
+    dWeights.g.fill(0);
+    backTheta(features, idf, grads.theta, width, dWeights);
+    if (grads.emb !== undefined && pairShape !== undefined) {
+      dEmbWeights.u.fill(0);
+      dEmbWeights.g.fill(0);
+      backTheta(features, idf, grads.emb, pairShape.m, dEmbWeights);
+    }
+    let penalty = 0;
+    let at = 0;
+    for (const b of blocks) {
+      const d = b.gradient();
+      for (let i = 0; i < b.values.length; i++) {
+        const v = b.values[i] as number;
+        penalty += b.l2 * v * v;
+        grad[at + i] = (d[i] as number) + 2 * b.l2 * v;
+      }
+      at += b.values.length;
+    }
+    return loss / Math.max(questions, 1) + penalty;
+  };
+  const start = new Float64Array(size);
+  if (pairs !== undefined && pairShape !== undefined) {
+    // The order layer starts small and random (a zero start has no gradient through its
+    // products); its out_proj starts at zero, so the first fit is the unigram model's.
+    const rng = new Rng(options.seed ?? 1);
+    let at = 0;
+    for (const b of blocks) {
+      const init =
+        b.values === pairs.u || b.values === pairs.z || b.values === pairs.b
+          ? 1 / Math.sqrt(pairShape.m)
+          : b.values === embWeights.u || b.values === embWeights.g
+            ? 0.1
+            : 0;
+      if (init > 0) for (let i = 0; i < b.values.length; i++) start[at + i] = init * normal(rng);
+      // Memory heads start long (β ≈ 0.12: a word is still there ten words on), so a word's
+      // pairing with an earlier one has a gradient from the first iteration.
+      if (b.values === pairs.bBias)
+        pairShape.heads.forEach((h, i) => {
+          if (h.kind === 'memory') start[at + i] = MEMORY_START_BIAS;
+        });
+      at += b.values.length;
+    }
+  }
+  const result = minimize(objective, start, {
+    maxIterations: options.maxIterations,
+    onIteration: options.onIteration,
+  });
+  unpack(result.x);
+  return { params, weights, idf, settings: options.settings, iterations: result.iterations };
+}
+
+/** Logits of every example (each question, in option order). */
+export function predictAll(params: ModelParams, examples: readonly ModelExample[]) {
+  return examples.map((e) => modelLogits(params, e));
+}

@@ -1,0 +1,597 @@
+/**
+ * The function `clef-web train` fits: exactly what the constructed Clef weights (construct.ts)
+ * compute for a request, small enough to differentiate by hand. Writing it out this way, rather
+ * than fitting a generic network, is what lets the trained function and the released model agree
+ * to float rounding (construct.test.ts runs the release through the float64 reference).
+ *
+ * Per state token s (the bag: the state and the template tokens the flag layer marks), with
+ * c_s = θ(token) its content (features.ts composes θ from word and character features):
+ *
+ *   v_s   = √D · c_s / √(|c_s|² + K_s)                 layer 1's input RMSNorm on the content
+ *   w^p_s = softmax_s(12 tanh ρ^p_s)                    pooling weights of head p
+ *   bag   = [Σ_s w^p_s v^p_s]_p                         the pooled content, P heads × headDim
+ *
+ * At each position i the head reads (the question's instruction tokens, and the last token):
+ *
+ *   h_i = c_i + B · bag                                 its own content plus the pooled bag (B:
+ *                                                      bagScale, so that the bag dominates)
+ *   H_i = g ⊙ [1, …, h_i] / rms                         the final RMSNorm keeps the constant
+ *                                                      dim (gain F·β) and the content (gain F)
+ *   N_i = LayerNorm(H_i)                                the head's hidden_norm (weight 1, bias 0)
+ *   a_k = mean_{i ∈ instructions of k} N_i + N_last     the prior's anchor for question k
+ *   logit_o = S · cos(lex_o, a_k)                       lex_o: mean lm_head row over o's span
+ *
+ * The content dims hold one direction per option of every trained question, so the model is a
+ * linear classifier over weighted token features with a cosine read-out; β sets how much of the
+ * read-out is a bias (the constant dim) against the state's evidence. Parameters: θ (through its
+ * features), ρ, the lm_head rows R of option tokens (constant dim + content), S ≤ 100, β.
+ */
+
+import {
+  pairBackward,
+  pairForward,
+  type PairContext,
+  type PairForward,
+  type PairParams,
+  type PairShape,
+  zeroPairParams,
+} from './pairs.js';
+import { exp, log, tanh } from './portable-math.js';
+
+/** Sizes of the constructed model; `hidden` follows from them (hiddenLayout). */
+export interface ModelShape {
+  /** The order layer (pairs.ts), when the model has one. */
+  pairs?: PairShape;
+  /** Pooling heads (the attention heads of both layers). */
+  heads: number;
+  /** Values per head (the attention head dim). */
+  headDim: number;
+  vocab: number;
+}
+
+/** The largest |token weight logit|: weights span e^±12 before normalisation. */
+export const WEIGHT_RANGE = 12;
+/**
+ * The constant dim's value in every embedding row. Large against a token's content, it keeps
+ * the RMSNorm a token's content passes through (v_s above) near linear.
+ */
+export const CONST_VALUE = 16;
+/**
+ * The scale o_proj writes the pooled bag at: the bag (≈ √D · content / CONST_VALUE) comes out 100
+ * times larger than a token's own content, so the head's positions see the state, and their own
+ * token only as a small, fixed offset.
+ */
+export function bagScale(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs'>): number {
+  return (100 * CONST_VALUE) / Math.sqrt(hiddenLayout(shape).hidden);
+}
+/** The final norm's gain on the content dims: keeps the head LayerNorm's eps negligible. */
+export const FINAL_SCALE = 100;
+/** torch's LayerNorm eps, which the head's hidden_norm uses. */
+export const LN_EPS = 1e-5;
+/** The backbone's RMSNorm eps (rms_norm_eps in the release's config). */
+export const RMS_EPS = 1e-6;
+/** The head caps the prior's scale at 100 (exp(min(prior_logit_scale, ln 100))). */
+export const MAX_SCALE = 100;
+
+export function priorScale(params: Pick<ModelParams, 'scaleLogit'>): number {
+  return MAX_SCALE / (1 + exp(-params.scaleLogit));
+}
+
+/** The residual-stream layout (construct.ts writes weights for exactly this). */
+export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs'>) {
+  const { heads: P, headDim: hd } = shape;
+  const angles = 4;
+  const content = angles + 2 * P;
+  const m = shape.pairs?.m ?? 0;
+  return {
+    constant: 0,
+    stateMarker: 1,
+    schemaMarker: 2,
+    flag: 3,
+    angles,
+    content,
+    width: P * hd,
+    /** The order layer's pair embedding (pairs.ts), after the content. */
+    emb: content + P * hd,
+    embDims: m,
+    hidden: content + P * hd + m,
+  };
+}
+
+export interface ModelParams {
+  shape: ModelShape;
+  /** [vocab, width]: each token's content (composed from features; see features.ts). */
+  theta: Float64Array;
+  /** [vocab, heads]: pooling weight logits (12 tanh ρ). */
+  rho: Float64Array;
+  /** Token id → row index in `rows`, for tokens of option spans. */
+  rowOf: Map<number, number>;
+  /** [rows, 1 + width]: lm_head rows of option tokens, the constant dim then the content dims. */
+  rows: Float64Array;
+  /** The prior's scale S = 100 · sigmoid(scaleLogit): at most the head's cap, 100. */
+  scaleLogit: number;
+  /** log of β, the constant dim's weight in the anchor. */
+  logBias: number;
+  /**
+   * Per token, |x|² of the residual beyond its content at the pooling layer's input: the constant
+   * (1), the angles (1 per head), the flag (1 in the state) and a marker's own 1, plus the RMSNorm
+   * eps times the hidden size. At the head's positions the flag is there too (−1 after SCHEMA).
+   */
+  baseNorm: Float64Array;
+  /** The order layer's weights and [vocab, m] pair embeddings, when the shape has one. */
+  pairs?: PairParams;
+  emb?: Float64Array;
+}
+
+export interface ModelQuestion {
+  /** Token ids of each option's span, in prompt order. */
+  options: readonly Int32Array[];
+  /** Token ids of the question's instruction span. */
+  instructions: Int32Array;
+  /** The labelled option's index (training), or -1. */
+  label: number;
+}
+
+export interface ModelExample {
+  /** Token ids the bag pools (the state and the template tokens around it). */
+  bag: Int32Array;
+  /** The template tokens just before the bag (the order layer's lags reach back into them). */
+  before: Int32Array;
+  /** The prompt's last token (the head's "global" position). */
+  last: number;
+  questions: readonly ModelQuestion[];
+}
+
+/** One head position's normalised vector, stored compactly (see forwardPosition). */
+interface Position {
+  token: number;
+  h: Float64Array;
+  rms: number;
+  sigma: number;
+  n0: number;
+  nc: Float64Array;
+  nz: number;
+  h0: number;
+  hc: Float64Array;
+}
+
+interface BagForward {
+  weights: Float64Array[];
+  /** [bag, width]: each position's content, θ plus the order layer's p. */
+  content: Float64Array;
+  values: Float64Array;
+  norms: Float64Array;
+  bag: Float64Array;
+  pairs: { input: PairInputOf; forward: PairForward } | null;
+}
+
+type PairInputOf = Parameters<typeof pairForward>[1];
+
+/** The order layer's context: what pairs.ts reads of the model. */
+function pairContext(params: ModelParams): PairContext | null {
+  if (params.pairs === undefined || params.emb === undefined) return null;
+  const D = hiddenLayout(params.shape).hidden;
+  const rmsEps = RMS_EPS;
+  return {
+    params: params.pairs,
+    emb: params.emb,
+    theta: params.theta,
+    width: params.shape.heads * params.shape.headDim,
+    baseNormNoFlag: params.baseNorm.map((k) => k - 1 - D * rmsEps),
+    hidden: D,
+    rmsEps,
+    constValue: CONST_VALUE,
+  };
+}
+
+/** |e_t|² of a token's pair embedding (0 without an order layer). */
+function embNorm(params: ModelParams, t: number): number {
+  const m = params.shape.pairs?.m ?? 0;
+  if (m === 0 || params.emb === undefined) return 0;
+  let sq = 0;
+  for (let j = 0; j < m; j++) {
+    const e = params.emb[t * m + j] as number;
+    sq += e * e;
+  }
+  return sq;
+}
+
+function forwardBag(
+  params: ModelParams,
+  bag: Int32Array,
+  before: Int32Array,
+  ctx: PairContext | null,
+): BagForward {
+  const { heads: P, headDim: hd } = params.shape;
+  const width = P * hd;
+  const D = hiddenLayout(params.shape).hidden;
+  const rootD = Math.sqrt(D);
+  const n = bag.length;
+  let pairs: BagForward['pairs'] = null;
+  if (ctx !== null) {
+    const tokens = Int32Array.from([...before, ...bag]);
+    const flag = new Float64Array(tokens.length);
+    flag.fill(1, before.length);
+    const input = { tokens, bagStart: before.length, flag };
+    pairs = { input, forward: pairForward(ctx, input) };
+  }
+  const content = new Float64Array(n * width);
+  const values = new Float64Array(n * width);
+  const norms = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = bag[i] as number;
+    let sq = 0;
+    for (let j = 0; j < width; j++) {
+      const c =
+        (params.theta[t * width + j] as number) +
+        (pairs === null ? 0 : (pairs.forward.p[i * width + j] as number));
+      content[i * width + j] = c;
+      sq += c * c;
+    }
+    const norm = Math.sqrt(sq + (params.baseNorm[t] as number) + embNorm(params, t));
+    norms[i] = norm;
+    for (let j = 0; j < width; j++)
+      values[i * width + j] = (rootD * (content[i * width + j] as number)) / norm;
+  }
+  const weights: Float64Array[] = [];
+  const pooled = new Float64Array(width);
+  for (let p = 0; p < P; p++) {
+    const w = new Float64Array(n);
+    let max = -Infinity;
+    for (let i = 0; i < n; i++) {
+      w[i] = WEIGHT_RANGE * tanh(params.rho[(bag[i] as number) * P + p] as number);
+      max = Math.max(max, w[i] as number);
+    }
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += w[i] = exp((w[i] as number) - max);
+    for (let i = 0; i < n; i++) {
+      const wi = (w[i] as number) / sum;
+      w[i] = wi;
+      const base = i * width + p * hd;
+      for (let j = 0; j < hd; j++)
+        pooled[p * hd + j] = (pooled[p * hd + j] as number) + wi * (values[base + j] as number);
+    }
+    weights.push(w);
+  }
+  return { weights, content, values, norms, bag: pooled, pairs };
+}
+
+/** The final RMSNorm and the head's LayerNorm at one position whose token is `token`. */
+function forwardPosition(params: ModelParams, token: number, bag: Float64Array): Position {
+  const width = bag.length;
+  const D = hiddenLayout(params.shape).hidden;
+  const beta = exp(params.logBias);
+  const scale = bagScale(params.shape);
+  const h = new Float64Array(width);
+  let sq = 0;
+  for (let j = 0; j < width; j++) {
+    const v = (params.theta[token * width + j] as number) + scale * (bag[j] as number);
+    h[j] = v;
+    sq += v * v;
+  }
+  const rms = Math.sqrt((sq + (params.baseNorm[token] as number) + embNorm(params, token)) / D);
+  const h0 = (FINAL_SCALE * beta) / rms;
+  const hc = new Float64Array(width);
+  let sum = h0;
+  let sumSq = h0 * h0;
+  for (let j = 0; j < width; j++) {
+    const v = (FINAL_SCALE * (h[j] as number)) / rms;
+    hc[j] = v;
+    sum += v;
+    sumSq += v * v;
+  }
+  const mean = sum / D;
+  const sigma = Math.sqrt(Math.max(sumSq / D - mean * mean, 0) + LN_EPS);
+  const nc = new Float64Array(width);
+  for (let j = 0; j < width; j++) nc[j] = ((hc[j] as number) - mean) / sigma;
+  return { token, h, rms, sigma, h0, hc, n0: (h0 - mean) / sigma, nc, nz: -mean / sigma };
+}
+
+/** Σ of the rows of an option span's tokens (constant dim + content) over its length. */
+function optionVector(
+  params: ModelParams,
+  tokens: Int32Array,
+): { lex: Float64Array; norm: number } {
+  const stride = 1 + params.shape.heads * params.shape.headDim;
+  const lex = new Float64Array(stride);
+  for (const t of tokens) {
+    const r = params.rowOf.get(t);
+    if (r === undefined) continue;
+    for (let j = 0; j < stride; j++)
+      lex[j] = (lex[j] as number) + (params.rows[r * stride + j] as number);
+  }
+  for (let j = 0; j < stride; j++) lex[j] = (lex[j] as number) / tokens.length;
+  let sq = 0;
+  for (const v of lex) sq += v * v;
+  return { lex, norm: Math.sqrt(sq) };
+}
+
+interface Anchor {
+  a0: number;
+  ac: Float64Array;
+  az: number;
+  norm: number;
+  positions: Position[];
+  /** Weight of each position in the anchor (1/|instructions|, and 1 for the last token). */
+  shares: number[];
+}
+
+function anchorOf(params: ModelParams, q: ModelQuestion, last: Position, bag: Float64Array) {
+  const width = bag.length;
+  const D = hiddenLayout(params.shape).hidden;
+  const positions: Position[] = [];
+  const shares: number[] = [];
+  for (const t of q.instructions) {
+    positions.push(forwardPosition(params, t, bag));
+    shares.push(1 / q.instructions.length);
+  }
+  positions.push(last);
+  shares.push(1);
+  let a0 = 0;
+  let az = 0;
+  const ac = new Float64Array(width);
+  positions.forEach((p, i) => {
+    const s = shares[i] as number;
+    a0 += s * p.n0;
+    az += s * p.nz;
+    for (let j = 0; j < width; j++) ac[j] = (ac[j] as number) + s * (p.nc[j] as number);
+  });
+  let sq = a0 * a0 + (D - width - 1) * az * az;
+  for (const v of ac) sq += v * v;
+  return { a0, ac, az, norm: Math.sqrt(sq), positions, shares };
+}
+
+function scoreOptions(params: ModelParams, q: ModelQuestion, anchor: Anchor, cache?: OptionCache) {
+  const width = anchor.ac.length;
+  const scale = priorScale(params);
+  return q.options.map((tokens) => {
+    let o = cache?.get(tokens);
+    if (o === undefined) {
+      o = optionVector(params, tokens);
+      cache?.set(tokens, o);
+    }
+    if (o.norm === 0 || anchor.norm === 0) return { o, cosine: 0, logit: 0 };
+    let dot = (o.lex[0] as number) * anchor.a0;
+    for (let j = 0; j < width; j++) dot += (o.lex[1 + j] as number) * (anchor.ac[j] as number);
+    const cosine = dot / (o.norm * anchor.norm);
+    return { o, cosine, logit: scale * cosine };
+  });
+}
+
+type OptionCache = Map<Int32Array, { lex: Float64Array; norm: number }>;
+
+/** Each question's logits for one example, in option order. */
+export function modelLogits(params: ModelParams, example: ModelExample): Float64Array[] {
+  const f = forwardBag(params, example.bag, example.before, pairContext(params));
+  const last = forwardPosition(params, example.last, f.bag);
+  return example.questions.map((q) => {
+    const anchor = anchorOf(params, q, last, f.bag);
+    return Float64Array.from(scoreOptions(params, q, anchor), (x) => x.logit);
+  });
+}
+
+export interface Gradients {
+  theta: Float64Array;
+  rho: Float64Array;
+  rows: Float64Array;
+  scaleLogit: number;
+  logBias: number;
+  pairs?: PairParams;
+  emb?: Float64Array;
+}
+
+export function zeroGradients(params: ModelParams): Gradients {
+  return {
+    theta: new Float64Array(params.theta.length),
+    rho: new Float64Array(params.rho.length),
+    rows: new Float64Array(params.rows.length),
+    scaleLogit: 0,
+    logBias: 0,
+    ...(params.pairs !== undefined && params.emb !== undefined
+      ? {
+          pairs: zeroPairParams(params.pairs.shape, params.pairs.outDims),
+          emb: new Float64Array(params.emb.length),
+        }
+      : {}),
+  };
+}
+
+/**
+ * Adds the gradient of the summed cross-entropy of the batch's labelled questions, each question
+ * weighted by `weight` (e.g. 1 / the number of questions in the whole objective); returns the
+ * summed loss and the number of labelled questions.
+ */
+export function accumulate(
+  params: ModelParams,
+  batch: readonly ModelExample[],
+  grads: Gradients,
+  weight: number,
+  drop?: (bag: Int32Array) => Int32Array,
+): { loss: number; questions: number } {
+  const width = params.shape.heads * params.shape.headDim;
+  const stride = 1 + width;
+  const D = hiddenLayout(params.shape).hidden;
+  const scale = priorScale(params);
+  const cache: OptionCache = new Map();
+  const optionGrads = new Map<Int32Array, Float64Array>();
+  const ctx = pairContext(params);
+  let loss = 0;
+  let count = 0;
+  for (const example of batch) {
+    if (!example.questions.some((q) => q.label >= 0)) continue;
+    const bagTokens = drop === undefined ? example.bag : drop(example.bag);
+    const f = forwardBag(params, bagTokens, example.before, ctx);
+    const last = forwardPosition(params, example.last, f.bag);
+    const dPositions = new Map<Position, Float64Array>(); // dN per position: [n0, nc..., nzTotal]
+    for (const q of example.questions) {
+      if (q.label < 0) continue;
+      const anchor = anchorOf(params, q, last, f.bag);
+      const scored = scoreOptions(params, q, anchor, cache);
+      let max = -Infinity;
+      for (const s of scored) max = Math.max(max, s.logit);
+      let sum = 0;
+      for (const s of scored) sum += exp(s.logit - max);
+      loss += -((scored[q.label] as (typeof scored)[number]).logit - max - log(sum));
+      count++;
+      // dL/d anchor (unnormalised parts), accumulated over options.
+      const dA = new Float64Array(stride + 1); // [a0, ac..., az(total over zero dims)]
+      scored.forEach((s, i) => {
+        const g = weight * (exp(s.logit - max) / sum - (i === q.label ? 1 : 0));
+        if (g === 0 || s.o.norm === 0 || anchor.norm === 0) return;
+        grads.scaleLogit += g * s.logit * (1 - scale / MAX_SCALE);
+        const c = s.cosine;
+        // cos = (l·a)/(|l||a|): d/da = l/(|l||a|) − cos a/|a|², d/dl = a/(|l||a|) − cos l/|l|².
+        const ga = (g * scale) / (s.o.norm * anchor.norm);
+        const ca = (g * scale * c) / (anchor.norm * anchor.norm);
+        dA[0] = (dA[0] as number) + ga * (s.o.lex[0] as number) - ca * anchor.a0;
+        for (let j = 0; j < width; j++)
+          dA[1 + j] =
+            (dA[1 + j] as number) + ga * (s.o.lex[1 + j] as number) - ca * (anchor.ac[j] as number);
+        dA[stride] = (dA[stride] as number) - ca * anchor.az * (D - width - 1);
+        const tokens = q.options[i] as Int32Array;
+        let og = optionGrads.get(tokens);
+        if (og === undefined) optionGrads.set(tokens, (og = new Float64Array(stride)));
+        const cl = (g * scale * c) / (s.o.norm * s.o.norm);
+        og[0] = (og[0] as number) + ga * anchor.a0 - cl * (s.o.lex[0] as number);
+        for (let j = 0; j < width; j++)
+          og[1 + j] =
+            (og[1 + j] as number) + ga * (anchor.ac[j] as number) - cl * (s.o.lex[1 + j] as number);
+      });
+      anchor.positions.forEach((p, i) => {
+        const share = anchor.shares[i] as number;
+        let d = dPositions.get(p);
+        if (d === undefined) dPositions.set(p, (d = new Float64Array(stride + 1)));
+        for (let j = 0; j <= stride; j++) d[j] = (d[j] as number) + share * (dA[j] as number);
+      });
+    }
+    const dBag = new Float64Array(width);
+    for (const [p, dN] of dPositions) backwardPosition(params, p, dN, dBag, grads);
+    backwardBag(params, bagTokens, f, dBag, grads, ctx);
+  }
+  // d lex → the rows of the span's tokens (lex is their mean).
+  for (const [tokens, og] of optionGrads) {
+    for (const t of tokens) {
+      const r = params.rowOf.get(t);
+      if (r === undefined) continue;
+      for (let j = 0; j < stride; j++)
+        grads.rows[r * stride + j] =
+          (grads.rows[r * stride + j] as number) + (og[j] as number) / tokens.length;
+    }
+  }
+  return { loss, questions: count };
+}
+
+/** dN at one position (const, content, zero dims summed) back through LayerNorm and RMSNorm. */
+function backwardPosition(
+  params: ModelParams,
+  p: Position,
+  dN: Float64Array,
+  dBag: Float64Array,
+  grads: Gradients,
+): void {
+  const width = p.h.length;
+  const D = hiddenLayout(params.shape).hidden;
+  const zeros = D - width - 1;
+  const dn0 = dN[0] as number;
+  const dnz = dN[width + 1] as number; // summed over the zero dims
+  // LayerNorm: dH = (dN − mean(dN) − N · mean(dN ⊙ N)) / σ over all D dims.
+  let m1 = dn0 + dnz;
+  let m2 = dn0 * p.n0 + dnz * p.nz;
+  for (let j = 0; j < width; j++) {
+    m1 += dN[1 + j] as number;
+    m2 += (dN[1 + j] as number) * (p.nc[j] as number);
+  }
+  m1 /= D;
+  m2 /= D;
+  const dh0 = (dn0 - m1 - p.n0 * m2) / p.sigma;
+  const dhc = new Float64Array(width);
+  let dot = dh0 * p.h0;
+  for (let j = 0; j < width; j++) {
+    const v = ((dN[1 + j] as number) - m1 - (p.nc[j] as number) * m2) / p.sigma;
+    dhc[j] = v;
+    dot += v * (p.hc[j] as number);
+  }
+  void zeros;
+  // H = F [β, h] / rms, rms = sqrt((|h|² + |e|² + K)/D): dh = F dHc / rms − (H·dH) h / (rms² D),
+  // and the token's pair embedding e, which only the rms sees: de = −(H·dH) e / (rms² D).
+  const rms = p.rms;
+  grads.logBias += dh0 * p.h0; // dH0/dlogβ = H0
+  const scale = bagScale(params.shape);
+  for (let j = 0; j < width; j++) {
+    const d =
+      (FINAL_SCALE * (dhc[j] as number)) / rms - (dot * (p.h[j] as number)) / (rms * rms * D);
+    grads.theta[p.token * width + j] = (grads.theta[p.token * width + j] as number) + d;
+    dBag[j] = (dBag[j] as number) + scale * d;
+  }
+  addEmbNormGradient(params, grads, p.token, -dot / (rms * rms * D));
+}
+
+/** Adds k · e_t to e_t's gradient (a norm that e_t enters as |e_t|²; k is dL/d(|e|²) · 2 / 2). */
+function addEmbNormGradient(params: ModelParams, grads: Gradients, t: number, k: number): void {
+  const m = params.shape.pairs?.m ?? 0;
+  if (m === 0 || params.emb === undefined || grads.emb === undefined || k === 0) return;
+  for (let j = 0; j < m; j++)
+    grads.emb[t * m + j] = (grads.emb[t * m + j] as number) + k * (params.emb[t * m + j] as number);
+}
+
+/** dL/dbag back to ρ and θ of the bag's tokens. */
+function backwardBag(
+  params: ModelParams,
+  bag: Int32Array,
+  f: BagForward,
+  dBag: Float64Array,
+  grads: Gradients,
+  ctx: PairContext | null,
+): void {
+  const { heads: P, headDim: hd } = params.shape;
+  const width = P * hd;
+  const rootD = Math.sqrt(hiddenLayout(params.shape).hidden);
+  const n = bag.length;
+  const dValues = new Float64Array(n * width);
+  for (let p = 0; p < P; p++) {
+    const w = f.weights[p] as Float64Array;
+    const dw = new Float64Array(n);
+    let wdw = 0;
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (let j = 0; j < hd; j++) {
+        const k = p * hd + j;
+        s += (f.values[i * width + k] as number) * (dBag[k] as number);
+        dValues[i * width + k] = (w[i] as number) * (dBag[k] as number);
+      }
+      dw[i] = s;
+      wdw += (w[i] as number) * s;
+    }
+    for (let i = 0; i < n; i++) {
+      const t = bag[i] as number;
+      const du = (w[i] as number) * ((dw[i] as number) - wdw);
+      const th = tanh(params.rho[t * P + p] as number);
+      grads.rho[t * P + p] = (grads.rho[t * P + p] as number) + du * WEIGHT_RANGE * (1 - th * th);
+    }
+  }
+  // v = √D c / norm, norm = √(|c|² + |e|² + K): dc = √D (dv / norm − c (c·dv) / norm³),
+  // de = −√D e (c·dv) / norm³; c = θ + p, so dc goes to θ and to the order layer's p.
+  const dp = f.pairs === null ? null : new Float64Array(n * width);
+  for (let i = 0; i < n; i++) {
+    const t = bag[i] as number;
+    const norm = f.norms[i] as number;
+    let cdv = 0;
+    for (let j = 0; j < width; j++)
+      cdv += (f.content[i * width + j] as number) * (dValues[i * width + j] as number);
+    for (let j = 0; j < width; j++) {
+      const c = f.content[i * width + j] as number;
+      const dc =
+        rootD * ((dValues[i * width + j] as number) / norm - (c * cdv) / (norm * norm * norm));
+      grads.theta[t * width + j] = (grads.theta[t * width + j] as number) + dc;
+      if (dp !== null) dp[i * width + j] = dc;
+    }
+    addEmbNormGradient(params, grads, t, (-rootD * cdv) / (norm * norm * norm));
+  }
+  if (dp !== null && f.pairs !== null && ctx !== null && grads.pairs && grads.emb) {
+    pairBackward(ctx, f.pairs.input, f.pairs.forward, dp, {
+      params: grads.pairs,
+      emb: grads.emb,
+      theta: grads.theta,
+    });
+  }
+}

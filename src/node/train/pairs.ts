@@ -1,0 +1,371 @@
+/**
+ * The model's order layer: what a Gated DeltaNet layer (Qwen3.5's linear attention) computes
+ * when construct.ts sets it up as a bank of small memories over the state's tokens, written out
+ * so the trainer can differentiate it by hand. It gives each state token a feature that depends
+ * on the tokens before it: "down" after "vpn" is not "down" after "email", "not" before "prod" is
+ * not "prod". The bag then pools these beside the tokens' own features.
+ *
+ * Per head h (dv channels, channel 0 a constant that steadies the RMSNorm) and state position t,
+ * with ê_t = r_t e_t the token's pair embedding after the layer's RMSNorm (r_t its scale):
+ *
+ *   v_h(t)  = silu(U_h · ê_{t−k})        lag heads: the token k back (the causal conv, one tap)
+ *           = silu(U_h · ê_t)            memory heads: the token itself
+ *   β_h(t)  = 1                          lag heads: the memory is overwritten at every token
+ *           = σ(B_h · ê_t + b_h ĉ_t + F f̂_t)   memory heads: how much token t is worth keeping
+ *   m_h(t)  = (1 − β_h(t)) m_h(t − 1) + β_h(t) v_h(t)   (the delta rule with a constant key)
+ *   z_h(t)  = Z_h · ê_t + ζ_h ĉ_t + F f̂_t   (the output gate, read from the token itself)
+ *   p(t)    = W_o · [ m_h(t) / rms(m_h(t)) ⊙ silu(z_h(t)) ]_h
+ *
+ * F = FLAG_GATE on the flag (+1 in the state, 0 before it, −1 after) shuts gates and memory
+ * writes outside the state (σ and silu of about −F r ≈ −100), so p is zero there to float precision and
+ * the trainer need only run the state and the three template tokens before it. A memory head
+ * remembers the last tokens its β found worth keeping, however far back: "the VPN is down but
+ * email works" and "email is down but the VPN works" differ in what each status word sees.
+ */
+import { exp } from './portable-math.js';
+
+/** A head of the order layer. */
+export type PairHead = { kind: 'lag'; lag: number } | { kind: 'memory' };
+
+export interface PairShape {
+  heads: readonly PairHead[];
+  /** Channels per head (the layer's value head dim), channel 0 the constant one. */
+  dv: number;
+  /** Pair embedding dims in the residual stream. */
+  m: number;
+}
+
+/** The default bank: the previous token, the one before it, and two memories. */
+export const DEFAULT_PAIR_SHAPE: PairShape = Object.freeze({
+  heads: Object.freeze([
+    { kind: 'lag', lag: 1 },
+    { kind: 'lag', lag: 2 },
+    { kind: 'memory' },
+    { kind: 'memory' },
+  ]) as readonly PairHead[],
+  dv: 8,
+  m: 16,
+});
+
+/** The most a lag head looks back (the conv's kernel is 4 wide: taps at lags 0-3). */
+export const MAX_LAG = 3;
+/** Gain on the flag in the gates and memory writes: outside the state they see about −F·r. */
+export const FLAG_GATE = 60;
+/** Channel 0 of every head: silu(CONSTANT_CHANNEL · ĉ / CONST_VALUE). */
+export const CONSTANT_CHANNEL = 4;
+/** The key head dim the construction writes (keys and queries are a constant direction). */
+export const KEY_DIM = 4;
+
+export interface PairParams {
+  shape: PairShape;
+  /** [heads · dv, m]: value projections (channel 0 rows unused). */
+  u: Float64Array;
+  /** [heads · dv, m]: gate projections. */
+  z: Float64Array;
+  /** [heads · dv]: the gates' bias inside the state (ζ). */
+  zBias: Float64Array;
+  /** [heads, m]: memory heads' write strength from the token (lag heads: unused). */
+  b: Float64Array;
+  /** [heads]: memory heads' write bias inside the state. */
+  bBias: Float64Array;
+  /** [outDims, heads · dv]: out_proj into the first outDims content dims (the class dims). */
+  wo: Float64Array;
+  outDims: number;
+}
+
+export function zeroPairParams(shape: PairShape, width: number): PairParams {
+  const channels = shape.heads.length * shape.dv;
+  return {
+    shape,
+    outDims: width,
+    u: new Float64Array(channels * shape.m),
+    z: new Float64Array(channels * shape.m),
+    zBias: new Float64Array(channels),
+    b: new Float64Array(shape.heads.length * shape.m),
+    bBias: new Float64Array(shape.heads.length),
+    wo: new Float64Array(width * channels),
+  };
+}
+
+export function clonePairParams(p: PairParams): PairParams {
+  return {
+    shape: p.shape,
+    outDims: p.outDims,
+    u: p.u.slice(),
+    z: p.z.slice(),
+    zBias: p.zBias.slice(),
+    b: p.b.slice(),
+    bBias: p.bBias.slice(),
+    wo: p.wo.slice(),
+  };
+}
+
+export const sigmoid = (x: number): number => 1 / (1 + exp(-x));
+export const silu = (x: number): number => x * sigmoid(x);
+const dSilu = (x: number): number => {
+  const s = sigmoid(x);
+  return s * (1 + x * (1 - s));
+};
+
+/**
+ * The layer's input at each position, after its RMSNorm: r = √D / √(|x|² + D·eps), so
+ * ê = r·e, ĉ = r·CONST, f̂ = r·flag. |x|² is the token's whole residual at that point.
+ */
+export interface PairInput {
+  /** Token ids: the template tokens before the bag (MAX_LAG of them), then the bag. */
+  tokens: Int32Array;
+  /** Where the bag starts in `tokens`. */
+  bagStart: number;
+  /** Flag of each position: 0 before the state (the template), 1 in the bag. */
+  flag: Float64Array;
+}
+
+export interface PairForward {
+  r: Float64Array;
+  /** [positions, m] ê. */
+  eHat: Float64Array;
+  /** [positions, channels] pre-activation of the values (u), before the conv's lag. */
+  pre: Float64Array;
+  /** [bag, channels] v, m, gate pre-activation z; [bag, heads] β and the m rms. */
+  v: Float64Array;
+  mem: Float64Array;
+  zPre: Float64Array;
+  beta: Float64Array;
+  rms: Float64Array;
+  /** [bag, channels] the gated, normalised output before out_proj. */
+  core: Float64Array;
+  /** [bag, width] p. */
+  p: Float64Array;
+}
+
+export interface PairContext {
+  params: PairParams;
+  /** [vocab, m] the tokens' pair embeddings. */
+  emb: Float64Array;
+  /** [vocab, width] the tokens' content (for the RMSNorm's |x|²). */
+  theta: Float64Array;
+  width: number;
+  /** |x|² of a token beyond its content and pair embedding (constant, marker, angles; no flag). */
+  baseNormNoFlag: Float64Array;
+  hidden: number;
+  rmsEps: number;
+  constValue: number;
+}
+
+export function pairForward(ctx: PairContext, input: PairInput): PairForward {
+  const { params, emb, theta, width, hidden: D } = ctx;
+  const { heads, dv, m } = params.shape;
+  const H = heads.length;
+  const C = H * dv;
+  const n = input.tokens.length;
+  const bag = n - input.bagStart;
+  const r = new Float64Array(n);
+  const eHat = new Float64Array(n * m);
+  const pre = new Float64Array(n * C);
+  for (let s = 0; s < n; s++) {
+    const t = input.tokens[s] as number;
+    const f = input.flag[s] as number;
+    let sq = (ctx.baseNormNoFlag[t] as number) + f * f;
+    // Products, not `** 2`: V8's pow may round otherwise, and differently once optimised, and a
+    // trained package must be the same bytes in Node and in the page.
+    for (let j = 0; j < width; j++) {
+      const v = theta[t * width + j] as number;
+      sq += v * v;
+    }
+    for (let j = 0; j < m; j++) {
+      const v = emb[t * m + j] as number;
+      sq += v * v;
+    }
+    const rs = Math.sqrt(D) / Math.sqrt(sq + D * ctx.rmsEps);
+    r[s] = rs;
+    for (let j = 0; j < m; j++) eHat[s * m + j] = rs * (emb[t * m + j] as number);
+    for (let h = 0; h < H; h++) {
+      pre[s * C + h * dv] = (CONSTANT_CHANNEL / ctx.constValue) * rs * ctx.constValue;
+      for (let c = 1; c < dv; c++) {
+        const row = (h * dv + c) * m;
+        let u = 0;
+        for (let j = 0; j < m; j++)
+          u += (params.u[row + j] as number) * (eHat[s * m + j] as number);
+        pre[s * C + h * dv + c] = u;
+      }
+    }
+  }
+  const v = new Float64Array(bag * C);
+  const mem = new Float64Array(bag * C);
+  const zPre = new Float64Array(bag * C);
+  const beta = new Float64Array(bag * H);
+  const rms = new Float64Array(bag * H);
+  const core = new Float64Array(bag * C);
+  const p = new Float64Array(bag * width);
+  for (let i = 0; i < bag; i++) {
+    const s = input.bagStart + i;
+    const rs = r[s] as number;
+    const shut = FLAG_GATE * ((input.flag[s] as number) - 1);
+    for (let h = 0; h < H; h++) {
+      const head = heads[h] as PairHead;
+      const from = head.kind === 'lag' ? s - head.lag : s;
+      let b = 1;
+      if (head.kind === 'memory') {
+        let x = rs * ((params.bBias[h] as number) + shut);
+        for (let j = 0; j < m; j++)
+          x += (params.b[h * m + j] as number) * (eHat[s * m + j] as number);
+        b = sigmoid(x);
+      }
+      beta[i * H + h] = b;
+      let ms = 0;
+      for (let c = 0; c < dv; c++) {
+        const k = h * dv + c;
+        const value = from >= 0 ? silu(pre[from * C + k] as number) : 0;
+        v[i * C + k] = value;
+        const previous = i > 0 ? (mem[(i - 1) * C + k] as number) : 0;
+        const mk = (1 - b) * previous + b * value;
+        mem[i * C + k] = mk;
+        ms += mk * mk;
+      }
+      // o = m / √KEY_DIM; the gated RMSNorm divides by √(mean(o²) + eps).
+      const scale = 1 / Math.sqrt(KEY_DIM);
+      const rmsH = Math.sqrt((ms * scale * scale) / dv + ctx.rmsEps);
+      rms[i * H + h] = rmsH;
+      for (let c = 0; c < dv; c++) {
+        const k = h * dv + c;
+        let zx = rs * ((params.zBias[k] as number) + shut);
+        for (let j = 0; j < m; j++)
+          zx += (params.z[k * m + j] as number) * (eHat[s * m + j] as number);
+        zPre[i * C + k] = zx;
+        core[i * C + k] = (((mem[i * C + k] as number) * scale) / rmsH) * silu(zx);
+      }
+    }
+    for (let j = 0; j < params.outDims; j++) {
+      let sum = 0;
+      for (let k = 0; k < C; k++)
+        sum += (params.wo[j * C + k] as number) * (core[i * C + k] as number);
+      p[i * width + j] = sum;
+    }
+  }
+  return { r, eHat, pre, v, mem, zPre, beta, rms, core, p };
+}
+
+export interface PairGradients {
+  params: PairParams;
+  /** [vocab, m] and [vocab, width]: added into. */
+  emb: Float64Array;
+  theta: Float64Array;
+}
+
+/** dL/dp (per bag position, width dims) back to the parameters, ê and the tokens' θ. */
+export function pairBackward(
+  ctx: PairContext,
+  input: PairInput,
+  f: PairForward,
+  dp: Float64Array,
+  grads: PairGradients,
+): void {
+  const { params, emb, theta, width, hidden: D } = ctx;
+  const { heads, dv, m } = params.shape;
+  const H = heads.length;
+  const C = H * dv;
+  const n = input.tokens.length;
+  const bag = n - input.bagStart;
+  const g = grads.params;
+  const scale = 1 / Math.sqrt(KEY_DIM);
+  const dPre = new Float64Array(n * C);
+  const dEHat = new Float64Array(n * m);
+  const dR = new Float64Array(n);
+  const dMemNext = new Float64Array(C); // dL/dm(i) from step i + 1
+  const scratchCore = new Float64Array(C);
+  const dO = new Float64Array(dv);
+  for (let i = bag - 1; i >= 0; i--) {
+    const s = input.bagStart + i;
+    const rs = f.r[s] as number;
+    const shut = FLAG_GATE * ((input.flag[s] as number) - 1);
+    // p = Wo · core
+    const dCore = scratchCore.fill(0);
+    for (let j = 0; j < params.outDims; j++) {
+      const d = dp[i * width + j] as number;
+      if (d === 0) continue;
+      for (let k = 0; k < C; k++) {
+        g.wo[j * C + k] = (g.wo[j * C + k] as number) + d * (f.core[i * C + k] as number);
+        dCore[k] = (dCore[k] as number) + d * (params.wo[j * C + k] as number);
+      }
+    }
+    for (let h = 0; h < H; h++) {
+      const head = heads[h] as PairHead;
+      const rmsH = f.rms[i * H + h] as number;
+      // core_k = o_k / rms · silu(z_k), o = m · scale, rms = √(mean(o²) + eps)
+      let dot = 0;
+      for (let c = 0; c < dv; c++) {
+        const k = h * dv + c;
+        const zx = f.zPre[i * C + k] as number;
+        const o = (f.mem[i * C + k] as number) * scale;
+        const dz = (dCore[k] as number) * (o / rmsH) * dSilu(zx);
+        g.zBias[k] = (g.zBias[k] as number) + dz * rs;
+        for (let j = 0; j < m; j++) {
+          g.z[k * m + j] = (g.z[k * m + j] as number) + dz * (f.eHat[s * m + j] as number);
+          dEHat[s * m + j] = (dEHat[s * m + j] as number) + dz * (params.z[k * m + j] as number);
+        }
+        dR[s] = (dR[s] as number) + dz * ((params.zBias[k] as number) + shut);
+        const gate = silu(zx);
+        dO[c] = ((dCore[k] as number) * gate) / rmsH;
+        dot += (dCore[k] as number) * gate * o;
+      }
+      // d(o/rms): dO_c − o_c (Σ dCore·gate·o) / (dv · rms³)
+      const b = f.beta[i * H + h] as number;
+      let dBeta = 0;
+      for (let c = 0; c < dv; c++) {
+        const k = h * dv + c;
+        const o = (f.mem[i * C + k] as number) * scale;
+        const dOc = (dO[c] as number) - (o * dot) / (dv * rmsH * rmsH * rmsH);
+        const dm = dOc * scale + (dMemNext[k] as number);
+        const previous = i > 0 ? (f.mem[(i - 1) * C + k] as number) : 0;
+        const value = f.v[i * C + k] as number;
+        dBeta += dm * (value - previous);
+        dMemNext[k] = (1 - b) * dm; // becomes dL/dm(i − 1)
+        const dv_ = b * dm;
+        const from = head.kind === 'lag' ? s - head.lag : s;
+        if (from >= 0)
+          dPre[from * C + k] =
+            (dPre[from * C + k] as number) + dv_ * dSilu(f.pre[from * C + k] as number);
+      }
+      if (head.kind === 'memory') {
+        const dx = dBeta * b * (1 - b);
+        g.bBias[h] = (g.bBias[h] as number) + dx * rs;
+        for (let j = 0; j < m; j++) {
+          g.b[h * m + j] = (g.b[h * m + j] as number) + dx * (f.eHat[s * m + j] as number);
+          dEHat[s * m + j] = (dEHat[s * m + j] as number) + dx * (params.b[h * m + j] as number);
+        }
+        dR[s] = (dR[s] as number) + dx * ((params.bBias[h] as number) + shut);
+      }
+    }
+  }
+  // pre = U · ê (channels ≥ 1), CONSTANT_CHANNEL · r (channel 0)
+  for (let s = 0; s < n; s++) {
+    for (let h = 0; h < H; h++) {
+      dR[s] = (dR[s] as number) + (dPre[s * C + h * dv] as number) * CONSTANT_CHANNEL;
+      for (let c = 1; c < dv; c++) {
+        const k = h * dv + c;
+        const d = dPre[s * C + k] as number;
+        if (d === 0) continue;
+        for (let j = 0; j < m; j++) {
+          g.u[k * m + j] = (g.u[k * m + j] as number) + d * (f.eHat[s * m + j] as number);
+          dEHat[s * m + j] = (dEHat[s * m + j] as number) + d * (params.u[k * m + j] as number);
+        }
+      }
+    }
+    // ê = r e, r = √D / √(|x|² + D eps): dr/dx = −r³ x / D for x = θ, e.
+    const t = input.tokens[s] as number;
+    let dr = dR[s] as number;
+    for (let j = 0; j < m; j++) {
+      const d = dEHat[s * m + j] as number;
+      grads.emb[t * m + j] = (grads.emb[t * m + j] as number) + d * (f.r[s] as number);
+      dr += d * (emb[t * m + j] as number);
+    }
+    const rs = f.r[s] as number;
+    const k = (-rs * rs * rs * dr) / D;
+    if (k === 0) continue;
+    for (let j = 0; j < m; j++)
+      grads.emb[t * m + j] = (grads.emb[t * m + j] as number) + k * (emb[t * m + j] as number);
+    for (let j = 0; j < width; j++)
+      grads.theta[t * width + j] =
+        (grads.theta[t * width + j] as number) + k * (theta[t * width + j] as number);
+  }
+}

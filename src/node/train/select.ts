@@ -1,0 +1,145 @@
+/**
+ * Choosing the fit's settings and knowing how the model does on text it never saw, without
+ * spending examples: K-fold cross-fitting on the training part. Every candidate setting is fitted
+ * on K−1 folds and scored on the fold it did not see; the setting with the lowest out-of-fold
+ * cross-entropy wins, and its out-of-fold logits are what calibration is fitted on when the
+ * held-out part is too small (a small file: every example is then both trained on, in the final
+ * fit, and held out, in its fold).
+ */
+import { Rng } from '../rng.js';
+import { fitModel, type FitSettings, type LearnerSetup } from './learner.js';
+import { modelLogits, type ModelExample } from './model.js';
+import { exp, log } from './portable-math.js';
+
+/** Folds of the cross-fit. */
+export const FOLDS = 5;
+
+/**
+ * The candidate settings, measured on the project's hand-written tasks and CLINC150 by
+ * cross-validation (docs/training.md, "How the settings were chosen").
+ */
+export const DEFAULT_SETTINGS: Readonly<FitSettings> = Object.freeze({
+  lambda: 0.1,
+  normScale: 0.3,
+  bias: 1,
+});
+
+export const CANDIDATES: readonly FitSettings[] = Object.freeze([
+  { lambda: 0.01, normScale: 0.3, bias: 1 },
+  { lambda: 0.1, normScale: 0.3, bias: 1 },
+  { lambda: 1, normScale: 0.3, bias: 1 },
+]);
+
+export interface CandidateScore {
+  settings: FitSettings;
+  /** Mean out-of-fold cross-entropy of the labelled questions. */
+  logLoss: number;
+  /** Share of labelled questions whose top option is the label, out of fold. */
+  accuracy: number;
+  /** Folds it was judged on, when not all of them (the order layer's one-fold trial). */
+  folds?: number;
+}
+
+export interface CrossFit {
+  best: FitSettings;
+  scores: CandidateScore[];
+  /** Each training example's out-of-fold logits (per question, option order) under `best`. */
+  outOfFold: Float64Array[][];
+}
+
+/** Fold of each example: stratified by its first labelled option, seeded. */
+export function assignFolds(examples: readonly ModelExample[], k: number, seed: number): number[] {
+  const groups = new Map<string, number[]>();
+  examples.forEach((e, i) => {
+    const q = e.questions.findIndex((x) => x.label >= 0);
+    const key = q < 0 ? '' : `${q}:${(e.questions[q] as { label: number }).label}`;
+    let g = groups.get(key);
+    if (g === undefined) groups.set(key, (g = []));
+    g.push(i);
+  });
+  const rng = new Rng(seed ^ 0x5bd1e995);
+  const fold = new Array<number>(examples.length).fill(0);
+  let next = 0;
+  for (const key of [...groups.keys()].sort()) {
+    const members = [...(groups.get(key) as number[])];
+    for (let i = members.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [members[i], members[j]] = [members[j] as number, members[i] as number];
+    }
+    // Round-robin continues across labels, so small labels do not all start at fold 0.
+    for (const m of members) fold[m] = next++ % k;
+  }
+  return fold;
+}
+
+export interface CrossFitOptions {
+  candidates?: readonly FitSettings[];
+  folds?: number;
+  seed: number;
+  maxIterations: number;
+  /** After each fold of each candidate: done and total fits. */
+  onFit?: (done: number, total: number) => void;
+  /** Each L-BFGS iteration of the fit under way. */
+  onIteration?: (iteration: number) => void;
+}
+
+export function crossFit(
+  setup: LearnerSetup,
+  examples: readonly ModelExample[],
+  options: CrossFitOptions,
+): CrossFit {
+  const candidates = options.candidates ?? CANDIDATES;
+  const k = Math.min(options.folds ?? FOLDS, examples.length);
+  const fold = assignFolds(examples, k, options.seed);
+  const total = candidates.length * k;
+  let done = 0;
+  const results = candidates.map((settings) => {
+    const outOfFold = new Array<Float64Array[]>(examples.length);
+    for (let f = 0; f < k; f++) {
+      const train = examples.filter((_, i) => fold[i] !== f);
+      const fitted = fitModel(setup, train, {
+        settings,
+        maxIterations: options.maxIterations,
+        onIteration: options.onIteration,
+      });
+      examples.forEach((e, i) => {
+        if (fold[i] === f) outOfFold[i] = modelLogits(fitted.params, e);
+      });
+      options.onFit?.(++done, total);
+    }
+    return { settings, outOfFold, ...score(examples, outOfFold) };
+  });
+  const best = results.reduce((a, b) => (b.logLoss < a.logLoss ? b : a));
+  return {
+    best: best.settings,
+    scores: results.map(({ settings, logLoss, accuracy }) => ({ settings, logLoss, accuracy })),
+    outOfFold: best.outOfFold,
+  };
+}
+
+/** Mean cross-entropy and accuracy of the labelled questions, given each example's logits. */
+export function score(examples: readonly ModelExample[], logits: readonly Float64Array[][]) {
+  let loss = 0;
+  let right = 0;
+  let n = 0;
+  examples.forEach((e, i) => {
+    e.questions.forEach((q, j) => {
+      if (q.label < 0) return;
+      const l = (logits[i] as Float64Array[])[j] as Float64Array;
+      let max = -Infinity;
+      let best = 0;
+      l.forEach((v, o) => {
+        if (v > max) {
+          max = v;
+          best = o;
+        }
+      });
+      let sum = 0;
+      for (const v of l) sum += exp(v - max);
+      loss += log(sum) - ((l[q.label] as number) - max);
+      if (best === q.label) right++;
+      n++;
+    });
+  });
+  return { logLoss: n === 0 ? 0 : loss / n, accuracy: n === 0 ? 0 : right / n };
+}

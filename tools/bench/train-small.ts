@@ -1,0 +1,263 @@
+/**
+ * `clef-web train` on small files of the project's own (data/tasks: written by hand, the test
+ * part written apart from the training part), against the baselines a careful engineer tries
+ * first, fitted on the same training file: multinomial naive Bayes on word counts and logistic
+ * regression on word and word-pair counts (tools/bench/baselines.ts). The model is trained by
+ * the product (`trainDecisionModel` on the plain text-and-label file, defaults) and judged
+ * through its package (onnxruntime-node), on the test file only.
+ *
+ *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency]
+ *       [--out bench/work/small] [--label NAME]
+ *
+ * Per task: accuracy over the test file; helpdesk also in-scope accuracy (the 6 queues, `other`
+ * left out of the argmax) and the AUROC of P(other); the ops tasks accuracy per kind (plain,
+ * negation, minimal pairs) and the share of minimal pairs right on both sides. Calibrated (the
+ * package's calibration.json): the share of all answers wrong at confidence ≥ 0.9, and how often
+ * the 90% prediction set holds the label. Prints a table and writes JSON to bench/results.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadNodePackage } from '../../src/node/engine.js';
+import { fitNaiveBayes, naiveBayesChoice } from '../../src/node/train/baseline.js';
+import { trainDecisionModel } from '../../src/node/train/train.js';
+import { formatProgress } from '../../src/node/train/cli.js';
+import { parseLabelledExamples } from '../../src/calibrate/examples.js';
+import { validateRequest } from '../../src/protocol/validate.js';
+import { auroc, logisticBaseline, type TextExample } from './baselines.js';
+
+interface TaskLine extends TextExample {
+  kind?: string;
+  pair?: string | null;
+  question?: string;
+}
+
+interface Task {
+  name: string;
+  questionId: string;
+  question: Record<string, unknown>;
+  train: TaskLine[];
+  test: TaskLine[];
+  /** The out-of-scope option, when the task has one. */
+  other: string | null;
+}
+
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency' },
+    out: { type: 'string', default: 'bench/work/small' },
+    label: { type: 'string', default: 'train-small' },
+  },
+});
+
+const readLines = (path: string): TaskLine[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as TaskLine);
+
+function loadTask(name: string): Task {
+  if (name === 'helpdesk') {
+    const dir = 'data/tasks/helpdesk';
+    return {
+      name,
+      questionId: 'route',
+      question: JSON.parse(readFileSync(join(dir, 'question.json'), 'utf8')),
+      train: readLines(join(dir, 'train.jsonl')),
+      test: readLines(join(dir, 'test.jsonl')),
+      other: 'other',
+    };
+  }
+  const dir = 'data/tasks/ops';
+  const questions = JSON.parse(readFileSync(join(dir, 'questions.json'), 'utf8'));
+  if (!(name in questions)) throw new Error(`unknown task ${name}`);
+  return {
+    name: `ops-${name}`,
+    questionId: name,
+    question: questions[name],
+    train: readLines(join(dir, 'train.jsonl')).filter((l) => l.question === name),
+    test: readLines(join(dir, 'test.jsonl')).filter((l) => l.question === name),
+    other: null,
+  };
+}
+
+interface Scored {
+  /** Probability per option id. */
+  p: Map<string, number>;
+  label: string;
+  line: TaskLine;
+}
+
+function summarise(task: Task, scored: readonly Scored[]) {
+  const top = (s: Scored, skip?: string) => {
+    let best: string | null = null;
+    for (const [o, v] of s.p)
+      if (o !== skip && (best === null || v > (s.p.get(best) as number))) best = o;
+    return best as string;
+  };
+  const right = (s: Scored) => top(s) === s.label;
+  const out: Record<string, number | null> = {
+    accuracy: scored.filter(right).length / scored.length,
+  };
+  if (task.other !== null) {
+    const inScope = scored.filter((s) => s.label !== task.other);
+    out.inScopeAccuracy =
+      inScope.filter((s) => top(s, task.other as string) === s.label).length / inScope.length;
+    out.aurocOther = auroc(
+      scored.filter((s) => s.label === task.other).map((s) => s.p.get(task.other as string) ?? 0),
+      inScope.map((s) => s.p.get(task.other as string) ?? 0),
+    );
+  }
+  for (const kind of ['plain', 'negation', 'pair']) {
+    const of = scored.filter((s) => s.line.kind === kind);
+    if (of.length > 0) out[`${kind}Accuracy`] = of.filter(right).length / of.length;
+  }
+  const pairs = new Map<string, boolean[]>();
+  for (const s of scored)
+    if (s.line.pair) pairs.set(s.line.pair, [...(pairs.get(s.line.pair) ?? []), right(s)]);
+  if (pairs.size > 0)
+    out.pairsBothRight = [...pairs.values()].filter((v) => v.every(Boolean)).length / pairs.size;
+  return out;
+}
+
+async function runTask(task: Task) {
+  const work = join(values.out as string, task.name);
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const started = Date.now();
+  const result = await trainDecisionModel({
+    texts: task.train.map((l) => JSON.stringify({ text: l.text, label: l.label })).join('\n'),
+    plain: { format: 'jsonl', labelColumn: 'label' },
+    question: { [task.questionId]: task.question },
+    name: task.name,
+    out: join(work, 'package'),
+    onProgress: (p) => process.stderr.write(`${task.name}: ${formatProgress(p)}\n`),
+  });
+  const trainMs = Date.now() - started;
+  const engine = await loadNodePackage(result.packageDir);
+  const model: Scored[] = [];
+  const calibrated = { wrongConfident: 0, covered: 0, setSize: 0, n: 0 };
+  try {
+    for (const line of task.test) {
+      const request = {
+        model: task.name,
+        state: line.text,
+        questions: { [task.questionId]: task.question },
+      };
+      const d = await engine.decide(request, { calibration: true });
+      const answer = d.response.answers[task.questionId] as {
+        probabilities: Record<string, number>;
+      };
+      model.push({ p: new Map(Object.entries(answer.probabilities)), label: line.label, line });
+      const c = d.calibrated?.questions[0];
+      if (c !== undefined && c.calibrated) {
+        calibrated.n++;
+        if (c.top !== line.label && c.confidence >= 0.9) calibrated.wrongConfident++;
+        if (c.set.includes(line.label)) calibrated.covered++;
+        calibrated.setSize += c.set.length;
+      }
+    }
+  } finally {
+    await engine.dispose();
+  }
+  // The baselines, fitted on the same training file.
+  const examples = parseLabelledExamples(
+    task.train
+      .map((l) =>
+        JSON.stringify({
+          request: { model: 'm', state: l.text, questions: { [task.questionId]: task.question } },
+          labels: { [task.questionId]: l.label },
+        }),
+      )
+      .join('\n'),
+    { validateRequest: (b) => validateRequest(b) },
+  );
+  const nb = fitNaiveBayes(examples, task.questionId);
+  if (nb === null) throw new Error('naive Bayes fitted on nothing');
+  const nbScored: Scored[] = task.test.map((line) => {
+    // Naive Bayes' own posterior, for the AUROC: softmax of its log scores.
+    const choice = naiveBayesChoice(nb, line.text) as string;
+    const scores = nbPosterior(nb, line.text);
+    return { p: scores, label: line.label, line: { ...line, text: choice } };
+  });
+  const lr = logisticBaseline(task.train);
+  const lrScored: Scored[] = task.test.map((line) => {
+    const p = lr.probabilities(line.text);
+    return { p: new Map(lr.labels.map((l, i) => [l, p[i] as number])), label: line.label, line };
+  });
+  return {
+    task: task.name,
+    trainExamples: task.train.length,
+    testExamples: task.test.length,
+    trainMs,
+    selection: result.selection,
+    crossFit: {
+      model: result.heldOut.questions[0]?.accuracy ?? null,
+      naiveBayes: result.baseline.questions[0]?.accuracy ?? null,
+    },
+    model: summarise(task, model),
+    naiveBayes: summarise(task, nbScored),
+    logisticRegression: { ...summarise(task, lrScored), c: lr.c },
+    calibrated: {
+      answers: calibrated.n,
+      wrongAtConfidence90: calibrated.n === 0 ? null : calibrated.wrongConfident / calibrated.n,
+      setCoverage90: calibrated.n === 0 ? null : calibrated.covered / calibrated.n,
+      meanSetSize: calibrated.n === 0 ? null : calibrated.setSize / calibrated.n,
+    },
+  };
+}
+
+function nbPosterior(nb: NonNullable<ReturnType<typeof fitNaiveBayes>>, text: string) {
+  const scores = nb.logPrior.slice();
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*/gu) ?? [];
+  for (const w of words) {
+    const l = nb.logLikelihood.get(w) ?? nb.logUnseen;
+    for (let o = 0; o < scores.length; o++) scores[o] = (scores[o] as number) + (l[o] as number);
+  }
+  const max = Math.max(...scores);
+  const e = scores.map((v) => Math.exp(v - max));
+  const s = e.reduce((a, b) => a + b, 0);
+  return new Map(nb.options.map((o, i) => [o, (e[i] as number) / s]));
+}
+
+const pct = (x: number | null | undefined) =>
+  x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`;
+const machine = { cpus: cpus().length, model: cpus()[0]?.model, loadBefore: loadavg() };
+const results = [];
+for (const name of (values.tasks as string).split(',')) {
+  const r = await runTask(loadTask(name));
+  results.push(r);
+  const rows: Array<[string, (x: Record<string, number | null>) => number | null | undefined]> = [
+    ['accuracy', (x) => x.accuracy],
+    ['in-scope accuracy', (x) => x.inScopeAccuracy],
+    ['AUROC P(other)', (x) => x.aurocOther],
+    ['plain items', (x) => x.plainAccuracy],
+    ['negation items', (x) => x.negationAccuracy],
+    ['minimal-pair items', (x) => x.pairAccuracy],
+    ['pairs right on both sides', (x) => x.pairsBothRight],
+  ];
+  console.log(`\n${r.task}: ${r.trainExamples} training, ${r.testExamples} test examples`);
+  console.log('| measure | model | naive Bayes | logistic regression |');
+  console.log('| --- | --- | --- | --- |');
+  for (const [label, get] of rows) {
+    const m = get(r.model);
+    if (m === undefined) continue;
+    const f = label.startsWith('AUROC')
+      ? (x: number | null | undefined) => (x == null ? '—' : x.toFixed(3))
+      : pct;
+    console.log(
+      `| ${label} | ${f(m)} | ${f(get(r.naiveBayes))} | ${f(get(r.logisticRegression))} |`,
+    );
+  }
+  console.log(
+    `calibrated: wrong at confidence ≥ 0.9 ${pct(r.calibrated.wrongAtConfidence90)} of answers, 90% sets cover ${pct(r.calibrated.setCoverage90)} (mean size ${r.calibrated.meanSetSize?.toFixed(2)}); cross-fit on the training file: model ${pct(r.crossFit.model)}, naive Bayes ${pct(r.crossFit.naiveBayes)}; trained in ${(r.trainMs / 1000).toFixed(1)} s`,
+  );
+}
+mkdirSync('bench/results', { recursive: true });
+const file = join(
+  'bench/results',
+  `${new Date().toISOString().slice(0, 10)}-${values.label as string}.json`,
+);
+writeFileSync(file, `${JSON.stringify({ machine, loadAfter: loadavg(), results }, null, 2)}\n`);
+console.log(`\nwrote ${file}`);
