@@ -245,7 +245,7 @@ export function fitPhase(
       setup: chosen.setup,
       model,
       selection: {
-        method: given !== undefined && ordered === null ? 'given' : 'cross-fit',
+        method: given !== undefined && scores.length === 1 ? 'given' : 'cross-fit',
         folds: k,
         scores,
         order: chosen.setup === ordered,
