@@ -171,6 +171,7 @@ export function fitPhase(
   });
   if (examples.length <= CROSS_FIT_MAX || heldOut.encoded.length === 0) {
     const k = Math.min(FOLDS, examples.length);
+    const fold = assignFolds(examples, k, options.seed);
     // The plain candidates, then (when considered) the order layer at the best plain λ.
     // The order layer's folds join the count once it is decided to try it.
     let total = (plain === null ? 0 : candidates.length * k) + 1;
@@ -203,7 +204,6 @@ export function fitPhase(
     if (ordered !== null && tryOrder && mode === 'auto' && best !== null && k > 1) {
       total += 1;
       const settings = orderSettings(best.cross.best);
-      const fold = assignFolds(examples, k, options.seed);
       const held = examples.filter((_, i) => fold[i] === 0);
       const fitted = fitModel(
         ordered,
@@ -252,7 +252,7 @@ export function fitPhase(
         orderTried: tryOrder,
       },
       outOfFold: chosen.cross.outOfFold,
-      folds: assignFolds(examples, k, options.seed),
+      folds: fold,
     };
   }
   const large = examples.length > LARGE_FILE;
