@@ -4,8 +4,8 @@
 // to src/train-web), with the package verified by the page's own engine through `host`.
 // Nothing is fetched and nothing leaves the page.
 import * as Comlink from 'comlink';
-import { inspectTrainInput, pickedInput, resolveTrainInput } from '../src/node/train/input.js';
-import { runTraining } from '../src/node/train/pipeline.js';
+import { inspectTrainInput, pickedInput, resolveTrainInput } from '../src/build/train/input.js';
+import { runTraining } from '../src/build/train/pipeline.js';
 import { clearFiles, filesUnder } from '../src/train-web/node-fs.js';
 import type {
   PageTrainFailure,

@@ -20,15 +20,24 @@ export {
   type ServeOptions,
 } from './serve/server.js';
 export { decideFile, type DecideFileOptions, type DecideSummary } from './decide/cli.js';
-export { convertRelease, type ConvertOptions } from './convert/package.js';
-export { measureFidelity, type FidelityOptions, type FidelityReport } from './verify/fidelity.js';
+export { convertRelease, type ConvertOptions } from '../build/convert/package.js';
+export {
+  measureFidelity,
+  type FidelityOptions,
+  type FidelityReport,
+} from '../build/verify/fidelity.js';
 export { bundledModelDir } from './bundled.js';
 export { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.js';
 // loadNodePackage's refusal of a graph the js device cannot run (runtime 'js').
 export { UnsupportedOpError } from '../graph/program.js';
 export { main } from './cli.js';
 export { trainDecisionModel } from './train/train.js';
-export type { TrainOptions, TrainProgress, TrainPhase, TrainResult } from './train/pipeline.js';
-export type { TrainInput } from './train/input.js';
+export type {
+  TrainOptions,
+  TrainProgress,
+  TrainPhase,
+  TrainResult,
+} from '../build/train/pipeline.js';
+export type { TrainInput } from '../build/train/input.js';
 export type { TeacherOptions, TeacherProgress } from './train/teacher.js';
-export { TrainError, isTrainError, type TrainErrorCode } from './train/errors.js';
+export { TrainError, isTrainError, type TrainErrorCode } from '../build/train/errors.js';

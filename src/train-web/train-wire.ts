@@ -2,8 +2,8 @@
  * What crosses between the playground and its train worker (workers/train.worker.ts), through
  * Comlink. Types only.
  */
-import type { InputSummary, PickedFile } from '../node/train/input.js';
-import type { TrainProgress, TrainResult } from '../node/train/pipeline.js';
+import type { InputSummary, PickedFile } from '../build/train/input.js';
+import type { TrainProgress, TrainResult } from '../build/train/pipeline.js';
 
 export type { InputSummary, PickedFile, TrainProgress, TrainResult };
 

@@ -9,7 +9,7 @@ import { encodeRequest } from '../../src/clef/prompt.js';
 import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
 import type { SystemOneResponse } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
-import { loadReferenceModel, referenceDecide } from '../../src/node/reference/decide.js';
+import { loadReferenceModel, referenceDecide } from '../../src/build/reference/decide.js';
 import type { ErrorData, Outcome } from './pages/engine-page.js';
 import { mulberry32 } from '../../src/calibrate/prng.js';
 import { DEVICE_NAMES, deviceOf, type DeviceName } from '../../src/core/devices.js';

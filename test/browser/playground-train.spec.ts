@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { main } from '../../src/node/cli.js';
 import { loadNodePackage } from '../../src/node/engine.js';
-import { runTraining } from '../../src/node/train/pipeline.js';
+import { runTraining } from '../../src/build/train/pipeline.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 import { testSeed } from '../support/seed.js';
 import { openPlayground } from './playground-helpers.js';

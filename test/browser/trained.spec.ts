@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { referenceDecide } from '../../src/node/reference/decide.js';
+import { referenceDecide } from '../../src/build/reference/decide.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { plantedExamples, plantedRequest, PLANTED_OPTIONS } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';

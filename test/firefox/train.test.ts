@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ElementHandle } from 'puppeteer-core';
-import { decodeTrainingText } from '../../src/node/train/encoding.js';
+import { decodeTrainingText } from '../../src/build/train/encoding.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 import { testSeed } from '../support/seed.js';
 import { connectFirefox, origin, type Firefox } from './support/firefox.js';

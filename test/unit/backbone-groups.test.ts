@@ -11,12 +11,12 @@ import {
   AUTO_GROUP_BYTES,
   AUTO_SPLIT_ABOVE_BYTES,
   planBackboneGroups,
-} from '../../src/node/convert/backbone-groups.js';
+} from '../../src/build/convert/backbone-groups.js';
 import { groupingOf, parseGroupBytes } from '../../src/node/convert/cli.js';
-import { convertRelease } from '../../src/node/convert/package.js';
+import { convertRelease } from '../../src/build/convert/package.js';
 import { backboneGroups } from '../../src/core/graph-spec.js';
 import { parseManifest, type PackageManifest } from '../../src/core/manifest.js';
-import type { Qwen35TextConfig } from '../../src/node/safetensors.js';
+import type { Qwen35TextConfig } from '../../src/build/safetensors.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 
 const work = mkdtempSync(join(tmpdir(), 'backbone-groups-'));

@@ -15,11 +15,11 @@ import {
   layerEncodings,
   type BackboneDType,
   type BackboneIo,
-} from '../../src/node/convert/backbone.js';
-import { dequantizeBlocks, quantizeBlocks } from '../../src/node/convert/quantize.js';
+} from '../../src/build/convert/backbone.js';
+import { dequantizeBlocks, quantizeBlocks } from '../../src/build/convert/quantize.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
-import { ReferenceBackbone } from '../../src/node/reference/qwen35.js';
-import { openRelease, writeSafetensors, type TensorToWrite } from '../../src/node/safetensors.js';
+import { ReferenceBackbone } from '../../src/build/reference/qwen35.js';
+import { openRelease, writeSafetensors, type TensorToWrite } from '../../src/build/safetensors.js';
 
 // Tolerances, relative to the largest |hidden| of the reference (≈ 4 on the fixture):
 const FP32_TOL = 2e-5; // fp32 graph vs float64 reference (measured ≈ 7e-7)

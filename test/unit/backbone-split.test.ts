@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertRelease } from '../../src/node/convert/package.js';
+import { convertRelease } from '../../src/build/convert/package.js';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
-import { randomRequests } from '../../src/node/verify/requests.js';
+import { randomRequests } from '../../src/build/verify/requests.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import type { SystemOneRequest } from '../../src/protocol/types.js';
 

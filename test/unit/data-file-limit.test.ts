@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseManifest } from '../../src/core/manifest.js';
-import { GraphBuilder, MAX_EXTERNAL_DATA_FILE_BYTES } from '../../src/node/onnx/graph.js';
+import { GraphBuilder, MAX_EXTERNAL_DATA_FILE_BYTES } from '../../src/build/onnx/graph.js';
 import { PackageError } from '../../src/wire/errors.js';
 import { buildTinyPackage, type TinyPackage } from './support/tiny-package.js';
 

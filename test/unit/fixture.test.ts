@@ -9,7 +9,7 @@ import {
   toBf16Bits,
   toF16Bits,
   writeSafetensors,
-} from '../../src/node/safetensors.js';
+} from '../../src/build/safetensors.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 
 let work: string;

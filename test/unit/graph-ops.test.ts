@@ -10,7 +10,7 @@ import { UnsupportedOpError } from '../../src/graph/program.js';
 import { supportedOps } from '../../src/graph/ops.js';
 import { Tensor, narrowToFloat16, widenFloat16, type DType } from '../../src/graph/tensor.js';
 import { setWasmGemmForTests, wasmGemm } from '../../src/graph/kernels/wasm-gemm.js';
-import { quantizeBlocks } from '../../src/node/convert/quantize.js';
+import { quantizeBlocks } from '../../src/build/convert/quantize.js';
 import {
   DataType,
   encodeModel,
@@ -18,7 +18,7 @@ import {
   type AttributeValue,
   type DataTypeCode,
   type NodeData,
-} from '../../src/node/onnx/proto.js';
+} from '../../src/build/onnx/proto.js';
 import { testSeed } from '../support/seed.js';
 
 const SEED = testSeed('graph ops against onnxruntime-node');

@@ -8,16 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHeadInputs, headSpanInputs, splitByQuestion } from '../../src/clef/head-inputs.js';
 import { Lexicon } from '../../src/clef/lexicon.js';
 import { encodeRequest, type EncodedQuestion, type EncodedRequest } from '../../src/clef/prompt.js';
-import { buildHeadOnnx, HEAD_DECIDE_FILE, HEAD_MEMORY_FILE } from '../../src/node/convert/head.js';
-import { buildLexicon } from '../../src/node/convert/lexicon.js';
+import { buildHeadOnnx, HEAD_DECIDE_FILE, HEAD_MEMORY_FILE } from '../../src/build/convert/head.js';
+import { buildLexicon } from '../../src/build/convert/lexicon.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { Rng } from '../../tools/fixture/weights.js';
 import {
   loadHeadWeights,
   referenceHeadLogits,
   type HeadWeights,
-} from '../../src/node/reference/head.js';
-import { SafetensorsFile } from '../../src/node/safetensors.js';
+} from '../../src/build/reference/head.js';
+import { SafetensorsFile } from '../../src/build/safetensors.js';
 
 // Tolerances (fp32 graph vs float64 reference; logits are O(1..10)).
 const FP32_MAX_DLOGIT = 2e-5;

@@ -15,10 +15,10 @@ import {
   parseLexiconHeader,
   RangeLexicon,
 } from '../../src/clef/lexicon.js';
-import { buildLexicon } from '../../src/node/convert/lexicon.js';
+import { buildLexicon } from '../../src/build/convert/lexicon.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { Rng } from '../../tools/fixture/weights.js';
-import { SafetensorsFile } from '../../src/node/safetensors.js';
+import { SafetensorsFile } from '../../src/build/safetensors.js';
 
 describe('fp16 conversion', () => {
   it('round-trips every finite half and rounds to nearest even', () => {

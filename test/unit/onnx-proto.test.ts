@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GraphBuilder, attr } from '../../src/node/onnx/graph.js';
-import { DataType } from '../../src/node/onnx/proto.js';
+import { GraphBuilder, attr } from '../../src/build/onnx/graph.js';
+import { DataType } from '../../src/build/onnx/proto.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'onnx-proto-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

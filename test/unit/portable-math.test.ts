@@ -5,8 +5,8 @@
  * shows as errors of 1e-10 or more. Special values exactly.
  */
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../../src/node/rng.js';
-import { cosh, exp, log, tanh } from '../../src/node/train/portable-math.js';
+import { Rng } from '../../src/build/rng.js';
+import { cosh, exp, log, tanh } from '../../src/build/train/portable-math.js';
 import { seedLine, testSeed } from '../support/seed.js';
 
 const ULP2 = 2 * Number.EPSILON;

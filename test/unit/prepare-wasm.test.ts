@@ -10,16 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertRelease } from '../../src/node/convert/package.js';
+import { convertRelease } from '../../src/build/convert/package.js';
 import {
   externalInitializers,
   prepareGraphForWasm,
   PREPARED_INLINE_LIMIT_BYTES,
-} from '../../src/node/convert/prepare-wasm.js';
-import { GraphBuilder } from '../../src/node/onnx/graph.js';
-import { DataType } from '../../src/node/onnx/proto.js';
-import { readFields, writeFields } from '../../src/node/onnx/wire.js';
-import { prepareWasmGraphs, type PackageFileEntry } from '../../src/node/convert/wasm-graphs.js';
+} from '../../src/build/convert/prepare-wasm.js';
+import { GraphBuilder } from '../../src/build/onnx/graph.js';
+import { DataType } from '../../src/build/onnx/proto.js';
+import { readFields, writeFields } from '../../src/build/onnx/wire.js';
+import { prepareWasmGraphs, type PackageFileEntry } from '../../src/build/convert/wasm-graphs.js';
 import { graphFor, unusedGraphs } from '../../src/engine/graph-choice.js';
 import { parseManifest, type PackageManifest } from '../../src/core/manifest.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';

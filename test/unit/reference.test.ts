@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ValidRequest } from '../../src/protocol/types.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { Rng } from '../../tools/fixture/weights.js';
-import { referenceDecide } from '../../src/node/reference/decide.js';
+import { referenceDecide } from '../../src/build/reference/decide.js';
 import {
   erf,
   gelu,
@@ -16,13 +16,13 @@ import {
   multiheadAttention,
   referenceHeadLogits,
   type HeadWeights,
-} from '../../src/node/reference/head.js';
+} from '../../src/build/reference/head.js';
 import {
   ReferenceBackbone,
   applyRope,
   causalConvStep,
   gatedDeltaStep,
-} from '../../src/node/reference/qwen35.js';
+} from '../../src/build/reference/qwen35.js';
 
 let work: string;
 let fp32Dir: string;

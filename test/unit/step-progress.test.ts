@@ -2,7 +2,7 @@
 // done/total, the time per item and what is left: a line every few seconds in a log, redrawn
 // in place on a terminal.
 import { describe, expect, it } from 'vitest';
-import { clock, StepProgress, stepText } from '../../src/node/step-progress.js';
+import { clock, StepProgress, stepText } from '../../src/build/step-progress.js';
 
 function stream(isTTY: boolean) {
   const written: string[] = [];

@@ -10,14 +10,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
-import { Rng } from '../../src/node/rng.js';
-import { RMS_EPS } from '../../src/node/train/construct.js';
-import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/node/train/data.js';
-import { learnerSetup } from '../../src/node/train/fit.js';
-import { fitModel } from '../../src/node/train/learner.js';
-import { accumulate, zeroGradients } from '../../src/node/train/model.js';
-import { DEFAULT_PAIR_SHAPE } from '../../src/node/train/pairs.js';
-import { DEFAULT_SETTINGS } from '../../src/node/train/select.js';
+import { Rng } from '../../src/build/rng.js';
+import { RMS_EPS } from '../../src/build/train/construct.js';
+import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
+import { learnerSetup } from '../../src/build/train/fit.js';
+import { fitModel } from '../../src/build/train/learner.js';
+import { accumulate, zeroGradients } from '../../src/build/train/model.js';
+import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
+import { DEFAULT_SETTINGS } from '../../src/build/train/select.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { orderJsonl } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';

@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRecord } from '../../src/core/record.js';
-import { readPlainRows } from '../../src/node/train/plain.js';
+import { readPlainRows } from '../../src/build/train/plain.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 

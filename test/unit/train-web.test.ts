@@ -12,7 +12,7 @@ import * as path from '../../src/train-web/node-path.js';
 import { crc32, zipStored } from '../../src/playground/zip.js';
 import { nameFromFile, SHOWN_LABELS, shownLabels } from '../../src/playground/train-view.js';
 import { folderName } from '../../src/playground/trained-store.js';
-import { Rng } from '../../src/node/rng.js';
+import { Rng } from '../../src/build/rng.js';
 import { testSeed } from '../support/seed.js';
 
 const seed = testSeed('train-web stand-ins');

@@ -20,13 +20,13 @@ import { SystemOneError } from '../../src/protocol/errors.js';
 import { IntegrityError, PackageError } from '../../src/wire/errors.js';
 import type { ChoiceAnswer, Question, SystemOneRequest } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
-import { convertRelease } from '../../src/node/convert/package.js';
+import { convertRelease } from '../../src/build/convert/package.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { loadNodePackage } from '../../src/node/engine.js';
-import { referenceDecide } from '../../src/node/reference/decide.js';
+import { referenceDecide } from '../../src/build/reference/decide.js';
 import { verifyMain } from '../../src/node/verify/cli.js';
-import { measureFidelity, type FidelityReport } from '../../src/node/verify/fidelity.js';
-import { randomRequests, type RequestShape } from '../../src/node/verify/requests.js';
+import { measureFidelity, type FidelityReport } from '../../src/build/verify/fidelity.js';
+import { randomRequests, type RequestShape } from '../../src/build/verify/requests.js';
 import { byteLevelDecoder } from '../support/byte-level-decode.js';
 
 // Tolerances. fp32 graphs vs the float64 reference: float32 rounding through a few layers moves

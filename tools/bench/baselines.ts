@@ -5,8 +5,8 @@
  * C ∈ {0.1, 1, 10} (scikit-learn's convention: C · Σ loss + ½ |w|²) by 5-fold cross-validation
  * on the same training part, then refitted on all of it.
  */
-import { minimize } from '../../src/node/train/lbfgs.js';
-import { words } from '../../src/node/train/baseline.js';
+import { minimize } from '../../src/build/train/lbfgs.js';
+import { words } from '../../src/build/train/baseline.js';
 
 export interface TextExample {
   text: string;

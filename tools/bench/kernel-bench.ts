@@ -12,8 +12,8 @@ import { parseArgs } from 'node:util';
 import { harnessPage } from './serve.js';
 import { loadAverage } from './proc.js';
 import { loadOrtNode } from '../../src/node/ort-node.js';
-import { attr, GraphBuilder } from '../../src/node/onnx/graph.js';
-import { DataType } from '../../src/node/onnx/proto.js';
+import { attr, GraphBuilder } from '../../src/build/onnx/graph.js';
+import { DataType } from '../../src/build/onnx/proto.js';
 
 const { values } = parseArgs({
   options: {

@@ -29,9 +29,9 @@ import {
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PackageManifest } from '../../src/core/manifest.js';
-import { openRelease, type JointHeadConfig } from '../../src/node/safetensors.js';
-import { buildBackboneOnnx } from '../../src/node/convert/backbone.js';
-import { convertRelease, peakBytesFormula, sha256File } from '../../src/node/convert/package.js';
+import { openRelease, type JointHeadConfig } from '../../src/build/safetensors.js';
+import { buildBackboneOnnx } from '../../src/build/convert/backbone.js';
+import { convertRelease, peakBytesFormula, sha256File } from '../../src/build/convert/package.js';
 import { tinyReleaseConfig, type TextShape } from '../fixture/config.js';
 import { buildTinyTokenizer } from '../fixture/tokenizer.js';
 import { backboneTensorStream, headTensorStream, type StreamedTensor } from '../fixture/weights.js';

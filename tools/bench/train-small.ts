@@ -20,7 +20,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadNodePackage } from '../../src/node/engine.js';
-import { fitNaiveBayes, naiveBayesChoice } from '../../src/node/train/baseline.js';
+import { fitNaiveBayes, naiveBayesChoice } from '../../src/build/train/baseline.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
 import { formatProgress } from '../../src/node/train/cli.js';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeTinyFixture } from '../fixture/cli.js';
-import { convertRelease } from '../../src/node/convert/package.js';
+import { convertRelease } from '../../src/build/convert/package.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
 import { plantedJsonl } from '../train/planted.js';
 
@@ -47,22 +47,22 @@ function stamp(): string {
     'tools/fixture/weights.ts',
     'tools/fixture/config.ts',
     'tools/fixture/tokenizer.ts',
-    'src/node/convert/package.ts',
-    'src/node/convert/backbone.ts',
-    'src/node/convert/backbone-layers.ts',
-    'src/node/convert/backbone-ops.ts',
-    'src/node/convert/backbone-groups.ts',
-    'src/node/convert/head.ts',
-    'src/node/convert/head-ops.ts',
-    'src/node/convert/lexicon.ts',
-    'src/node/convert/quantize.ts',
-    'src/node/convert/prepare-wasm.ts',
-    'src/node/convert/kv-float16.ts',
-    'src/node/onnx/wire.ts',
-    'src/node/onnx/graph.ts',
-    'src/node/onnx/proto.ts',
+    'src/build/convert/package.ts',
+    'src/build/convert/backbone.ts',
+    'src/build/convert/backbone-layers.ts',
+    'src/build/convert/backbone-ops.ts',
+    'src/build/convert/backbone-groups.ts',
+    'src/build/convert/head.ts',
+    'src/build/convert/head-ops.ts',
+    'src/build/convert/lexicon.ts',
+    'src/build/convert/quantize.ts',
+    'src/build/convert/prepare-wasm.ts',
+    'src/build/convert/kv-float16.ts',
+    'src/build/onnx/wire.ts',
+    'src/build/onnx/graph.ts',
+    'src/build/onnx/proto.ts',
     'tools/train/planted.ts',
-    ...readdirSync('src/node/train').map((f) => join('src/node/train', f)),
+    ...readdirSync('src/build/train').map((f) => join('src/build/train', f)),
   ];
   const hash = createHash('sha256').update(String(SEED));
   for (const s of sources) hash.update(readFileSync(s));

@@ -19,7 +19,7 @@ import {
 import { validateRequest } from '../../protocol/validate.js';
 import type { JsonValue } from '../../protocol/types.js';
 import { loadNodePackage } from '../engine.js';
-import { writeCalibratedPackage } from './write.js';
+import { writeCalibratedPackage } from '../../build/calibrate/write.js';
 
 export const CALIBRATE_USAGE = `usage: clef-web calibrate <package-dir> --examples labelled.jsonl
   [--coverage 0.9]        coverage of the prediction sets, in (0, 1)

@@ -3,8 +3,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { PackageDtype } from '../../core/manifest.js';
-import { convertRelease } from './package.js';
-import type { BackboneGrouping } from './backbone-groups.js';
+import { convertRelease } from '../../build/convert/package.js';
+import type { BackboneGrouping } from '../../build/convert/backbone-groups.js';
 import { errorText, integerOption, parseCommandArgs } from '../cli-args.js';
 
 const DTYPES: readonly PackageDtype[] = ['fp32', 'fp16', 'q8', 'q4', 'mixed'];

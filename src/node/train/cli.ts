@@ -1,19 +1,19 @@
 /** `clef-web train`: a thin layer on trainDecisionModel (progress on stderr, the result on stdout). */
 import { readFileSync } from 'node:fs';
 import { parseCommandArgs } from '../cli-args.js';
-import { baselineVerdict } from './baseline.js';
-import { ORDER_MODES, type OrderMode } from './fit.js';
+import { baselineVerdict } from '../../build/train/baseline.js';
+import { ORDER_MODES, type OrderMode } from '../../build/train/fit.js';
 import { ClefError } from '../../wire/errors.js';
 import { parseBands } from '../calibrate/cli.js';
 import { isCalibrationError } from '../../calibrate/errors.js';
 import { MissingDependencyError } from '../missing-dependency.js';
-import { isTrainError, TrainError } from './errors.js';
-import type { TrainInput } from './input.js';
-import type { TrainProgress } from './pipeline.js';
-import type { PlainFormat } from './plain.js';
+import { isTrainError, TrainError } from '../../build/train/errors.js';
+import type { TrainInput } from '../../build/train/input.js';
+import type { TrainProgress } from '../../build/train/pipeline.js';
+import type { PlainFormat } from '../../build/train/plain.js';
 import type { TeacherProgress } from './teacher.js';
 import { trainDecisionModel } from './train.js';
-import { DEFAULT_SETTINGS } from './select.js';
+import { DEFAULT_SETTINGS } from '../../build/train/select.js';
 
 export const TRAIN_USAGE = `usage: clef-web train --texts tickets.csv [--question question.json] --out <dir> [options]
        clef-web train --examples labelled.jsonl --out <dir> [options]

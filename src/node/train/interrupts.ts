@@ -6,7 +6,7 @@
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { TrainError } from './errors.js';
+import { TrainError } from '../../build/train/errors.js';
 
 function alive(pid: number): boolean {
   try {

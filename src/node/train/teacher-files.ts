@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENGINE_VERSION } from '../../core/record.js';
-import { Rng } from '../rng.js';
-import type { PlainRow } from './plain.js';
+import { Rng } from '../../build/rng.js';
+import type { PlainRow } from '../../build/train/plain.js';
 
 export interface TeacherReport {
   dir: string;

@@ -19,9 +19,9 @@ import { buildRecord, parseRecord, requestSha256, type RecordSource } from '../.
 import { parseRequestJson } from '../../protocol/json.js';
 import type { JsonValue, SystemOneResponse } from '../../protocol/types.js';
 import { openRecordLog } from '../record/log.js';
-import { TrainError } from './errors.js';
-import type { PlainRow } from './plain.js';
-import type { PlainQuestion } from './question.js';
+import { TrainError } from '../../build/train/errors.js';
+import type { PlainRow } from '../../build/train/plain.js';
+import type { PlainQuestion } from '../../build/train/question.js';
 import { writeTeacherFiles, type TeacherReport } from './teacher-files.js';
 
 export type { TeacherReport };

@@ -8,12 +8,12 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { loadNodePackage } from '../engine.js';
 import { loadOrtNode } from '../ort-node.js';
-import { TrainError } from './errors.js';
-import { readPlainInput, resolveTrainInput, type TrainInput } from './input.js';
-import type { PlainQuestion } from './question.js';
+import { TrainError } from '../../build/train/errors.js';
+import { readPlainInput, resolveTrainInput, type TrainInput } from '../../build/train/input.js';
+import type { PlainQuestion } from '../../build/train/question.js';
 import { labelWithTeacher } from './teacher.js';
 import { guardPartials, removeStalePartials } from './interrupts.js';
-import { runTraining, type TrainResult } from './pipeline.js';
+import { runTraining, type TrainResult } from '../../build/train/pipeline.js';
 
 /** What needs onnxruntime-node, as the missing-dependency message says it. */
 export const TRAIN_NEEDS_ORT = 'Training (the package it writes is verified on onnxruntime-node)';

@@ -9,14 +9,14 @@
  * Exit status: 0 verified; 1 when --max-dp is given and exceeded, or the check could not run
  * (package refused, files missing); 2 on usage errors.
  */
-import { StepProgress } from '../step-progress.js';
+import { StepProgress } from '../../build/step-progress.js';
 import {
   DEFAULT_FIDELITY_SEED,
   DEFAULT_VERIFY_CHUNK_TOKENS,
   measureFidelity,
   type FidelityBaseline,
   type FidelityReport,
-} from './fidelity.js';
+} from '../../build/verify/fidelity.js';
 import { UsageError, errorText, parseCommandArgs } from '../cli-args.js';
 
 export const VERIFY_USAGE = `usage: clef-web verify <package-dir> (--release <release-dir> | --against-package <dir>)

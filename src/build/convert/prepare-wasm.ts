@@ -10,7 +10,7 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { OrtNodeModule } from '../ort-node.js';
+import type { OrtNodeModule } from '../../node/ort-node.js';
 import { readExactly } from '../safetensors.js';
 import { readFields, wire, writeFields, type WireField } from '../onnx/wire.js';
 

@@ -7,7 +7,7 @@ import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileRole, ManifestFile, PackageManifest } from '../../core/manifest.js';
 import { parseManifest } from '../../core/manifest.js';
-import { loadOrtNode, ORT_NODE_VERSION, type OrtNodeModule } from '../ort-node.js';
+import { loadOrtNode, ORT_NODE_VERSION, type OrtNodeModule } from '../../node/ort-node.js';
 import { StepProgress } from '../step-progress.js';
 import { prepareGraphForWasm, preparedPath } from './prepare-wasm.js';
 import { sha256File } from './sha256-file.js';

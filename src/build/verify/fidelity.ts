@@ -15,7 +15,7 @@ import type { Fidelity } from '../../core/manifest.js';
 import { softmaxF32 } from '../../protocol/answers.js';
 import type { SystemOneRequest, ValidRequest } from '../../protocol/types.js';
 import { validateRequest } from '../../protocol/validate.js';
-import { loadNodePackage, type NodeEngine } from '../engine.js';
+import { loadNodePackage, type NodeEngine } from '../../node/engine.js';
 import { referenceDecide } from '../reference/decide.js';
 import { RequestGenerator, type RequestShape } from './requests.js';
 
