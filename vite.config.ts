@@ -9,8 +9,8 @@ const trainWeb = (file: string) =>
 /**
  * The playground, built with the same plugin a user's app uses (`clef-web/vite`): onnxruntime's
  * wasm and the bundled clef-nano served same-origin, COOP/COEP on dev and preview. The Train
- * panel's worker runs the Node trainer and converter: their `node:` imports resolve to the
- * in-memory stand-ins in src/train-web (nothing else in the app imports them). The dev server
+ * panel's worker runs the trainer and converter (src/build) on its in-memory files; what it never
+ * runs resolves to the stand-ins in src/train-web (nothing else in the app imports them). The dev server
  * serves every onnxruntime-web build (the tests and benchmarks compare them); the built
  * playground ships the default selection, as a user's app does.
  */
@@ -18,10 +18,6 @@ export default defineConfig(({ command }) => ({
   plugins: [clefWeb(command === 'serve' ? { runtimeBuilds: RUNTIME_BUILD_NAMES } : {})],
   resolve: {
     alias: [
-      { find: /^node:fs$/, replacement: trainWeb('node-fs.ts') },
-      { find: /^node:path$/, replacement: trainWeb('node-path.ts') },
-      { find: /^node:os$/, replacement: trainWeb('node-os.ts') },
-      { find: /^node:crypto$/, replacement: trainWeb('node-crypto.ts') },
       { find: /^onnxruntime-node$/, replacement: trainWeb('no-ort-node.ts') },
       { find: /^\.\.\/verify\/fidelity\.js$/, replacement: trainWeb('no-fidelity.ts') },
     ],

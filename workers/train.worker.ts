@@ -1,12 +1,13 @@
 /// <reference lib="webworker" />
-// The playground's train worker: the pipeline `clef-web train` runs (src/node/train/pipeline.ts)
-// on an in-memory file system (the bundle resolves node:fs, node:path, node:os and node:crypto
-// to src/train-web), with the package verified by the page's own engine through `host`.
-// Nothing is fetched and nothing leaves the page.
+// The playground's train worker: the pipeline `clef-web train` runs (src/build/train/pipeline.ts)
+// on files held in memory (src/train-web/memory-files.ts, handed to the build tools below), with
+// the package verified by the page's own engine through `host`. Nothing is fetched and nothing
+// leaves the page.
 import * as Comlink from 'comlink';
 import { inspectTrainInput, pickedInput, resolveTrainInput } from '../src/build/train/input.js';
 import { runTraining } from '../src/build/train/pipeline.js';
-import { clearFiles, filesUnder } from '../src/train-web/node-fs.js';
+import { useFiles } from '../src/build/host/files.js';
+import { clearFiles, filesUnder, memoryFiles } from '../src/train-web/memory-files.js';
 import type {
   PageTrainFailure,
   TrainProgress,
@@ -14,6 +15,8 @@ import type {
 } from '../src/train-web/train-wire.js';
 
 const OUT = '/train/package';
+
+useFiles(memoryFiles);
 
 /** A refusal or failure as the page shows it: the code and message `clef-web train` prints. */
 function failure(e: unknown): PageTrainFailure {

@@ -10,8 +10,15 @@
  * `model.safetensors` or as shards listed by `model.safetensors.index.json`, and the joint head
  * (`joint_head.safetensors`, `joint_head_config.json`). `openRelease` opens all of it.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from './host/files.js';
+import { join } from './host/paths.js';
 
 /** Dtypes this module decodes to numbers. Others (F8, BOOL ...) can only be read raw. */
 export type SafetensorsDType = 'BF16' | 'F16' | 'F32' | 'F64' | 'I8' | 'U8' | 'I16' | 'I32' | 'I64';

@@ -1,14 +1,17 @@
-// The stand-ins the playground's train worker runs the Node trainer and converter on
-// (src/train-web): SHA-256 and POSIX paths against Node's own on fresh random inputs, the
-// in-memory file system's semantics as the converter relies on them, and the Train panel's
-// stored .zip read back. (The whole pipeline over them is test/browser/playground-train.spec.ts,
+// What the build tools run on in the playground's train worker, where there is no Node: SHA-256
+// and POSIX paths (src/build/host) against Node's own on fresh random inputs, the in-memory
+// files' semantics as the converter relies on them (src/train-web/memory-files.ts), and the
+// Train panel's stored .zip read back. (The whole pipeline over them is test/browser/playground-train.spec.ts,
 // which compares the page's converted files with the disk run's, byte for byte.)
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createHash as pageHash } from '../../src/train-web/node-crypto.js';
-import * as fs from '../../src/train-web/node-fs.js';
-import * as path from '../../src/train-web/node-path.js';
+import { Sha256 } from '../../src/build/host/sha256.js';
+import * as path from '../../src/build/host/posix-paths.js';
+import * as fs from '../../src/train-web/memory-files.js';
+import { useFiles } from '../../src/build/host/files.js';
+import { sha256File } from '../../src/build/convert/sha256-file.js';
 import { crc32, zipStored } from '../../src/playground/zip.js';
 import { nameFromFile, SHOWN_LABELS, shownLabels } from '../../src/playground/train-view.js';
 import { folderName } from '../../src/playground/trained-store.js';
@@ -23,17 +26,17 @@ function randomBytes(n: number): Uint8Array {
   return Uint8Array.from({ length: n }, () => rng.int(256));
 }
 
-describe('sha256 (node-crypto.ts) against node:crypto', () => {
+describe('sha256 (host/sha256.ts, without Node) against node:crypto', () => {
   it('every length around the block and padding edges, and random pieces', () => {
     for (const n of [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 1000, 70_001]) {
       const bytes = randomBytes(n);
-      expect(pageHash('sha256').update(bytes).digest('hex'), `${msg} n=${n}`).toBe(
+      expect(new Sha256().update(bytes).digest('hex'), `${msg} n=${n}`).toBe(
         createHash('sha256').update(bytes).digest('hex'),
       );
     }
     for (let trial = 0; trial < 20; trial++) {
       const bytes = randomBytes(rng.int(5000));
-      const h = pageHash('sha256');
+      const h = new Sha256();
       for (let at = 0; at < bytes.length;) {
         const step = 1 + rng.int(200);
         h.update(bytes.subarray(at, at + step));
@@ -41,13 +44,13 @@ describe('sha256 (node-crypto.ts) against node:crypto', () => {
       }
       expect(h.digest('hex'), msg).toBe(createHash('sha256').update(bytes).digest('hex'));
     }
-    expect(pageHash('sha256').update('héllo').digest('hex')).toBe(
+    expect(new Sha256().update('héllo').digest('hex')).toBe(
       createHash('sha256').update('héllo').digest('hex'),
     );
   });
 });
 
-describe('paths (node-path.ts) against node:path.posix', () => {
+describe('paths (host/posix-paths.ts) against node:path.posix', () => {
   // Paths as the pipeline forms them: segments joined by single slashes, absolute or not (no
   // empty segments or trailing slashes, whose corner cases Node keeps and the pipeline never makes).
   const parts = ['a', 'b', '..', '.', 'c.json', 'dir'];
@@ -70,7 +73,7 @@ describe('paths (node-path.ts) against node:path.posix', () => {
   });
 });
 
-describe('the in-memory file system (node-fs.ts)', () => {
+describe('the in-memory files (memory-files.ts)', () => {
   it('writes through a descriptor, reads back at positions, renames and removes directories', () => {
     fs.clearFiles();
     fs.mkdirSync('/out/sub', { recursive: true });
@@ -100,6 +103,25 @@ describe('the in-memory file system (node-fs.ts)', () => {
     expect(fs.existsSync('/final/sub/big.bin')).toBe(false);
     expect(() => fs.rmSync('/final')).toThrow(/ENOENT/);
     fs.rmSync('/final', { force: true });
+  });
+});
+
+describe('the build tools on files handed in (useFiles), as the train worker runs them', () => {
+  it("read the in-memory files, not the disk, until Node's are asked for again", () => {
+    fs.clearFiles();
+    const bytes = randomBytes(100_000);
+    fs.mkdirSync('/handed-in', { recursive: true });
+    fs.writeFileSync('/handed-in/w.bin', bytes);
+    const want = createHash('sha256').update(bytes).digest('hex');
+    expect(() => sha256File('/handed-in/w.bin')).toThrow(/ENOENT/);
+    useFiles(fs.memoryFiles);
+    try {
+      expect(sha256File('/handed-in/w.bin'), msg).toBe(want);
+    } finally {
+      useFiles(undefined);
+    }
+    expect(existsSync('/handed-in')).toBe(false);
+    expect(() => sha256File('/handed-in/w.bin')).toThrow(/ENOENT/);
   });
 });
 

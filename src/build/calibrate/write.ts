@@ -4,9 +4,9 @@
  * directory holding a copy of the package's files. The manifest is written last, through a
  * temporary file and a rename: an interrupted write leaves the old, still valid, package.
  */
-import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { createHash } from '../host/sha256.js';
+import { copyFileSync, mkdirSync, renameSync, writeFileSync } from '../host/files.js';
+import { dirname, join, resolve } from '../host/paths.js';
 import { CALIBRATION_FILE } from '../../core/calibration.js';
 import { MANIFEST_FILE, type ManifestFile, type PackageManifest } from '../../core/manifest.js';
 

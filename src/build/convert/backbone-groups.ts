@@ -14,7 +14,7 @@
  * computes exactly what the same nodes compute inside the single graph; the tests hold every
  * runtime to that, byte for byte.
  */
-import { basename, join } from 'node:path';
+import { basename, join } from '../host/paths.js';
 import type { Qwen35TextConfig, Release } from '../safetensors.js';
 import type { WrittenModel } from '../onnx/graph.js';
 import {

@@ -17,8 +17,8 @@
  * q·(W_k m + b_k) ranks keys as (W_kᵀ q)·m, and P·(W_v m + b_v) = W_v (P·m) + b_v because each
  * row of P sums to 1. That costs heads × queries × T × W per layer instead of 2 × T × W².
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync } from '../host/files.js';
+import { join } from '../host/paths.js';
 import { attr, GraphBuilder, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import { SafetensorsFile, toF16Bits, type JointHeadConfig } from '../safetensors.js';

@@ -3,7 +3,7 @@
  * streaming a block of rows at a time: the real table is 248,320 × 4,096 (2 GB in bf16), and
  * peak memory here is one block (`rowsPerBlock` rows as float32 plus their encoded records).
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from '../host/files.js';
 import {
   encodeLexiconHeader,
   encodeLexiconRow,

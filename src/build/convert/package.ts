@@ -4,9 +4,16 @@
  * SHA-256, the variant's devices and memory needs, and its measured fidelity.
  * Everything streams tensor by tensor: converting the 9B release never holds the whole model.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join, relative } from 'node:path';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  tmpdir,
+  writeFileSync,
+} from '../host/files.js';
+import { basename, join, relative } from '../host/paths.js';
 import { StepProgress } from '../step-progress.js';
 import {
   MANIFEST_FORMAT,

@@ -7,9 +7,16 @@
  * engine creates it at graphOptimizationLevel 'disabled' on WASM only ('extended' is the CPU
  * execution provider's level, which WebGPU's kernels do not share).
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  tmpdir,
+  writeFileSync,
+} from '../host/files.js';
+import { dirname, join } from '../host/paths.js';
 import type { OrtNodeModule } from '../../node/ort-node.js';
 import { readExactly } from '../safetensors.js';
 import { readFields, wire, writeFields, type WireField } from '../onnx/wire.js';

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync } from 'node:fs';
+import { createHash } from '../host/sha256.js';
+import { closeSync, openSync, readSync } from '../host/files.js';
 
 /** SHA-256 of a file, read in 8 MiB pieces. */
 export function sha256File(path: string): string {

@@ -3,8 +3,8 @@
  * converted without them by `clef-web prepare <package-dir>` (the manifest gains their entries,
  * written last through a rename, so an interrupted run leaves the old package valid).
  */
-import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, renameSync, statSync, writeFileSync } from '../host/files.js';
+import { join } from '../host/paths.js';
 import type { FileRole, ManifestFile, PackageManifest } from '../../core/manifest.js';
 import { parseManifest } from '../../core/manifest.js';
 import { loadOrtNode, ORT_NODE_VERSION, type OrtNodeModule } from '../../node/ort-node.js';

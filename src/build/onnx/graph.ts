@@ -7,8 +7,8 @@
  * External data layout: `<model>.onnx.data`, then `<model>.onnx.data.1`, `.2` ... when a
  * file would exceed `maxDataFileBytes`; every tensor starts at a multiple of `alignment`.
  */
-import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { closeSync, openSync, writeFileSync, writeSync } from '../host/files.js';
+import { basename, dirname, resolve } from '../host/paths.js';
 import {
   DATA_TYPE_BYTES,
   DataType,

@@ -3,8 +3,8 @@
  * (src/clef/prompt.ts) with the release's tokenizer, the float64 backbone, the float64 head.
  * What a converted package must reproduce. Loaded releases are cached per directory.
  */
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from '../host/files.js';
+import { join, resolve } from '../host/paths.js';
 import { encodeRequest, type EncodedRequest } from '../../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../../clef/tokenizer.js';
 import type { ValidRequest } from '../../protocol/types.js';

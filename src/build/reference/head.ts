@@ -17,9 +17,9 @@
  * TransformerDecoderLayer norm_first: x += SA(norm1 x); x += MHA(norm2 x, memory);
  * x += FF(norm3 x), memory not normed there, no masks.
  */
-import { join } from 'node:path';
+import { join } from '../host/paths.js';
 import { SafetensorsFile, type JointHeadConfig } from '../safetensors.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync } from '../host/files.js';
 import { dot, matVec, sigmoid, softmax } from './qwen35.js';
 
 export interface HeadWeights {

@@ -5,8 +5,8 @@
  * the calibration's figures, and what the model does not know.
  */
 import { baselineVerdict } from './baseline.js';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from '../host/files.js';
+import { join } from '../host/paths.js';
 import type { LabelledExample } from '../../calibrate/examples.js';
 import type { CalibrateRunResult } from '../../calibrate/run.js';
 import { promptOptions } from '../../clef/prompt.js';

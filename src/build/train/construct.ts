@@ -22,9 +22,9 @@
  *   reads the lm_head rows (the model's R: the constant dim and the content dims); every other
  *   head weight is zero, so the joint score is exactly 0 and σ(residual_gate) multiplies nothing.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from '../host/files.js';
 export { RMS_EPS } from './model.js';
-import { join } from 'node:path';
+import { join } from '../host/paths.js';
 import {
   layerTensorName,
   TEXT_PREFIX,

@@ -3,10 +3,9 @@
  * labelled-request JSONL, or a plain file (a text and a label per row, plain.ts) with its
  * question; either as text or as the file's bytes (decoded by encoding.ts, or refused). The CLI,
  * the library and the playground's train worker all come through here, so a file is refused
- * with the same message on every surface. Runtime-neutral (node:path only, which the worker
- * bundles a stand-in for).
+ * with the same message on every surface. Runtime-neutral (paths through ../host/paths.ts).
  */
-import { basename } from 'node:path';
+import { basename } from '../host/paths.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { trainingText, type TextEncodingName, decodeTrainingText } from './encoding.js';
 import { TrainError } from './errors.js';

@@ -7,12 +7,19 @@
  * card. Everything is written under a temporary name and renamed at the end: a failure leaves
  * no half-written package. One seed gives the same bytes.
  *
- * Runtime-neutral apart from `node:fs`/`node:path`: Node runs it on the disk (train.ts); the
- * playground's train worker runs it on an in-memory file system (src/train-web), verifying
- * through the page's own engine. What differs between the two is the TrainHost.
+ * Runtime-neutral: Node runs it on the disk (src/node/train/train.ts); the playground's train
+ * worker runs it on files in memory (../host/files.ts), verifying through the page's own engine.
+ * What differs between the two is the TrainHost.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from '../host/files.js';
+import { basename, dirname, join, relative, resolve } from '../host/paths.js';
 import { parseLabelledExamples, type LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { calibrateFromExamples, type CalibrateRunResult } from '../../calibrate/run.js';

@@ -1,12 +1,12 @@
 /**
- * `node:fs` for the playground's train worker: the synchronous calls the trainer, the release
- * writer and the converter make, over files held in memory. The worker's bundle resolves
- * `node:fs` here (vite.config.ts), so the page trains and converts with the very code
- * `clef-web train` runs on the disk. Paths are POSIX and absolute (node-path.ts resolves
- * against `/`). Errors carry Node's codes (ENOENT, EEXIST, ENOTDIR, EBADF) for the callers that
- * test them.
+ * The playground's train worker's files, held in memory: the synchronous calls the trainer, the
+ * release writer and the converter make (src/build/host/files.ts), which the worker hands them
+ * with `useFiles(memoryFiles)`, so the page trains and converts with the very code
+ * `clef-web train` runs on the disk. Paths are POSIX and absolute (resolved against `/`).
+ * Errors carry Node's codes (ENOENT, EEXIST, ENOTDIR, EBADF) for the callers that test them.
  */
-import { dirname, resolve } from './node-path.js';
+import type { BuildFiles } from '../build/host/files.js';
+import { dirname, resolve } from '../build/host/posix-paths.js';
 
 const files = new Map<string, Uint8Array>();
 /** Sizes of files being written through a descriptor (their buffer grows by doubling). */
@@ -223,6 +223,30 @@ export function readSync(
   if (position === null) d.position = start + chunk.length;
   return chunk.length;
 }
+
+/** Temporary folders go under `/tmp`. */
+export function tmpdir(): string {
+  return '/tmp';
+}
+
+/** The calls above, as the build tools take them. */
+export const memoryFiles: BuildFiles = {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  statSync,
+  readFileSync,
+  writeFileSync,
+  copyFileSync,
+  renameSync,
+  rmSync,
+  openSync,
+  closeSync,
+  writeSync,
+  readSync,
+  tmpdir,
+};
 
 /** Every file under `dir`, by its path relative to it (the worker hands these to the page). */
 export function filesUnder(dir: string): Map<string, Uint8Array> {

@@ -1,8 +1,7 @@
 /**
- * `node:path` (POSIX) for the train worker: the calls the trainer and converter make. The
- * working directory is `/`.
+ * The path calls the build tools make, POSIX, with `/` as the working directory: what paths.ts
+ * gives them where there is no Node (the page's train worker, whose files are in memory).
  */
-export const sep = '/';
 
 /** The segments of `path` with `.` and `..` applied (a relative path keeps its leading `..`). */
 function normalizeParts(path: string): string[] {

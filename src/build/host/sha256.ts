@@ -1,8 +1,11 @@
 /**
- * `node:crypto`'s `createHash('sha256')` for the train worker, synchronous as the converter
- * calls it (SubtleCrypto only hashes asynchronously). FIPS 180-4; checked against node:crypto on
- * random inputs (test/unit/train-web.test.ts).
+ * SHA-256 as the build tools call it, synchronously (`createHash('sha256')`, Node's name): Node's
+ * own in Node; elsewhere (the page's train worker) this file's FIPS 180-4 implementation, since
+ * SubtleCrypto only hashes asynchronously. Checked against node:crypto on random inputs
+ * (test/unit/train-web.test.ts).
  */
+import { nodeBuiltin } from './node-builtins.js';
+
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
   0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -14,7 +17,14 @@ const K = new Uint32Array([
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 
-class Sha256 {
+/** A hash being computed: update with bytes or text, then the hex digest. */
+export interface Hash {
+  update(data: string | ArrayBufferView): Hash;
+  digest(encoding: 'hex'): string;
+}
+
+/** The implementation used where Node's is not there. */
+export class Sha256 implements Hash {
   private readonly h = new Uint32Array([
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
   ]);
@@ -109,7 +119,8 @@ class Sha256 {
   }
 }
 
-export function createHash(algorithm: string): Sha256 {
-  if (algorithm !== 'sha256') throw new Error(`only sha256 is available here, not ${algorithm}`);
-  return new Sha256();
+const crypto = nodeBuiltin('node:crypto');
+
+export function createHash(algorithm: 'sha256'): Hash {
+  return crypto ? crypto.createHash(algorithm) : new Sha256();
 }
