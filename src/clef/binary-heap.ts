@@ -1,6 +1,6 @@
 /**
  * A binary heap of tuples under a strict order `before(a, b)` (a pops first): the tokenizer's
- * merge queue (tokenizer-bpe.ts) and the BPE trainer's pair queue (src/node/train/bpe.ts).
+ * merge queue (tokenizer-bpe.ts) and the BPE trainer's pair queue (src/build/train/bpe.ts).
  * Ties must be broken inside `before`, so the pop order is deterministic.
  */
 export class BinaryHeap<T> {

@@ -1,5 +1,5 @@
 /**
- * Inputs of the joint head's ONNX graphs (built by src/node/convert/head.ts), from an encoded
+ * Inputs of the joint head's ONNX graphs (built by src/build/convert/head.ts), from an encoded
  * request and the lm_head rows. Plain typed arrays and dims: no onnxruntime import, so the
  * engine wraps them in whatever tensors its back end uses.
  *

@@ -34,7 +34,7 @@ export type FileRole =
   | 'calibration'
   /**
    * Optional: the graph named by `replaces`, optimised once by the converter for the WASM back
-   * end (src/node/convert/prepare-wasm.ts), over the same data files. WASM creates it instead of
+   * end (src/build/convert/prepare-wasm.ts), over the same data files. WASM creates it instead of
    * the original, without optimising it again; WebGPU and Node never fetch it.
    */
   | 'wasm-graph';

@@ -20,12 +20,9 @@ export {
   type ServeOptions,
 } from './serve/server.js';
 export { decideFile, type DecideFileOptions, type DecideSummary } from './decide/cli.js';
-export { convertRelease, type ConvertOptions } from '../build/convert/package.js';
-export {
-  measureFidelity,
-  type FidelityOptions,
-  type FidelityReport,
-} from '../build/verify/fidelity.js';
+export { convertRelease, measureFidelity } from './build-runtime.js';
+export type { ConvertOptions } from '../build/convert/package.js';
+export type { FidelityOptions, FidelityReport } from '../build/verify/fidelity.js';
 export { bundledModelDir } from './bundled.js';
 export { MissingDependencyError, ORT_NODE_VERSION } from './missing-dependency.js';
 // loadNodePackage's refusal of a graph the js device cannot run (runtime 'js').
@@ -39,5 +36,5 @@ export type {
   TrainResult,
 } from '../build/train/pipeline.js';
 export type { TrainInput } from '../build/train/input.js';
-export type { TeacherOptions, TeacherProgress } from './train/teacher.js';
+export type { TeacherOptions, TeacherProgress } from '../build/train/teacher-options.js';
 export { TrainError, isTrainError, type TrainErrorCode } from '../build/train/errors.js';

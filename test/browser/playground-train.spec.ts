@@ -5,7 +5,7 @@
  * file system. Checked: the label counts; the held-out accuracy (≥ 99%, as the trainer's own
  * test asks); the package verified through the page's engine to within 1e-3; the converted files
  * byte-identical to the equivalent labelled-request file trained on the disk in Node (so the
- * plain reader, the in-memory fs, path and SHA-256 stand-ins change nothing); the .zip, named
+ * plain reader, the in-memory files, POSIX paths and JS SHA-256 change nothing); the .zip, named
  * after the model, holding exactly the package the manifest describes; "Use this model here"
  * putting the trained question in the form, and a warning when a request asks what the model was
  * not trained on; the model answering fresh planted draws; no request to any origin but the

@@ -13,7 +13,7 @@ import {
   planBackboneGroups,
 } from '../../src/build/convert/backbone-groups.js';
 import { groupingOf, parseGroupBytes } from '../../src/node/convert/cli.js';
-import { convertRelease } from '../../src/build/convert/package.js';
+import { convertRelease } from '../../src/node/build-runtime.js';
 import { backboneGroups } from '../../src/core/graph-spec.js';
 import { parseManifest, type PackageManifest } from '../../src/core/manifest.js';
 import type { Qwen35TextConfig } from '../../src/build/safetensors.js';

@@ -1,5 +1,5 @@
-// The Qwen3.5 backbone as ONNX (src/node/convert/backbone.ts), checked on the tiny fixture against
-// the independent float64 reference forward (src/node/reference/qwen35.ts):
+// The Qwen3.5 backbone as ONNX (src/build/convert/backbone.ts), checked on the tiny fixture against
+// the independent float64 reference forward (src/build/reference/qwen35.ts):
 // - fp32 equals the reference, fed whole or in uneven chunks with the state carried;
 // - q8 / q4 / mixed equal the reference run on the weights they dequantise to (so the packing
 //   is exactly what onnxruntime reads), and their distance to the float model is reported;

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertRelease } from '../../src/build/convert/package.js';
+import { convertRelease } from '../../src/node/build-runtime.js';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { randomRequests } from '../../src/build/verify/requests.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PackageManifest } from '../../src/core/manifest.js';
-import { convertRelease } from '../../src/build/convert/package.js';
+import { convertRelease } from '../../src/node/build-runtime.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 
 /**

@@ -1,5 +1,5 @@
-// The joint head as ONNX (src/node/convert/head.ts) run by onnxruntime-node against the float64
-// reference head (src/node/reference/head.ts) on the tiny fixture, given the same hidden states.
+// The joint head as ONNX (src/build/convert/head.ts) run by onnxruntime-node against the float64
+// reference head (src/build/reference/head.ts) on the tiny fixture, given the same hidden states.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

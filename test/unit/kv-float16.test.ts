@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertRelease } from '../../src/build/convert/package.js';
+import { convertRelease } from '../../src/node/build-runtime.js';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
 import { randomRequests } from '../../src/build/verify/requests.js';
 import { toF16Bits } from '../../src/build/safetensors.js';

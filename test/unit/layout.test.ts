@@ -1,6 +1,7 @@
 // The layout shows the architecture: no import circles anywhere, and the arrows between the
 // product's folders point one way (README "Layout"). Read from the source text, so a new
 // import that breaks either fails here with the files named.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { circles, importGraph } from './support/import-graph.js';
@@ -17,22 +18,34 @@ function part(file: string): string {
 /** Importer part -> parts it must never import. */
 const FORBIDDEN: Record<string, RegExp> = {
   'src/protocol': /^(?!src\/protocol$)/, // protocol imports nothing else of the project
-  'src/clef': /^src\/(engine|client|element|playground|node|http|wire|core)$/,
-  'src/wire': /^src\/(engine|client|element|playground|node|http)$/,
-  'src/http': /^src\/(engine|client|element|playground|node)$/,
-  'src/engine': /^src\/(client|element|playground|node|http)$/,
-  'src/client': /^src\/(engine|element|playground|node)$/,
-  'src/element': /^src\/(engine|playground|node)$/,
-  'src/playground': /^src\/(engine|node)$/,
-  'src/calibrate': /^src\/(engine|client|element|playground|node|http|core)$/,
+  'src/clef': /^src\/(engine|client|element|playground|node|http|wire|core|build)$/,
+  'src/wire': /^src\/(engine|client|element|playground|node|http|build)$/,
+  'src/http': /^src\/(engine|client|element|playground|node|build)$/,
+  'src/engine': /^src\/(client|element|playground|node|http|build)$/,
+  'src/client': /^src\/(engine|element|playground|node|build)$/,
+  'src/element': /^src\/(engine|playground|node|build)$/,
+  // The playground trains through its worker (workers/train.worker.ts), never in the page.
+  'src/playground': /^src\/(engine|node|build)$/,
+  'src/calibrate': /^src\/(engine|client|element|playground|node|http|core|build)$/,
   // core is shared by the worker and Node: it never reaches into either, nor above them
-  'src/core': /^src\/(engine|client|element|playground|node|http|sw|graph)$/,
+  'src/core': /^src\/(engine|client|element|playground|node|http|sw|graph|build)$/,
   // The graph interpreter (the js device) reads core's session types and nothing else.
   'src/graph': /^src\/(?!core$)/,
-  'src/sw': /^src\/(engine|element|playground|node)$/,
-  // Types from src/node (the trainer's), never its code: the worker bundles the pipeline itself.
-  'src/train-web': /^src\/(engine|client|element|playground)$/,
+  'src/sw': /^src\/(engine|element|playground|node|build)$/,
+  // The model-building tools run in Node and in the page: they read the protocol, the prompt and
+  // tokenizer, calibration and core, and no runtime (a runtime is handed in: src/node does).
+  'src/build': /^src\/(?!(protocol|clef|calibrate|core)$)/,
+  // The train worker's files and wire: over the build tools, never the Node product.
+  'src/train-web': /^src\/(engine|client|element|playground|node)$/,
 };
+
+/** A value import of a package or a `node:` module (type-only imports and `typeof import()` aside). */
+const PACKAGE_IMPORT =
+  /^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s*['"]([^.'"][^'"]*)['"]|(?<!typeof\s+)\bimport\s*\(\s*['"]([^.'"][^'"]*)['"]\s*\)/gm;
+
+function packageImports(text: string): string[] {
+  return [...text.matchAll(PACKAGE_IMPORT)].map((m) => (m[1] ?? m[2]) as string);
+}
 
 describe('the import graph', () => {
   it('reads the source (guards against a silently empty graph)', () => {
@@ -60,6 +73,15 @@ describe('the import graph', () => {
     expect(bad).toEqual([]);
   });
 
+  it('keeps the build tools free of any runtime: src/build imports no package, not even node:', () => {
+    const files = [...graph.keys()].filter((f) => f.startsWith('src/build/'));
+    expect(files.length).toBeGreaterThan(40);
+    const bad = files.flatMap((f) =>
+      packageImports(readFileSync(resolve(ROOT, f), 'utf8')).map((spec) => `${f} -> ${spec}`),
+    );
+    expect(bad).toEqual([]);
+  });
+
   it('finds a circle and a forbidden arrow when there is one (the checks can fail)', () => {
     const g = new Map([
       ['a.ts', ['b.ts']],
@@ -74,5 +96,22 @@ describe('the import graph', () => {
     expect(FORBIDDEN['src/core']!.test('src/graph')).toBe(true);
     expect(FORBIDDEN['src/graph']!.test('src/engine')).toBe(true);
     expect(FORBIDDEN['src/graph']!.test('src/core')).toBe(false);
+    expect(FORBIDDEN['src/build']!.test('src/node')).toBe(true);
+    expect(FORBIDDEN['src/build']!.test('src/engine')).toBe(true);
+    expect(FORBIDDEN['src/build']!.test('src/core')).toBe(false);
+    expect(FORBIDDEN['src/core']!.test('src/build')).toBe(true);
+    expect(
+      packageImports(
+        [
+          "import { loadOrtNode } from 'onnxruntime-node';",
+          "import { readFileSync } from 'node:fs';",
+          "export { x } from 'comlink';",
+          "const m = await import('node:crypto');",
+          "import type { Y } from 'onnxruntime-node';",
+          "type Fs = typeof import('node:fs');",
+          "import { z } from './local.js';",
+        ].join('\n'),
+      ),
+    ).toEqual(['onnxruntime-node', 'node:fs', 'comlink', 'node:crypto']);
   });
 });

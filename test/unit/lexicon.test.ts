@@ -1,5 +1,5 @@
 // The lm_head rows file: format (src/clef/lexicon.ts), the streaming writer
-// (src/node/convert/lexicon.ts) on the tiny fixture, and the error bounds of its encodings.
+// (src/build/convert/lexicon.ts) on the tiny fixture, and the error bounds of its encodings.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The trainer's exp, log, tanh and cosh (src/node/train/portable-math.ts) against the engine's
+ * The trainer's exp, log, tanh and cosh (src/build/train/portable-math.ts) against the engine's
  * Math functions on fresh random inputs over the ranges a fit meets: within 2 ulp (relative
  * 4.5e-16; each side is within 1 ulp of the truth). A slip in a constant or the range reduction
  * shows as errors of 1e-10 or more. Special values exactly.

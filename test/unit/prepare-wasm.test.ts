@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertRelease } from '../../src/build/convert/package.js';
+import { convertRelease as convertInBuild } from '../../src/build/convert/package.js';
+import { convertRelease, nodeBuildRuntime } from '../../src/node/build-runtime.js';
 import {
   externalInitializers,
   prepareGraphForWasm,
@@ -242,10 +243,23 @@ describe('prepareWasmGraphs', () => {
       ...ort,
       env: { ...ort.env, versions: { common: '1.29.0', node: '1.29.0' } },
     } as unknown as typeof ort;
-    const written = await prepareWasmGraphs(dirs.off, files, (l) => lines.push(l), other);
+    const runtime = { ...nodeBuildRuntime, loadOrt: async () => other };
+    const written = await prepareWasmGraphs(dirs.off, files, (l) => lines.push(l), runtime);
     expect(written).toBe(0);
     expect(files).toHaveLength(1);
     expect(lines.join('\n')).toMatch(/onnxruntime-node 1\.29\.0 is installed.*1\.30\.0/);
+  });
+
+  it('are refused before any work when no runtime is handed in (as is the fidelity pass)', async () => {
+    const out = join(work, 'no-runtime');
+    const base = { name: 'clef-tiny', dtype: 'fp32' as const };
+    await expect(convertInBuild(release, out, base)).rejects.toThrow(
+      /WASM-prepared graphs needs a runtime handed in.*wasmGraphs: false/,
+    );
+    await expect(
+      convertInBuild(release, out, { ...base, wasmGraphs: false, fidelityRequests: 2 }),
+    ).rejects.toThrow(/Measuring fidelity needs a runtime handed in.*fidelityRequests: 0/);
+    expect(() => statSync(out)).toThrow();
   });
 });
 

@@ -20,12 +20,12 @@ import { SystemOneError } from '../../src/protocol/errors.js';
 import { IntegrityError, PackageError } from '../../src/wire/errors.js';
 import type { ChoiceAnswer, Question, SystemOneRequest } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
-import { convertRelease } from '../../src/build/convert/package.js';
+import { convertRelease, measureFidelity } from '../../src/node/build-runtime.js';
 import { writeTinyFixture } from '../../tools/fixture/cli.js';
 import { loadNodePackage } from '../../src/node/engine.js';
 import { referenceDecide } from '../../src/build/reference/decide.js';
 import { verifyMain } from '../../src/node/verify/cli.js';
-import { measureFidelity, type FidelityReport } from '../../src/build/verify/fidelity.js';
+import type { FidelityReport } from '../../src/build/verify/fidelity.js';
 import { randomRequests, type RequestShape } from '../../src/build/verify/requests.js';
 import { byteLevelDecoder } from '../support/byte-level-decode.js';
 

@@ -1,6 +1,6 @@
 /**
  * The baselines a careful engineer tries first, for the training benchmarks (dev only):
- * multinomial naive Bayes on word counts (the product's own, src/node/train/baseline.ts) and
+ * multinomial naive Bayes on word counts (the product's own, src/build/train/baseline.ts) and
  * multinomial logistic regression on word and word-pair counts, its L2 strength chosen from
  * C ∈ {0.1, 1, 10} (scikit-learn's convention: C · Σ loss + ½ |w|²) by 5-fold cross-validation
  * on the same training part, then refitted on all of it.

@@ -28,7 +28,7 @@ import { chromium, type Request } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import type { PackageManifest } from '../../src/core/manifest.js';
 import { costFacts, decisionFeatures, type CostFacts } from '../../src/core/device-cost.js';
-import { convertRelease } from '../../src/build/convert/package.js';
+import { convertRelease } from '../../src/node/build-runtime.js';
 import { writeTinyFixture } from '../fixture/cli.js';
 import { TINY_TEXT, type TextShape } from '../fixture/config.js';
 import { loadAverage } from './proc.js';

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeTinyFixture } from '../fixture/cli.js';
-import { convertRelease } from '../../src/build/convert/package.js';
+import { convertRelease } from '../../src/node/build-runtime.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
 import { plantedJsonl } from '../train/planted.js';
 

@@ -1,5 +1,5 @@
 /**
- * Node emitters for the joint head graphs (src/node/convert/head.ts): the PyTorch modules the
+ * Node emitters for the joint head graphs (src/build/convert/head.ts): the PyTorch modules the
  * reference head uses (LayerNorm, Linear, exact GELU, nn.MultiheadAttention) written with plain
  * ONNX opset-17 ops that have kernels on onnxruntime-web's WASM and WebGPU back ends (MatMul,
  * Gemm, Add, Sub, Mul, Div, LayerNormalization, Softmax, Erf, Exp, Sqrt, Abs, Clip, ReduceSum,

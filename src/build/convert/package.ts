@@ -39,6 +39,7 @@ import { buildHeadOnnx } from './head.js';
 import { buildLexicon, LEXICON_FILE } from './lexicon.js';
 import { sha256File } from './sha256-file.js';
 import { prepareWasmGraphs, type PackageFileEntry } from './wasm-graphs.js';
+import { noRuntime, type ConvertRuntime } from './runtime.js';
 
 export { sha256File };
 
@@ -161,11 +162,22 @@ function largestOf(models: WrittenModel[]): TensorSize | null {
   return best;
 }
 
+/**
+ * Converts a release. `runtime` is needed for the WASM-prepared graphs and the fidelity pass
+ * (runtime.ts); without it both must be off, which is checked before any work.
+ */
 export async function convertRelease(
   releaseDir: string,
   outDir: string,
   options: ConvertOptions,
+  runtime?: ConvertRuntime,
 ): Promise<PackageManifest> {
+  if (!runtime && (options.wasmGraphs ?? true)) {
+    throw noRuntime('Writing WASM-prepared graphs', 'wasmGraphs: false');
+  }
+  if (!runtime && (options.fidelityRequests ?? 0) > 0) {
+    throw noRuntime('Measuring fidelity', 'fidelityRequests: 0');
+  }
   const log = options.log ?? (() => undefined);
   const release = openRelease(releaseDir);
   const text = release.text;
@@ -260,7 +272,8 @@ export async function convertRelease(
       if (peakBytes > WASM_MEMORY_LIMIT) {
         log('no WASM-prepared graphs: the package needs more memory than WASM addresses');
       } else {
-        await prepareWasmGraphs(outDir, files, log);
+        // The runtime is there: checked at the start.
+        await prepareWasmGraphs(outDir, files, log, runtime as ConvertRuntime);
       }
     }
 
@@ -319,6 +332,7 @@ export async function convertRelease(
     const requests = options.fidelityRequests ?? 0;
     if (requests > 0) {
       const { measureFidelity } = await import('../verify/fidelity.js');
+      const open = (runtime as ConvertRuntime).openPackage;
       const threads = options.fidelityThreads;
       // A line every few seconds with the count and an estimate: the step can take minutes.
       const progress = () => {
@@ -337,7 +351,7 @@ export async function convertRelease(
         log(`fidelity: ${requests} requests against the float64 reference ...`);
         manifest.fidelity = summarize(
           'reference',
-          await measureFidelity(outDir, { release: releaseDir }, fidelityOptions()),
+          await measureFidelity(outDir, { release: releaseDir }, fidelityOptions(), open),
         );
       } else {
         const baseline = mkdtempSync(join(tmpdir(), 'clef-fp32-'));
@@ -353,7 +367,7 @@ export async function convertRelease(
           log(`fidelity: ${requests} requests against fp32 ...`);
           manifest.fidelity = summarize(
             'fp32',
-            await measureFidelity(outDir, { package: baseline }, fidelityOptions()),
+            await measureFidelity(outDir, { package: baseline }, fidelityOptions(), open),
           );
         } finally {
           rmSync(baseline, { recursive: true, force: true });

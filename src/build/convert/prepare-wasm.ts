@@ -17,9 +17,9 @@ import {
   writeFileSync,
 } from '../host/files.js';
 import { dirname, join } from '../host/paths.js';
-import type { OrtNodeModule } from '../../node/ort-node.js';
 import { readExactly } from '../safetensors.js';
 import { readFields, wire, writeFields, type WireField } from '../onnx/wire.js';
+import type { OrtOptimizer } from './runtime.js';
 
 // Field numbers in onnx.proto.
 const MODEL_GRAPH = 7;
@@ -133,7 +133,7 @@ function relocated(fields: WireField[], target: ExternalRef | Uint8Array): WireF
  * would need a data file of its own); nothing is written then.
  */
 export async function prepareGraphForWasm(
-  ort: OrtNodeModule,
+  ort: OrtOptimizer,
   onnxPath: string,
   outPath: string,
 ): Promise<PrepareResult> {

@@ -7,9 +7,9 @@ import { readFileSync, renameSync, statSync, writeFileSync } from '../host/files
 import { join } from '../host/paths.js';
 import type { FileRole, ManifestFile, PackageManifest } from '../../core/manifest.js';
 import { parseManifest } from '../../core/manifest.js';
-import { loadOrtNode, ORT_NODE_VERSION, type OrtNodeModule } from '../../node/ort-node.js';
 import { StepProgress } from '../step-progress.js';
 import { prepareGraphForWasm, preparedPath } from './prepare-wasm.js';
+import type { ConvertRuntime } from './runtime.js';
 import { sha256File } from './sha256-file.js';
 
 export type PackageFileEntry = { path: string; role: FileRole; group?: number; replaces?: string };
@@ -22,17 +22,18 @@ export async function prepareWasmGraphs(
   dir: string,
   files: PackageFileEntry[],
   log: (line: string) => void,
-  runtime?: OrtNodeModule,
+  runtime: Pick<ConvertRuntime, 'loadOrt' | 'ortVersion'>,
   /** What needs onnxruntime-node, and how to do without it, for the missing-dependency error. */
   why = 'Writing WASM-prepared graphs (--wasm-graphs off skips them)',
 ): Promise<number> {
-  const ort = runtime ?? (await loadOrtNode(why));
+  const ort = await runtime.loadOrt(why);
   // The optimiser's output is read by the engine's onnxruntime-web, which is this version: a
   // graph fused by another version may use ops or attributes that one does not know.
   const version = ort.env.versions?.node;
-  if (version !== ORT_NODE_VERSION) {
+  const want = runtime.ortVersion;
+  if (version !== want) {
     log(
-      `no WASM-prepared graphs: onnxruntime-node ${version ?? '?'} is installed, and the engine's onnxruntime-web is ${ORT_NODE_VERSION} (npm install onnxruntime-node@${ORT_NODE_VERSION})`,
+      `no WASM-prepared graphs: onnxruntime-node ${version ?? '?'} is installed, and the engine's onnxruntime-web is ${want} (npm install onnxruntime-node@${want})`,
     );
     return 0;
   }
@@ -61,7 +62,11 @@ export async function prepareWasmGraphs(
 }
 
 /** Adds the missing twins to a converted package in place; returns how many it wrote. */
-export async function addWasmGraphs(dir: string, log: (line: string) => void): Promise<number> {
+export async function addWasmGraphs(
+  dir: string,
+  log: (line: string) => void,
+  runtime: Pick<ConvertRuntime, 'loadOrt' | 'ortVersion'>,
+): Promise<number> {
   const manifestPath = join(dir, 'manifest.json');
   let text: string;
   try {
@@ -81,7 +86,7 @@ export async function addWasmGraphs(dir: string, log: (line: string) => void): P
     dir,
     entries,
     log,
-    undefined,
+    runtime,
     'Writing WASM-prepared graphs',
   );
   const added: ManifestFile[] = entries.slice(before).map((f) => {

@@ -10,7 +10,7 @@ import { promptOptions } from '../../clef/prompt.js';
 import { trainingText, type TextEncodingName, decodeTrainingText } from './encoding.js';
 import { TrainError } from './errors.js';
 import { parse, type TrainOptions, type TrainProgress } from './pipeline.js';
-import type { TeacherOptions, TeacherProgress } from '../../node/train/teacher.js';
+import type { TeacherOptions, TeacherProgress } from './teacher-options.js';
 import {
   DEFAULT_LABEL_COLUMN,
   detectPlainFormat,

@@ -31,6 +31,7 @@ import { validateRequest } from '../../protocol/validate.js';
 import type { JsonValue } from '../../protocol/types.js';
 import { requiredAnswers } from '../../calibrate/fit.js';
 import { convertRelease } from '../convert/package.js';
+import type { ConvertRuntime } from '../convert/runtime.js';
 import { writeCalibratedPackage } from '../calibrate/write.js';
 import { Rng } from '../rng.js';
 import { baselineFigures, baselineVerdict, type BaselineReport } from './baseline.js';
@@ -143,6 +144,8 @@ export interface TrainHost {
   runTag: string;
   /** Whether the converter also writes the WASM-prepared graphs (needs onnxruntime-node). */
   wasmGraphs: boolean;
+  /** The converter's runtime (onnxruntime-node, the Node engine); the page's asks for neither. */
+  convertRuntime?: ConvertRuntime;
   /** The engine openPackage runs, as the model card names it. */
   engineName: string;
   /** Told the temporary folders before the first is written (Node removes them on SIGINT). */
@@ -334,16 +337,21 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       total: 1,
       message: `fidelity against the float64 reference on ${fidelityRequests} random requests`,
     });
-    await convertRelease(partialRelease, partial, {
-      dtype: 'fp32',
-      name,
-      description: `${name}: a decision model trained by clef-web train (see README.md)`,
-      releaseDate: TRAINED_RELEASE_DATE,
-      fidelityRequests,
-      fidelityThreads: 1,
-      wasmGraphs: host.wasmGraphs,
-      log: () => {},
-    });
+    await convertRelease(
+      partialRelease,
+      partial,
+      {
+        dtype: 'fp32',
+        name,
+        description: `${name}: a decision model trained by clef-web train (see README.md)`,
+        releaseDate: TRAINED_RELEASE_DATE,
+        fidelityRequests,
+        fidelityThreads: 1,
+        wasmGraphs: host.wasmGraphs,
+        log: () => {},
+      },
+      host.convertRuntime,
+    );
     endPhase('convert');
 
     // The package against the fitted function: on the held-out part, else on training examples.

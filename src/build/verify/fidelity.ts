@@ -1,7 +1,8 @@
 /**
  * How closely a converted package reproduces its source: random System One requests run
- * through the package (onnxruntime-node, the engine's own runner) and through either the
- * float64 reference forward on the release or another package (the fp32 baseline).
+ * through the package (opened by the engine the caller hands in: in Node, the Node engine on
+ * onnxruntime-node) and through either the float64 reference forward on the release or another
+ * package (the fp32 baseline).
  *
  * Figures, over every option of every question of every request:
  *   meanAbsDp, maxAbsDp  |p_package − p_baseline|, each p a float32 softmax per question;
@@ -11,13 +12,30 @@
  * (default 7 tokens), so chunk boundaries fall everywhere, the running state is carried through
  * many runs and the tail's hidden states are joined from several chunks.
  */
-import type { Fidelity } from '../../core/manifest.js';
+import type { Fidelity, PackageManifest } from '../../core/manifest.js';
+import type { TextTokenizer } from '../../clef/prompt.js';
 import { softmaxF32 } from '../../protocol/answers.js';
 import type { SystemOneRequest, ValidRequest } from '../../protocol/types.js';
 import { validateRequest } from '../../protocol/validate.js';
-import { loadNodePackage, type NodeEngine } from '../../node/engine.js';
 import { referenceDecide } from '../reference/decide.js';
 import { RequestGenerator, type RequestShape } from './requests.js';
+
+/** A package opened to run requests on: what the measure needs of an engine. */
+export interface FidelityEngine {
+  readonly manifest: PackageManifest;
+  readonly tokenizer: TextTokenizer;
+  /** Model names a request may use. */
+  readonly models: readonly string[];
+  /** Logits of a validated request, fed `chunkTokens` tokens per backbone run. */
+  logits(
+    request: ValidRequest,
+    run: { chunkTokens: number },
+  ): Promise<{ logits: ArrayLike<number>[]; encoded: { inputIds: number[] } }>;
+  dispose(): Promise<void>;
+}
+
+/** Opens a package (the caller's engine: in Node, loadNodePackage). */
+export type OpenPackage = (dir: string, options: { threads?: number }) => Promise<FidelityEngine>;
 
 export type FidelityBaseline = { release: string } | { package: string };
 
@@ -96,7 +114,8 @@ async function baselineFor(
   against: FidelityBaseline,
   contextTokens: number,
   threads: number | undefined,
-): Promise<{ run: Baseline; label: string; engine: NodeEngine | null; contextTokens: number }> {
+  open: OpenPackage,
+): Promise<{ run: Baseline; label: string; engine: FidelityEngine | null; contextTokens: number }> {
   if ('release' in against) {
     const release = against.release;
     return {
@@ -109,7 +128,7 @@ async function baselineFor(
       },
     };
   }
-  const engine = await loadNodePackage(against.package, threads ? { threads } : {});
+  const engine = await open(against.package, threads ? { threads } : {});
   return {
     label: engine.manifest.variant.dtype,
     engine,
@@ -122,11 +141,15 @@ async function baselineFor(
   };
 }
 
-/** Measures `packageDir` against a release's reference forward or another package. */
+/**
+ * Measures `packageDir` against a release's reference forward or another package, each package
+ * opened with `open`.
+ */
 export async function measureFidelity(
   packageDir: string,
   against: FidelityBaseline,
   options: FidelityOptions,
+  open: OpenPackage,
 ): Promise<FidelityReport> {
   const count = options.requests;
   if (!Number.isInteger(count) || count < 1) {
@@ -135,13 +158,13 @@ export async function measureFidelity(
   const seed = options.seed ?? DEFAULT_FIDELITY_SEED;
   const chunkTokens = options.chunkTokens ?? DEFAULT_VERIFY_CHUNK_TOKENS;
   const started = performance.now();
-  const engine = await loadNodePackage(
+  const engine = await open(
     packageDir,
     options.threads !== undefined ? { threads: options.threads } : {},
   );
   let baseline: Awaited<ReturnType<typeof baselineFor>> | null = null;
   try {
-    baseline = await baselineFor(against, engine.manifest.contextTokens, options.threads);
+    baseline = await baselineFor(against, engine.manifest.contextTokens, options.threads, open);
     const generator = new RequestGenerator(seed, {
       ...options.shape,
       model: engine.manifest.model.name,

@@ -1,6 +1,6 @@
 /**
  * onnxruntime's block-quantised contrib ops (com.microsoft), in the layout
- * src/node/convert/quantize.ts writes: blocks of `block_size` values along K, uint8 storage (two
+ * src/build/convert/quantize.ts writes: blocks of `block_size` values along K, uint8 storage (two
  * 4-bit values per byte, the even one in the low nibble), float32 scales, uint8 zero points
  * packed the same way; value = (q − zero_point) · scale.
  *

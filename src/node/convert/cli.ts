@@ -3,7 +3,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { PackageDtype } from '../../core/manifest.js';
-import { convertRelease } from '../../build/convert/package.js';
+import { convertRelease } from '../build-runtime.js';
 import type { BackboneGrouping } from '../../build/convert/backbone-groups.js';
 import { errorText, integerOption, parseCommandArgs } from '../cli-args.js';
 

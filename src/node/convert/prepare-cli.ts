@@ -1,5 +1,5 @@
 /** `npx clef-web prepare <package-dir>`: adds WASM-prepared graphs to a converted package. */
-import { addWasmGraphs } from '../../build/convert/wasm-graphs.js';
+import { addWasmGraphs } from '../build-runtime.js';
 import { errorText, parseCommandArgs } from '../cli-args.js';
 
 export const PREPARE_USAGE = `usage: clef-web prepare <package-dir>

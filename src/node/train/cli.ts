@@ -11,7 +11,7 @@ import { isTrainError, TrainError } from '../../build/train/errors.js';
 import type { TrainInput } from '../../build/train/input.js';
 import type { TrainProgress } from '../../build/train/pipeline.js';
 import type { PlainFormat } from '../../build/train/plain.js';
-import type { TeacherProgress } from './teacher.js';
+import type { TeacherProgress } from '../../build/train/teacher-options.js';
 import { trainDecisionModel } from './train.js';
 import { DEFAULT_SETTINGS } from '../../build/train/select.js';
 

@@ -8,6 +8,7 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { loadNodePackage } from '../engine.js';
 import { loadOrtNode } from '../ort-node.js';
+import { nodeBuildRuntime } from '../build-runtime.js';
 import { TrainError } from '../../build/train/errors.js';
 import { readPlainInput, resolveTrainInput, type TrainInput } from '../../build/train/input.js';
 import type { PlainQuestion } from '../../build/train/question.js';
@@ -102,6 +103,7 @@ export async function trainDecisionModel(input: TrainInput): Promise<TrainResult
         cwd: process.cwd(),
         runTag,
         wasmGraphs: true,
+        convertRuntime: nodeBuildRuntime,
         engineName: 'onnxruntime-node',
         writing: (partials) => (held.guard = guardPartials(partials)),
       },

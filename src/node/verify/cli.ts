@@ -13,10 +13,10 @@ import { StepProgress } from '../../build/step-progress.js';
 import {
   DEFAULT_FIDELITY_SEED,
   DEFAULT_VERIFY_CHUNK_TOKENS,
-  measureFidelity,
   type FidelityBaseline,
   type FidelityReport,
 } from '../../build/verify/fidelity.js';
+import { measureFidelity } from '../build-runtime.js';
 import { UsageError, errorText, parseCommandArgs } from '../cli-args.js';
 
 export const VERIFY_USAGE = `usage: clef-web verify <package-dir> (--release <release-dir> | --against-package <dir>)

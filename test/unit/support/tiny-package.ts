@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { convertRelease } from '../../../src/build/convert/package.js';
+import { convertRelease } from '../../../src/node/build-runtime.js';
 import { writeTinyFixture } from '../../../tools/fixture/cli.js';
 
 export const TINY_MODEL = 'clef-tiny';
