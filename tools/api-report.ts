@@ -5,7 +5,7 @@
  *   npx tsx tools/api-report.ts [--list] [entry.ts ...]
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import ts from 'typescript';
 
 const ENTRIES = [
@@ -30,9 +30,8 @@ export function packageEntries(root: string): string[] {
     .sort();
 }
 
-/** Every export of each entry, as the checker resolves it. */
-export function exportLists(root: string, entries: string[]): Record<string, string[]> {
-  const program = ts.createProgram(
+function programOf(root: string, entries: string[]): ts.Program {
+  return ts.createProgram(
     entries.map((e) => resolve(root, e)),
     {
       target: ts.ScriptTarget.ES2022,
@@ -46,6 +45,23 @@ export function exportLists(root: string, entries: string[]): Record<string, str
       types: ['node'],
     },
   );
+}
+
+/**
+ * The project's source files the entries reach (repo-relative): what the published declarations
+ * are written from.
+ */
+export function reachedSources(root: string, entries: string[]): string[] {
+  return programOf(root, entries)
+    .getSourceFiles()
+    .map((f) => relative(root, f.fileName))
+    .filter((f) => f.startsWith('src/') && !f.endsWith('.d.ts'))
+    .sort();
+}
+
+/** Every export of each entry, as the checker resolves it. */
+export function exportLists(root: string, entries: string[]): Record<string, string[]> {
+  const program = programOf(root, entries);
   const checker = program.getTypeChecker();
   const lists: Record<string, string[]> = {};
   for (const entry of entries) {

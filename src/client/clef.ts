@@ -8,7 +8,6 @@ import { DisposedError, WorkerLostError } from '../wire/errors.js';
 import type {
   DecisionWire,
   EngineInfo,
-  FaultSimulation,
   HostInfo,
   LoadOptionsWire,
   LoadProgress,
@@ -142,17 +141,18 @@ export interface Clef {
 export const BUNDLED_MODEL_URL = BUNDLED_MODEL_PATH;
 
 /**
- * Switches for tests and benchmarks, never in ClefOptions: the page API's own tests and the
- * benchmarks reach them through createInstrumentedClef, which the package root does not export.
+ * A build of the worker other than the package's, and how to run it: never in ClefOptions, and
+ * the package root exports none of it. The benchmarks pick the WASM build; the test pages run
+ * their own worker with load options of its own (test/browser/pages/test-clef.ts).
  */
-export interface InstrumentOptions {
-  /** Fault and fallback hooks a test worker's EngineHooks honour (wire.ts FaultSimulation). */
-  simulate?: FaultSimulation;
+export interface WorkerBuild {
+  /** Load options that build reads, sent beside the engine's (the shipped worker reads none). */
+  load?: Record<string, unknown>;
   /**
-   * What a replacement worker (after a lost one) is loaded with instead: the caller keeps the
-   * lasting switches and drops the one-shot faults, which happened in the lost worker.
+   * What a replacement worker (after a lost one) gets instead of `load`: the caller keeps what
+   * lasts and drops what happened once, in the lost worker.
    */
-  simulateAfterRestart?: FaultSimulation;
+  restartLoad?: Record<string, unknown>;
   /**
    * The onnxruntime-web build the WASM device runs: 'plain' (the default: 14 MB of wasm, the
    * faster one in docs/benchmarks.md) or 'asyncify' (the WebGPU build's CPU back end, 27 MB).
@@ -180,9 +180,9 @@ const CLEF_OPTIONS: Record<keyof ClefOptions, true> = {
   calibration: true,
   record: true,
 };
-const INSTRUMENT_OPTIONS: Record<keyof InstrumentOptions, true> = {
-  simulate: true,
-  simulateAfterRestart: true,
+const WORKER_BUILD_OPTIONS: Record<keyof WorkerBuild, true> = {
+  load: true,
+  restartLoad: true,
   wasmBuild: true,
   sharedWorker: true,
 };
@@ -192,14 +192,12 @@ export async function createClef(options: ClefOptions = {}): Promise<Clef> {
   return openClef(options, {});
 }
 
-/** createClef with the test and benchmark switches (not exported by the package). */
-export async function createInstrumentedClef(
-  options: ClefOptions & InstrumentOptions = {},
-): Promise<Clef> {
-  const known = [...Object.keys(CLEF_OPTIONS), ...Object.keys(INSTRUMENT_OPTIONS)];
-  refuseUnknownOptions('createInstrumentedClef', options, known);
-  const { simulate, simulateAfterRestart, wasmBuild, sharedWorker, ...rest } = options;
-  return openClef(rest, { simulate, simulateAfterRestart, wasmBuild, sharedWorker });
+/** createClef on another build of the worker (not exported by the package). */
+export async function createClefWithBuild(options: ClefOptions & WorkerBuild = {}): Promise<Clef> {
+  const known = [...Object.keys(CLEF_OPTIONS), ...Object.keys(WORKER_BUILD_OPTIONS)];
+  refuseUnknownOptions('createClefWithBuild', options, known);
+  const { load, restartLoad, wasmBuild, sharedWorker, ...rest } = options;
+  return openClef(rest, { load, restartLoad, wasmBuild, sharedWorker });
 }
 
 /** Refuses options of the wrong type before any worker starts. */
@@ -234,7 +232,7 @@ interface Placement {
   ): Promise<Connection>;
 }
 
-function placement(options: ClefOptions, instrument: InstrumentOptions): Placement {
+function placement(options: ClefOptions, build: WorkerBuild): Placement {
   const makeWorker = workerFactory(options.worker);
   const dedicated = (loadOptions: LoadOptionsWire, onProgress?: (p: LoadProgress) => void) =>
     connect(makeWorker(), loadOptions, onProgress);
@@ -248,7 +246,7 @@ function placement(options: ClefOptions, instrument: InstrumentOptions): Placeme
     `shared: true asked, but ${why}: a worker for this page alone runs the engine`;
   const unsupported = sharedUnsupported();
   if (unsupported) return { kind: 'dedicated', reason: fallback(unsupported), connect: dedicated };
-  const makeShared = instrument.sharedWorker ?? defaultSharedWorker;
+  const makeShared = build.sharedWorker ?? defaultSharedWorker;
   let kind: Placement['kind'] = 'shared';
   let reason =
     'shared: true: one engine in a SharedWorker for every tab of this origin asking for this ' +
@@ -304,38 +302,36 @@ function workerFactory(given: ClefOptions['worker']): () => Worker {
   };
 }
 
-/** The load options the worker gets, defaults filled in. */
-function loadOptionsOf(options: ClefOptions, instrument: InstrumentOptions): LoadOptionsWire {
+/** The load options the worker gets, defaults filled in; `extra`: the build's own, if any. */
+function loadOptionsOf(
+  options: ClefOptions,
+  build: WorkerBuild,
+  extra: Record<string, unknown> = {},
+): LoadOptionsWire {
   return {
+    ...extra,
     model: new URL(String(options.model ?? BUNDLED_MODEL_URL), globalThis.location?.href).href,
     device: options.device ?? 'auto',
     dtype: options.dtype,
     cacheBudgetBytes: options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET_BYTES,
     cache: options.cache ?? true,
     warmUp: options.warmUp ?? true,
-    ...(instrument.wasmBuild ? { wasmBuild: instrument.wasmBuild } : {}),
+    ...(build.wasmBuild ? { wasmBuild: build.wasmBuild } : {}),
     ...(options.kvDtype ? { kvDtype: options.kvDtype } : {}),
     ...(options.preparedGraphs !== undefined ? { preparedGraphs: options.preparedGraphs } : {}),
-    simulate: instrument.simulate,
   };
 }
 
-/** The load options of a replacement worker (instrumented: the switches that outlast a loss). */
-function restartOptions(loadOptions: LoadOptionsWire, instrument: InstrumentOptions) {
-  return { ...loadOptions, simulate: instrument.simulateAfterRestart };
-}
-
-async function openClef(options: ClefOptions, instrument: InstrumentOptions): Promise<Clef> {
+async function openClef(options: ClefOptions, build: WorkerBuild): Promise<Clef> {
   checkClefOptions(options);
   const defaultAsk = calibrationAsk(options.calibration);
   const askOf = (opts: DecideOptions) =>
     opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
   const recorder = pageRecorder(options.record, 'page');
-  const where = placement(options, instrument);
-  const loadOptions = loadOptionsOf(options, instrument);
-  const first = await where.connect(loadOptions, options.onProgress);
+  const where = placement(options, build);
+  const first = await where.connect(loadOptionsOf(options, build, build.load), options.onProgress);
   const session = new WorkerSession(first, () =>
-    where.connect(restartOptions(loadOptions, instrument)),
+    where.connect(loadOptionsOf(options, build, build.restartLoad)),
   );
 
   const currentInfo = async (): Promise<EngineInfo> => {

@@ -4,7 +4,9 @@
  * check and stops, freeing what it held). A failing job never stalls the queue.
  */
 import { AbortedError } from '../wire/errors.js';
-import type { DecisionStage } from '../wire/wire.js';
+
+/** Where a running decision is; an abort names the stage it stopped in. */
+export type DecisionStage = 'encoding' | 'backbone' | 'head';
 
 export interface JobContext {
   /** True once the request was cancelled; long jobs check it between steps. */

@@ -1,18 +1,18 @@
 /**
  * What a test or benchmark build of the worker may add to the engine, injected as the
  * SessionFactory is. The shipped worker (workers/clef.worker.ts) passes none: it has no fault
- * paths and patches no globals. test/worker/instrumented.worker.ts passes the fault simulations
- * (LoadOptionsWire.simulate) and the resource counters. Every hook is optional; the host calls
- * each at one point and does nothing else when it is absent.
+ * paths and patches no globals. test/worker/instrumented.worker.ts passes its fault simulations
+ * (read from load options of its own) and its resource counters. Every hook is optional; the
+ * host calls each at one point and does nothing else when it is absent.
  */
 import type { Capabilities } from '../core/devices.js';
 import type { DeviceName } from '../core/devices.js';
-import type { JobContext } from '../core/queue.js';
+import type { DecisionStage, JobContext } from '../core/queue.js';
 import type { DecisionSession, SessionOptions } from './session.js';
-import type { DecisionStage, HostInfo, LoadOptionsWire } from '../wire/wire.js';
+import type { HostInfo, LoadOptionsWire } from '../wire/wire.js';
 
 export interface EngineHooks {
-  /** A load begins, with its options. */
+  /** A load begins, with its options (and any the page's build of the worker added). */
   loading?(options: LoadOptionsWire): void;
   /** The probed capabilities, as the engine should see them. */
   capabilities?(caps: Capabilities): Capabilities;
@@ -30,6 +30,6 @@ export interface EngineHooks {
    * promise. `queued`: the queue's size, the warm-up included.
    */
   warmUpStage?(tryNumber: number, queued: () => number, cancelled: () => boolean): Promise<void>;
-  /** What info() answers, completed (counters the engine cannot see itself). */
+  /** What info() answers, completed (what the engine cannot see itself, such as platform counters). */
   info?(info: HostInfo): HostInfo;
 }

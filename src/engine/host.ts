@@ -28,12 +28,11 @@ import { noDeviceError, readOwnFiles, result } from './host-util.js';
 import { runtimeProblem, servedBuilds } from './runtime-files.js';
 import { cpuDevice, deviceOf, type Capabilities, type DeviceName } from '../core/devices.js';
 import type { RuntimeBuild } from '../wire/assets.js';
-import { SerialQueue, type JobContext } from '../core/queue.js';
+import { SerialQueue, type DecisionStage, type JobContext } from '../core/queue.js';
 import type { RunOptions } from '../core/runner.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
 import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
 import {
-  type DecisionStage,
   type DecisionWire,
   type HostInfo,
   type LoadOptionsWire,
@@ -318,10 +317,6 @@ export class EngineHost implements WorkerApi {
         warmingUp: this.warming !== null,
         liveTensors: session?.liveTensors ?? 0,
         cachedTensors: session?.cachedTensors ?? 0,
-        // The platform's own resources are seen only by an instrumented worker (EngineHooks).
-        gpuBuffers: null,
-        gpuBufferBytes: null,
-        wasmMemoryBytes: null,
       },
     };
     return this.hooks.info?.(info) ?? info;

@@ -137,41 +137,6 @@ export interface LoadOptionsWire {
   kvDtype?: 'auto' | 'float32' | 'float16';
   /** On WASM, use the package's WASM-prepared graphs (default true; see ClefOptions). */
   preparedGraphs?: boolean;
-  /**
-   * Test hooks for the fault paths (see FaultSimulation): only the instrumented test worker
-   * (test/worker/instrumented.worker.ts) acts on them; the shipped worker ignores them.
-   */
-  simulate?: FaultSimulation;
-}
-
-/** Where a running decision is; an abort names the stage it stopped in. */
-export type DecisionStage = 'encoding' | 'backbone' | 'head';
-
-/** Test hooks: each makes one fault happen on purpose, so tests can prove it is survived. */
-export interface FaultSimulation {
-  /** Pretend WebGPU is absent. */
-  noWebgpu?: boolean;
-  /** Make the WebGPU session's creation fail. */
-  failWebgpuLoad?: boolean;
-  /**
-   * The js device refuses the package at load, as it refuses a graph with an op it lacks (a
-   * DeviceError): `auto` moves on to the onnxruntime devices.
-   */
-  refuseJs?: boolean;
-  /** Pretend the WebGPU adapter's maxBufferSize and maxStorageBufferBindingSize are this. */
-  adapterLimitBytes?: number;
-  /** Read the lexicon's rows from Cache Storage whatever its size (cache on). */
-  lexiconFromStorage?: boolean;
-  /** Destroy the GPU device between the backbone chunks of the first decision on WebGPU. */
-  loseWebgpuMidDecision?: boolean;
-  /**
-   * Stages at which a decision waits (up to 30 s) until it is aborted, each used once, in the
-   * order decisions reach them: ['encoding', 'backbone', 'head'] holds the first decision after
-   * encoding, the next one between two backbone chunks, the next before the head.
-   */
-  stallAt?: DecisionStage[];
-  /** The engine's warm-up waits after encoding until a request is queued, so it gives way. */
-  holdWarmUp?: boolean;
 }
 
 export interface EngineCounters {
@@ -210,19 +175,6 @@ export interface EngineCounters {
   liveTensors: number;
   /** Tensors held by the prefix cache (backbone state and memory rows of each entry). */
   cachedTensors: number;
-  /**
-   * GPUBuffers created in the worker and not destroyed, with their bytes: onnxruntime's buffer
-   * pool included (it keeps freed buffers for reuse), so it levels off rather than returning to
-   * zero. null where WebGPU is absent, and always from the shipped worker: only the
-   * instrumented test worker counts them (test/worker/resource-counters.ts).
-   */
-  gpuBuffers: number | null;
-  gpuBufferBytes: number | null;
-  /**
-   * Size of the worker's WebAssembly memories (onnxruntime's heap); null if none was seen, and
-   * always from the shipped worker (as gpuBuffers).
-   */
-  wasmMemoryBytes: number | null;
 }
 
 /**
@@ -303,8 +255,6 @@ export interface EngineInfo {
   worker: 'shared' | 'dedicated';
   /** Why: what was asked, or why `shared: true` fell back to a dedicated worker. */
   workerReason: string;
-  /** Only under simulate.stallAt (test worker): the stage a decision waits in for its abort. */
-  stalledAt?: DecisionStage;
 }
 
 /** EngineInfo as the engine's worker reports it; the page adds where the engine runs. */

@@ -6,7 +6,7 @@
  * reports its phases, and a WASM load fetches only the plain wasm build.
  */
 import { expect, test, type Page } from '@playwright/test';
-import type { EngineInfo, FaultSimulation } from '../../src/wire/wire.js';
+import type { FaultSimulation, TestEngineInfo } from '../worker/instrumented-wire.js';
 import {
   FP32,
   MODEL,
@@ -51,7 +51,7 @@ async function loadWithFault(
     ([n, f, model, simulate]) =>
       window.reliability.load(n, { model, device: 'auto', simulate }, [f]),
     [name, fault, FP32, simulate] as const,
-  )) as Outcome<EngineInfo>;
+  )) as Outcome<TestEngineInfo>;
   if (!out.ok) throw new Error(`createClef failed: ${JSON.stringify(out.error)}`);
   return out.value;
 }
@@ -69,7 +69,7 @@ test('the real headless adapter is a software fallback, passed over by auto: js 
       : null;
   });
   expect(adapter).toEqual({ vendor: 'google', architecture: 'swiftshader', fallback: true });
-  let info!: EngineInfo;
+  let info!: TestEngineInfo;
   // The tiny package is small: the js device answers first (issue 39), and nothing of
   // onnxruntime is fetched.
   const none = await ortRequests(page, async () => {
@@ -111,7 +111,7 @@ test("an explicit 'webgpu' still runs on the software adapter, on the JSPI WebGP
   page,
 }) => {
   await openPage(page);
-  let info!: EngineInfo;
+  let info!: TestEngineInfo;
   const files = await ortRequests(page, async () => {
     info = await mustLoad(page, 'gpu', { model: FP32, device: 'webgpu' });
   });

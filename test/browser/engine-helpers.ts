@@ -4,13 +4,15 @@
  * reference forward (src/node/reference) that the browser's answers are checked against, in Node.
  */
 import { expect, type Page } from '@playwright/test';
-import type { ClefOptions, InstrumentOptions } from '../../src/client/clef.js';
+import type { ClefOptions } from '../../src/client/clef.js';
 import { encodeRequest } from '../../src/clef/prompt.js';
-import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
+import type { DecisionWire } from '../../src/wire/wire.js';
+import type { TestEngineInfo } from '../worker/instrumented-wire.js';
 import type { SystemOneResponse } from '../../src/protocol/types.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { loadReferenceModel, referenceDecide } from '../../src/build/reference/decide.js';
 import type { ErrorData, Outcome } from './pages/engine-page.js';
+import type { TestOptions } from './pages/test-clef.js';
 import { mulberry32 } from '../../src/calibrate/prng.js';
 import { DEVICE_NAMES, deviceOf, type DeviceName } from '../../src/core/devices.js';
 
@@ -73,13 +75,13 @@ export async function openPage(page: Page, path = '/test/browser/pages/engine.ht
   await expect(page.locator('#status')).toHaveText('ready');
 }
 
-type LoadOptions = Omit<ClefOptions & InstrumentOptions, 'onProgress' | 'worker'>;
+type LoadOptions = Omit<ClefOptions & TestOptions, 'onProgress' | 'worker'>;
 
 export function loadClef(page: Page, name: string, options: LoadOptions) {
   return page.evaluate(([n, o]) => window.enginePage.load(n, o), [name, options] as [
     string,
     LoadOptions,
-  ]) as Promise<Outcome<EngineInfo>>;
+  ]) as Promise<Outcome<TestEngineInfo>>;
 }
 
 /**
@@ -117,8 +119,11 @@ export async function mustDecide(page: Page, name: string, request: unknown) {
   return out.value;
 }
 
-export async function infoOf(page: Page, name: string): Promise<EngineInfo> {
-  const out = (await page.evaluate((n) => window.enginePage.info(n), name)) as Outcome<EngineInfo>;
+export async function infoOf(page: Page, name: string): Promise<TestEngineInfo> {
+  const out = (await page.evaluate(
+    (n) => window.enginePage.info(n),
+    name,
+  )) as Outcome<TestEngineInfo>;
   if (!out.ok) throw new Error(`info failed: ${JSON.stringify(out.error)}`);
   return out.value;
 }

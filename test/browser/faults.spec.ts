@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import type { DecisionStage, EngineInfo } from '../../src/wire/wire.js';
+import type { DecisionStage } from '../../src/core/queue.js';
+import type { TestEngineInfo } from '../worker/instrumented-wire.js';
 import {
   FP32,
   MODEL,
@@ -39,7 +40,7 @@ async function load(page: Page, name: string, options: LoadOptions, preload: str
     name,
     options,
     preload,
-  ] as const)) as Outcome<EngineInfo>;
+  ] as const)) as Outcome<TestEngineInfo>;
   return out;
 }
 
@@ -79,7 +80,7 @@ test('the worker dies mid-request (terminated, closed, crashed): the running req
         const order: number[] = [];
         const calls = requests.map((q, i) => clef.decide(q).finally(() => order.push(i)));
         for (;;) {
-          const info = await clef.info();
+          const info = (await clef.info()) as TestEngineInfo;
           if (info.stalledAt === 'backbone' && info.counters.pending === requests.length) break;
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
@@ -151,7 +152,7 @@ test.describe('package bytes that change between download and verify (wasm)', ()
   const expected = manifest.files.find((f) => f.path === file)!.sha256;
   const actual = createHash('sha256').update(changed).digest('hex');
 
-  function expectIntegrityError(out: Outcome<EngineInfo>) {
+  function expectIntegrityError(out: Outcome<TestEngineInfo>) {
     expect(out.ok).toBe(false);
     const error = (out as { error: ErrorData }).error;
     expect(error).toMatchObject({
@@ -247,7 +248,7 @@ test('an abort at every stage (queued, encoding, backbone, head) rejects with Ab
       // Queued: a request waits behind one held in the encoding stall, and is aborted there.
       const runningAbort = new AbortController();
       const running = errorOf(clef.decide(long, { signal: runningAbort.signal }));
-      await waitFor(async () => (await clef.info()).stalledAt === 'encoding');
+      await waitFor(async () => ((await clef.info()) as TestEngineInfo).stalledAt === 'encoding');
       const queuedAbort = new AbortController();
       const queued = errorOf(clef.decide(good, { signal: queuedAbort.signal }));
       await waitFor(async () => (await clef.info()).counters.pending === 2);
@@ -259,7 +260,7 @@ test('an abort at every stage (queued, encoding, backbone, head) rejects with Ab
         const abort = new AbortController();
         const call = errorOf(clef.decide(long, { signal: abort.signal }));
         // Aborted once the request is known to wait in that stage.
-        await waitFor(async () => (await clef.info()).stalledAt === stage);
+        await waitFor(async () => ((await clef.info()) as TestEngineInfo).stalledAt === stage);
         abort.abort();
         errors.push(await call);
       }
@@ -267,7 +268,7 @@ test('an abort at every stage (queued, encoding, backbone, head) rejects with Ab
       answers.push((await clef.decide(good)).json);
       answers.push((await clef.decide(long)).json, (await clef.decide(good)).json);
       answers.push((await clef.decide(long)).json);
-      return { errors, answers, info: await clef.info() };
+      return { errors, answers, info: (await clef.info()) as TestEngineInfo };
     },
     [GOOD, long, stages] as const,
   );

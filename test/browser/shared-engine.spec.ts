@@ -10,6 +10,7 @@ import { countingProxy, type CountingProxy } from '../support/counting-proxy.js'
 import { FP32, MODEL, Q4, maxAbsDiff, randomRequests, type Outcome } from './engine-helpers.js';
 import type { Answer } from './pages/shared-page.js';
 import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
+import type { TestEngineInfo } from '../worker/instrumented-wire.js';
 
 const PAGE = '/test/browser/pages/shared.html';
 const SHARED = { model: FP32, device: 'wasm', shared: true, warmUp: false } as const;
@@ -41,16 +42,19 @@ function must<T>(out: Outcome<T>, what: string): T {
   return out.value;
 }
 
-async function load(page: Page, name: string, options: object): Promise<EngineInfo> {
+async function load(page: Page, name: string, options: object): Promise<TestEngineInfo> {
   const out = (await page.evaluate(([n, o]) => window.enginePage.load(n, o as never), [
     name,
     options,
-  ] as const)) as Outcome<EngineInfo>;
+  ] as const)) as Outcome<TestEngineInfo>;
   return must(out, `createClef(${JSON.stringify(options)})`);
 }
 
-async function info(page: Page, name: string): Promise<EngineInfo> {
-  const out = (await page.evaluate((n) => window.enginePage.info(n), name)) as Outcome<EngineInfo>;
+async function info(page: Page, name: string): Promise<TestEngineInfo> {
+  const out = (await page.evaluate(
+    (n) => window.enginePage.info(n),
+    name,
+  )) as Outcome<TestEngineInfo>;
   return must(out, 'info');
 }
 

@@ -15,7 +15,8 @@ import {
   type Outcome,
 } from '../browser/engine-helpers.js';
 import type { Answer } from '../browser/pages/shared-page.js';
-import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
+import type { DecisionWire } from '../../src/wire/wire.js';
+import type { TestEngineInfo } from '../worker/instrumented-wire.js';
 import { countingProxy, type CountingProxy } from '../support/counting-proxy.js';
 import { connectFirefox, origin, type Firefox } from './support/firefox.js';
 
@@ -54,18 +55,18 @@ function must<T>(out: Outcome<T>, what: string): T {
   return out.value;
 }
 
-async function load(page: Page, name: string, options: object): Promise<EngineInfo> {
+async function load(page: Page, name: string, options: object): Promise<TestEngineInfo> {
   const out = (await page.evaluate(
     (n, o) => window.enginePage.load(n, o as never),
     name,
     options,
-  )) as Outcome<EngineInfo>;
+  )) as Outcome<TestEngineInfo>;
   return must(out, `createClef(${JSON.stringify(options)})`);
 }
 
-async function info(page: Page, name: string): Promise<EngineInfo> {
+async function info(page: Page, name: string): Promise<TestEngineInfo> {
   return must(
-    (await page.evaluate((n) => window.enginePage.info(n), name)) as Outcome<EngineInfo>,
+    (await page.evaluate((n) => window.enginePage.info(n), name)) as Outcome<TestEngineInfo>,
     'info',
   );
 }

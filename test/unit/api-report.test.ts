@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exportLists, packageEntries } from '../../tools/api-report.js';
+import { exportLists, packageEntries, reachedSources } from '../../tools/api-report.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -189,10 +189,23 @@ describe('the API report', () => {
 
   it('keeps test and measurement switches out of the public options', () => {
     const options = lists['src/index.ts']!;
-    expect(options).not.toContain('createInstrumentedClef');
+    expect(options).not.toContain('createClefWithBuild');
     const clef = readFileSync(resolve(ROOT, 'src/client/clef.ts'), 'utf8');
     const publicOptions = /export interface ClefOptions \{([\s\S]*?)\n\}/.exec(clef)![1]!;
     expect(publicOptions).not.toMatch(/\bsimulate\?|\bwasmBuild\?|\bsharedWorker\?/);
     expect(publicOptions).toMatch(/\bshared\?: boolean/);
+  });
+
+  it("ships no test vocabulary: the sources of the published types never name the test worker's", () => {
+    // The instrumented test worker's fault simulations and counters live in test/worker.
+    const testWords =
+      /\b(FaultSimulation|InstrumentOptions|createInstrumentedClef|simulateAfterRestart|stalledAt|gpuBuffers|gpuBufferBytes|wasmMemoryBytes)\b|\bsimulate\??:/;
+    expect(testWords.test('  simulate?: FaultSimulation;')).toBe(true);
+    expect(testWords.test('  gpuBuffers: number | null;')).toBe(true);
+    const sources = reachedSources(ROOT, Object.keys(REPORT));
+    expect(sources).toContain('src/wire/wire.ts');
+    expect(sources).toContain('src/client/clef.ts');
+    const named = sources.filter((f) => testWords.test(readFileSync(resolve(ROOT, f), 'utf8')));
+    expect(named).toEqual([]);
   });
 });

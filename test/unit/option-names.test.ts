@@ -2,7 +2,7 @@
 // createClef, loadNodePackage, and <clef-decide>'s attributes (a console warning there). A typo
 // used to pass silently as the default.
 import { describe, expect, it, vi } from 'vitest';
-import { createClef, createInstrumentedClef } from '../../src/client/clef.js';
+import { createClef, createClefWithBuild } from '../../src/client/clef.js';
 import { editDistance, nearestName, refuseUnknownOptions } from '../../src/core/option-names.js';
 import { warnUnknownAttributes } from '../../src/element/clef-decide/unknown-attributes.js';
 import { loadNodePackage } from '../../src/node/engine.js';
@@ -42,11 +42,14 @@ describe('createClef', () => {
     await expect(createClef({ devise: 'wasm' } as never)).rejects.toThrow(
       /unknown option 'devise' \(did you mean 'device'\?\)/,
     );
-    // The test switches are not page options.
+    // The test and benchmark switches are not page options.
     await expect(createClef({ simulate: {} } as never)).rejects.toThrow(
       /unknown option 'simulate'/,
     );
-    await expect(createInstrumentedClef({ wasmBiuld: 'plain' } as never)).rejects.toThrow(
+    await expect(createClef({ wasmBuild: 'plain' } as never)).rejects.toThrow(
+      /unknown option 'wasmBuild'/,
+    );
+    await expect(createClefWithBuild({ wasmBiuld: 'plain' } as never)).rejects.toThrow(
       /unknown option 'wasmBiuld' \(did you mean 'wasmBuild'\?\)/,
     );
   });

@@ -1,23 +1,18 @@
 /**
  * The instrumentation the test and benchmark worker (instrumented.worker.ts) injects into the
- * engine as EngineHooks (src/engine/hooks.ts): the fault simulations of LoadOptionsWire.simulate
- * (src/wire/wire.ts FaultSimulation), each making one fault happen on purpose so a test can
+ * engine as EngineHooks (src/engine/hooks.ts): the fault simulations its load options carry
+ * (instrumented-wire.ts FaultSimulation), each making one fault happen on purpose so a test can
  * prove it is survived, and the platform counters info() reports (resource-counters.ts,
  * wasm-timing.ts). The shipped worker has none of this.
  */
 import { deviceOf, type Capabilities, type DeviceName } from '../../src/core/devices.js';
-import type { JobContext } from '../../src/core/queue.js';
+import type { DecisionStage, JobContext } from '../../src/core/queue.js';
 import type { EngineHooks } from '../../src/engine/hooks.js';
 import { RUNTIME_BUILDS } from '../../src/engine/ort.js';
 import type { DecisionSession, SessionOptions } from '../../src/engine/session.js';
 import { DeviceError, EngineError } from '../../src/wire/errors.js';
-import type {
-  DecisionStage,
-  HostInfo,
-  FaultSimulation,
-  LoadOptionsWire,
-  WorkerApi,
-} from '../../src/wire/wire.js';
+import type { HostInfo, LoadOptionsWire, WorkerApi } from '../../src/wire/wire.js';
+import type { FaultSimulation, TestHostInfo, TestLoadOptions } from './instrumented-wire.js';
 import { resourceCounts } from './resource-counters.js';
 import { instantiationMs } from './wasm-timing.js';
 
@@ -54,7 +49,7 @@ export class InstrumentedHooks implements EngineHooks {
   }
 
   loading(options: LoadOptionsWire): void {
-    this.simulate = options.simulate ?? {};
+    this.simulate = (options as TestLoadOptions).simulate ?? {};
     this.arm(this.simulate);
   }
 
@@ -118,7 +113,7 @@ export class InstrumentedHooks implements EngineHooks {
     while (queued() < 2 && !cancelled()) await new Promise((next) => setTimeout(next, 5));
   }
 
-  info(info: HostInfo): HostInfo {
+  info(info: HostInfo): TestHostInfo {
     const runtime = info.loadMs.runtime;
     const wasm = Object.values(RUNTIME_BUILDS).find((b) => b.entry === runtime?.build)?.wasm;
     return {

@@ -11,7 +11,7 @@
 import { createDecisionSession, startDeviceRuntime } from '../../src/engine/sessions.js';
 import { EngineHost } from '../../src/engine/host.js';
 import { serveEngine } from '../../src/engine/shared-engine.js';
-import type { FaultSimulation } from '../../src/wire/wire.js';
+import type { FaultSimulation } from './instrumented-wire.js';
 import { InstrumentedHooks, type InstrumentedWorkerApi } from './hooks.js';
 import { installResourceCounters } from './resource-counters.js';
 import { timeWasmInstantiation } from './wasm-timing.js';

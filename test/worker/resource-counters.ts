@@ -5,6 +5,7 @@
  * `GPUDevice.prototype.createBuffer`, `GPUBuffer.prototype.destroy` and `WebAssembly.instantiate*`
  * in this worker only, before the runtime loads; each wrapper adds one counter update.
  */
+import type { ResourceCounts } from './instrumented-wire.js';
 
 interface BufferLike {
   readonly size: number;
@@ -82,12 +83,6 @@ export function installResourceCounters(scope: object = globalThis): void {
   installed = true;
   wrapGpu(scope as Record<string, unknown>);
   wrapWasm();
-}
-
-export interface ResourceCounts {
-  gpuBuffers: number | null;
-  gpuBufferBytes: number | null;
-  wasmMemoryBytes: number | null;
 }
 
 export function resourceCounts(): ResourceCounts {

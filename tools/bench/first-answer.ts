@@ -186,7 +186,7 @@ export interface FirstAnswerOptions {
 /**
  * The library build's createClef has no wasmBuild switch (a measurement switch, kept out of the
  * public options), so a `dist` page runs the shipped default, plain; asyncify is measured on
- * `dev`, whose harness uses createTestClef (createInstrumentedClef on the instrumented worker,
+ * `dev`, whose harness uses createTestClef (createClefWithBuild on the instrumented worker,
  * which alone times the wasm's instantiation: a `dist` page reports it as '?').
  */
 function measurable(serve: string, build: string): boolean {

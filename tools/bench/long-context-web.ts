@@ -23,7 +23,8 @@ import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Page } from '@playwright/test';
 import type { PackageManifest } from '../../src/core/manifest.js';
-import type { DecisionTimings, EngineInfo } from '../../src/wire/wire.js';
+import type { DecisionTimings } from '../../src/wire/wire.js';
+import type { TestEngineInfo } from '../../test/worker/instrumented-wire.js';
 import { loadTokenizerSync } from '../../src/clef/tokenizer.js';
 import { encodeRequest } from '../../src/clef/prompt.js';
 import { validateRequest } from '../../src/protocol/validate.js';
@@ -72,7 +73,7 @@ function servedPackage(dir: string, manifest: PackageManifest): { url: string; o
 }
 
 interface PageClef {
-  info(): Promise<EngineInfo>;
+  info(): Promise<TestEngineInfo>;
   decide(body: object): Promise<{
     timings: DecisionTimings;
     response: { answers: Record<string, unknown>; usage: { input_tokens: number } };
@@ -130,7 +131,7 @@ const server = await serve('dev', 5198);
 const browser = await launchBrowser();
 const browserVersion = browser.version();
 const rows: Array<Record<string, unknown>> = [];
-let info: EngineInfo | null = null;
+let info: TestEngineInfo | null = null;
 let idle: ReturnType<typeof renderer> | null = null;
 let afterLoad: (ReturnType<typeof renderer> & { wasmMemoryBytes: number | null }) | null = null;
 let loadWallMs: number | null = null;

@@ -23,7 +23,7 @@ import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import type { EngineInfo } from '../../src/wire/wire.js';
+import type { TestEngineInfo } from '../../test/worker/instrumented-wire.js';
 
 const { values } = parseArgs({
   options: {
@@ -109,7 +109,7 @@ async function measure(page: Page, phase: string, decisions: number, t0: number)
     const out = await window.enginePage.info('soak');
     if (!out.ok) throw new Error(out.error.message);
     return out.value;
-  })) as EngineInfo;
+  })) as TestEngineInfo;
   const c = info.counters;
   return {
     phase,

@@ -3,8 +3,8 @@
  * data Playwright can carry back (errors as class name, code, status, body, details), so the
  * spec files assert on what a page script would see. Loaded by engine.html and sdk.html.
  */
-import type { Clef, ClefOptions, InstrumentOptions } from '../../../src/client/clef.js';
-import { createTestClef as createClef } from './test-clef.js';
+import type { Clef, ClefOptions } from '../../../src/client/clef.js';
+import { createTestClef as createClef, type TestOptions } from './test-clef.js';
 import type { LoadProgress } from '../../../src/wire/wire.js';
 import { SystemOneError } from '../../../src/protocol/errors.js';
 
@@ -59,7 +59,7 @@ export const enginePage = {
   get,
   errorData,
   /** createClef under a name; resolves to its info() or the error. */
-  load: (name: string, options: Omit<ClefOptions & InstrumentOptions, 'onProgress' | 'worker'>) =>
+  load: (name: string, options: Omit<ClefOptions & TestOptions, 'onProgress' | 'worker'>) =>
     outcome(async () => {
       const reports: LoadProgress[] = [];
       progress.set(name, reports);

@@ -4,10 +4,10 @@
  * `<clef-decide>` element, and batch helpers that keep thousands of calls inside the page.
  */
 import * as Comlink from 'comlink';
-import type { ClefOptions, InstrumentOptions } from '../../../src/client/clef.js';
-import type { FaultSimulation } from '../../../src/wire/wire.js';
+import type { ClefOptions } from '../../../src/client/clef.js';
 import type { InstrumentedWorkerApi } from '../../worker/hooks.js';
-import { createTestClef as createClef } from './test-clef.js';
+import type { FaultSimulation } from '../../worker/instrumented-wire.js';
+import { createTestClef as createClef, type TestOptions } from './test-clef.js';
 import '../../../src/element/index.js';
 import { sharedRegistry } from '../../../src/element/index.js';
 import { SystemOneError } from '../../../src/protocol/errors.js';
@@ -75,7 +75,7 @@ export const reliability = {
   /** createClef with a fault worker factory (a lost worker is replaced by a new fault worker). */
   load: async (
     name: string,
-    options: Omit<ClefOptions & InstrumentOptions, 'onProgress' | 'worker'>,
+    options: Omit<ClefOptions & TestOptions, 'onProgress' | 'worker'>,
     preload: Fault[] = [],
   ) => {
     try {

@@ -4,12 +4,12 @@
  * with when it arrived and what it waited behind (timings.queue), and the Web Locks of the
  * origin (a shared engine's locks are gone once its worker is).
  */
-import { createClef, type ClefOptions, type InstrumentOptions } from '../../../src/client/clef.js';
-import type { DecisionWire, EngineInfo } from '../../../src/wire/wire.js';
+import { createClef, type ClefOptions } from '../../../src/client/clef.js';
+import type { DecisionWire } from '../../../src/wire/wire.js';
 import { enginePage } from './engine-page.js';
-import { createTestClef } from './test-clef.js';
+import { createTestClef, type TestOptions } from './test-clef.js';
 
-type Options = Omit<ClefOptions & InstrumentOptions, 'onProgress' | 'worker'>;
+type Options = Omit<ClefOptions & TestOptions, 'onProgress' | 'worker'>;
 
 export interface Answer {
   index: number;
@@ -56,7 +56,7 @@ export const sharedPage = {
     enginePage.clefs.set(name, clef);
     const wire = await clef.decide(request);
     const ms = now() - started;
-    const info: EngineInfo = await clef.info();
+    const info = await clef.info();
     return { ms, json: wire.json, info };
   },
   /** `requests` sent at once; resolves with every answer. */
