@@ -15,7 +15,8 @@ export {
 export type { EscalatedResponse, RemoteOptions } from './client/escalation.js';
 export { registerSystemOneRoute } from './client/service-worker.js';
 export { handleRoute, type RouteBackend } from './http/routes.js';
-export type { DecisionWire, EngineInfo, LoadProgress } from './wire/wire.js';
+export type { DecisionWire, LoadProgress } from './wire/wire.js';
+export type { EngineInfo } from './wire/telemetry.js';
 export type { SystemOneRequest, SystemOneResponse } from './protocol/types.js';
 export type { CalibrationAsk } from './calibrate/index.js';
 export type { DecisionRecord } from './core/record.js';

@@ -5,13 +5,8 @@
  */
 import type { ModelCard, SystemOneRequest, SystemOneResponse } from '../protocol/types.js';
 import { DisposedError, WorkerLostError } from '../wire/errors.js';
-import type {
-  DecisionWire,
-  EngineInfo,
-  HostInfo,
-  LoadOptionsWire,
-  LoadProgress,
-} from '../wire/wire.js';
+import type { DecisionWire, LoadOptionsWire, LoadProgress } from '../wire/wire.js';
+import type { EngineInfo, HostInfo } from '../wire/telemetry.js';
 import { connect, type Connection } from './connection.js';
 import { unwrap, WorkerSession } from './worker-session.js';
 import { defaultSharedWorker, defaultWorker } from './default-worker.js';

@@ -7,13 +7,9 @@
  */
 import * as Comlink from 'comlink';
 import { WorkerLostError } from '../wire/errors.js';
-import {
-  fromWireError,
-  type HostInfo,
-  type LoadOptionsWire,
-  type LoadProgress,
-  type WorkerApi,
-} from '../wire/wire.js';
+import { type LoadOptionsWire, type LoadProgress, type WorkerApi } from '../wire/wire.js';
+import { fromWireError } from '../wire/error-wire.js';
+import { type HostInfo } from '../wire/telemetry.js';
 
 export interface Connection {
   readonly api: Comlink.Remote<WorkerApi>;

@@ -17,7 +17,8 @@ import { isPyNumber } from '../protocol/json-value.js';
 import { parseRequestJson } from '../protocol/json.js';
 import type { Answer, SystemOneResponse } from '../protocol/types.js';
 import { AbortedError } from '../wire/errors.js';
-import type { DecisionTimings, DecisionWire } from '../wire/wire.js';
+import type { DecisionWire } from '../wire/wire.js';
+import type { DecisionTimings } from '../wire/telemetry.js';
 
 export interface RemoteOptions {
   /**

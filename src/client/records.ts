@@ -13,7 +13,8 @@ import {
 } from '../core/record.js';
 import type { SystemOneResponse } from '../protocol/types.js';
 import { EngineError } from '../wire/errors.js';
-import type { DecisionWire, EngineInfo } from '../wire/wire.js';
+import type { DecisionWire } from '../wire/wire.js';
+import type { EngineInfo } from '../wire/telemetry.js';
 
 export interface RecordOptions {
   /**

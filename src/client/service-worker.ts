@@ -6,7 +6,7 @@
  */
 import type { ModelCard } from '../protocol/types.js';
 import { DisposedError } from '../wire/errors.js';
-import { toWireError } from '../wire/wire.js';
+import { toWireError } from '../wire/error-wire.js';
 import type { Clef } from './clef.js';
 import { RELAY, type RelayReply } from '../wire/relay.js';
 

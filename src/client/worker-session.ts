@@ -6,7 +6,8 @@
 import * as Comlink from 'comlink';
 import { validateRequest } from '../protocol/validate.js';
 import { AbortedError, DisposedError, EngineError, WorkerLostError } from '../wire/errors.js';
-import { fromWireError, type DecisionWire, type WireResult } from '../wire/wire.js';
+import { type DecisionWire, type WireResult } from '../wire/wire.js';
+import { fromWireError } from '../wire/error-wire.js';
 import type { CalibrationAsk } from '../calibrate/index.js';
 import type { Connection } from './connection.js';
 

@@ -13,7 +13,7 @@ import {
 import { buildResponse, serializeResponse } from '../protocol/answers.js';
 import type { ModelLimits, SystemOneResponse, ValidRequest } from '../protocol/types.js';
 import { validateRequest } from '../protocol/validate.js';
-import type { TrainingSummary } from '../wire/wire.js';
+import type { TrainingSummary } from '../wire/telemetry.js';
 import type { PackageManifest } from './manifest.js';
 import { untrainedParts, type UntrainedPart } from './untrained.js';
 

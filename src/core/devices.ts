@@ -7,6 +7,9 @@
  */
 import { JS_COST, WASM_COST, WEBGPU_COST, type DeviceCost } from './device-cost.js';
 import type { RuntimeBuild } from '../wire/assets.js';
+import type { DeviceName, DeviceRequest } from '../wire/devices.js';
+
+export type { DeviceName, DeviceRequest };
 
 /** What a device check reads of a package (its manifest's model name and variant). */
 export interface PackageFacts {
@@ -193,16 +196,17 @@ const JS = {
  */
 export const DEVICES = Object.freeze([WEBGPU, WASM, JS] as const);
 
-export type DeviceName = (typeof DEVICES)[number]['name'];
-
-/** A device to load on, or 'auto': the best one that can run the package. */
-export type DeviceRequest = 'auto' | DeviceName;
+/** Each device the wire names (src/wire/devices.ts), by name: none missing, none extra. */
+const BY_NAME = { webgpu: WEBGPU, wasm: WASM, js: JS } as const satisfies Record<
+  DeviceName,
+  DeviceDescriptor<DeviceName>
+>;
 
 /** The device names, best first. */
 export const DEVICE_NAMES: readonly DeviceName[] = Object.freeze(DEVICES.map((d) => d.name));
 
 export function deviceOf(name: DeviceName): DeviceDescriptor<DeviceName> {
-  return DEVICES.find((d) => d.name === name)!;
+  return BY_NAME[name];
 }
 
 /** The device a lost GPU falls back to (WASM: it runs every package the GPU did). */

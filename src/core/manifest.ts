@@ -4,7 +4,7 @@
  */
 import type { ModelLimits } from '../protocol/types.js';
 import { PackageError } from '../wire/errors.js';
-import type { TrainingSummary } from '../wire/wire.js';
+import type { TrainingSummary } from '../wire/telemetry.js';
 import type { DeviceName } from './devices.js';
 
 /** The manifest's file name inside a package. */

@@ -10,25 +10,17 @@
  */
 import { promptOptions, renderOptionSemantics } from '../clef/prompt.js';
 import type { JsonValue, ValidRequest } from '../protocol/types.js';
+import type { UntrainedPart } from '../wire/wire.js';
 
-/** What of a package's `training` section (wire.ts TrainingSummary) the check reads. */
+export type { UntrainedPart };
+
+/** What of a package's `training` section (telemetry.ts TrainingSummary) the check reads. */
 export interface TrainedQuestions {
   questions: ReadonlyArray<{
     id: string;
     options: readonly string[];
     descriptions?: Record<string, readonly JsonValue[]>;
   }>;
-}
-
-export interface UntrainedPart {
-  /** The request's question id. */
-  question: string;
-  /** What was not trained: the question itself, one of its option ids, or an option's description. */
-  kind: 'question' | 'option' | 'description';
-  /** The option, for `option` and `description`. */
-  option?: string;
-  /** One sentence a person reads. */
-  message: string;
 }
 
 const quoted = (s: string) => JSON.stringify(s);

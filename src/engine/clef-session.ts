@@ -18,7 +18,7 @@ import type { FileLoan, PackageSource } from './package-fetch.js';
 import { LEXICON_IN_MEMORY_BELOW_BYTES, openLexicon } from './lexicon-open.js';
 import { ClefRunner, type BackboneStage, type SessionLike } from '../core/runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
-import type { GroupLoad } from '../wire/wire.js';
+import type { GroupLoad } from '../wire/telemetry.js';
 import { packageChunkTokens } from '../core/defaults.js';
 import { runtimeAdapter } from '../core/runtime-types.js';
 import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';

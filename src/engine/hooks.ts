@@ -9,7 +9,8 @@ import type { Capabilities } from '../core/devices.js';
 import type { DeviceName } from '../core/devices.js';
 import type { DecisionStage, JobContext } from '../core/queue.js';
 import type { DecisionSession, SessionOptions } from './session.js';
-import type { HostInfo, LoadOptionsWire } from '../wire/wire.js';
+import type { LoadOptionsWire } from '../wire/wire.js';
+import type { HostInfo } from '../wire/telemetry.js';
 
 export interface EngineHooks {
   /** A load begins, with its options (and any the page's build of the worker added). */

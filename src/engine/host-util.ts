@@ -13,7 +13,8 @@ import {
   runtimeNotServedError,
   runtimeProblem,
 } from './runtime-files.js';
-import { toWireError, type WireResult } from '../wire/wire.js';
+import { type WireResult } from '../wire/wire.js';
+import { toWireError } from '../wire/error-wire.js';
 import { readPackageCalibration } from '../core/calibration.js';
 import { requireFile, type PackageManifest } from '../core/manifest.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';

@@ -34,13 +34,12 @@ import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } 
 import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
 import {
   type DecisionWire,
-  type HostInfo,
   type LoadOptionsWire,
   type LoadProgress,
-  type RuntimePhases,
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
+import { type HostInfo, type RuntimePhases } from '../wire/telemetry.js';
 
 /** The plan starts on the js device, which needs nothing of onnxruntime. */
 function startsOnJs(plan: DevicePlan): boolean {

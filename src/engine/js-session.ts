@@ -16,7 +16,7 @@ import { GraphSession } from '../graph/session.js';
 import { GRAPH_RUNTIME } from '../graph/tensor.js';
 import { UnsupportedOpError } from '../graph/program.js';
 import { ClefError, DeviceError, PackageError } from '../wire/errors.js';
-import type { GroupLoad, RuntimePhases } from '../wire/wire.js';
+import type { GroupLoad, RuntimePhases } from '../wire/telemetry.js';
 import { LEXICON_IN_MEMORY_BELOW_BYTES, openLexicon } from './lexicon-open.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
 import type { DecisionSession, SessionOptions } from './session.js';

@@ -19,7 +19,7 @@ import {
   servedBuilds,
 } from './runtime-files.js';
 import { allowOwnOriginScriptUrls } from './trusted-types.js';
-import type { RuntimePhases } from '../wire/wire.js';
+import type { RuntimePhases } from '../wire/telemetry.js';
 
 export type OrtModule = typeof OrtTypes;
 export type OrtSession = OrtTypes.InferenceSession;

@@ -8,7 +8,7 @@ import type { DeviceName } from '../core/devices.js';
 import type { PackageSource } from './package-fetch.js';
 import type { JobContext } from '../core/queue.js';
 import type { RunOptions, SessionRun } from '../core/runner.js';
-import type { GroupLoad, RuntimePhases } from '../wire/wire.js';
+import type { GroupLoad, RuntimePhases } from '../wire/telemetry.js';
 
 export interface DecisionSession {
   readonly device: DeviceName;

@@ -23,15 +23,15 @@ import { engineKey } from '../core/engine-key.js';
 import { LaneQueue } from '../core/lanes.js';
 import { DisposedError, EngineError, WorkerLostError } from '../wire/errors.js';
 import {
-  fromWireError,
   type DecisionWire,
-  type HostInfo,
   type LoadOptionsWire,
   type LoadProgress,
   type SharedEngineApi,
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
+import { fromWireError } from '../wire/error-wire.js';
+import { type HostInfo } from '../wire/telemetry.js';
 import { result } from './host-util.js';
 
 /** How often a worker without tabs tries again to end, while a tab holds presenceLock. */

@@ -19,7 +19,7 @@ import {
 } from '../calibrate/index.js';
 import type { Clef } from '../client/clef.js';
 import { validateRequest } from '../protocol/validate.js';
-import type { EngineInfo } from '../wire/wire.js';
+import type { EngineInfo } from '../wire/telemetry.js';
 
 export interface ClefCalibratedDetail {
   calibration: CalibrationFile;

@@ -3,7 +3,7 @@
  * Request and response are embedded as the exact JSON text that was sent and received (only
  * whitespace outside strings removed), so key order and number lexemes survive the export.
  */
-import type { DecisionTimings } from '../wire/wire.js';
+import type { DecisionTimings } from '../wire/telemetry.js';
 import { recordLine, type DecisionRecord } from '../core/record.js';
 
 export interface LogEntry {

@@ -4,7 +4,7 @@
  * playground asks what the model knows rather than the last model's question. Pure.
  */
 import type { JsonValue } from '../protocol/types.js';
-import type { TrainingSummary } from '../wire/wire.js';
+import type { TrainingSummary } from '../wire/telemetry.js';
 import type { FormQuestion, FormState } from './request-form.js';
 
 /** A description as the form's text field holds it ('' = none). */

@@ -1,7 +1,7 @@
 /** The model card: where the package comes from, the device, load progress, what runs. */
 import { html, nothing, type TemplateResult } from 'lit';
 import { cssProps } from '../element/clef-decide/css-props.js';
-import type { EngineInfo } from '../wire/wire.js';
+import type { EngineInfo } from '../wire/telemetry.js';
 import { progressPercent, progressText } from '../element/clef-decide/progress-text.js';
 import type { PlaygroundView, Device, Source } from './view-state.js';
 import { DEFAULT_PACKAGE_NOTE, isTinyFixture, NANO_NOTE, TINY_WARNING } from './examples.js';

@@ -13,14 +13,14 @@
  *   `{type:'clef-web:systemone-models'}`               → `{ok:true, models}` | `{ok:false, error}`
  * `body` is the request as `parseRequestJson` gave it (Maps keep key order, numbers keep their
  * lexeme; both survive structured cloning); `json` is the response's exact JSON text; `error` a
- * WireError (src/wire/wire.ts). The SW may post `{type:'cancel'}` on a decide port when the
+ * WireError (src/wire/error-wire.ts). The SW may post `{type:'cancel'}` on a decide port when the
  * request is aborted. Pages also announce themselves: `{type:'clef-web:systemone-ready'}` when
  * a model is loaded and `{type:'clef-web:systemone-gone'}` when they stop answering.
  * With no page able to answer, a request gets 503 `overloaded`.
  */
 import { overloadedError, internalError, SystemOneError } from '../protocol/errors.js';
 import { AbortedError } from '../wire/errors.js';
-import { fromWireError } from '../wire/wire.js';
+import { fromWireError } from '../wire/error-wire.js';
 import { RELAY, type RelayReply, type RelayRequest } from '../wire/relay.js';
 import { handleRoute, type RouteBackend } from '../http/routes.js';
 import { jsonResponse } from '../http/route-common.js';

@@ -1,6 +1,6 @@
 /**
  * The engine's error classes. Each has a stable `code`; they cross the worker boundary as plain
- * data (see wire.ts) and are rebuilt as the same class on the page side.
+ * data (see error-wire.ts) and are rebuilt as the same class on the page side.
  * No runtime imports here: the page imports this file without loading the ML runtime.
  */
 

@@ -4,7 +4,7 @@
  * protocol itself is described at the top of src/sw/route.ts.
  */
 import type { ModelCard } from '../protocol/types.js';
-import type { WireError } from './wire.js';
+import type { WireError } from './error-wire.js';
 
 export const RELAY = {
   ready: 'clef-web:systemone-ready',

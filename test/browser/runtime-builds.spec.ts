@@ -6,7 +6,7 @@
  * or the HTML page a single-page-app host answers for every unknown path.
  */
 import { expect, test, type Page } from '@playwright/test';
-import type { EngineInfo } from '../../src/wire/wire.js';
+import type { EngineInfo } from '../../src/wire/telemetry.js';
 import {
   RUNTIME_BUILD_FILES,
   runtimeBuildFiles,

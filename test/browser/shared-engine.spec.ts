@@ -9,7 +9,8 @@ import { expect, test, type Browser, type BrowserContext, type Page } from '@pla
 import { countingProxy, type CountingProxy } from '../support/counting-proxy.js';
 import { FP32, MODEL, Q4, maxAbsDiff, randomRequests, type Outcome } from './engine-helpers.js';
 import type { Answer } from './pages/shared-page.js';
-import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
+import type { DecisionWire } from '../../src/wire/wire.js';
+import type { EngineInfo } from '../../src/wire/telemetry.js';
 import type { TestEngineInfo } from '../worker/instrumented-wire.js';
 
 const PAGE = '/test/browser/pages/shared.html';

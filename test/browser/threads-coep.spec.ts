@@ -10,7 +10,7 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test, type Page } from '@playwright/test';
-import type { EngineInfo } from '../../src/wire/wire.js';
+import type { EngineInfo } from '../../src/wire/telemetry.js';
 
 const PAGE = '/test/firefox/pages/firefox.html';
 const BODY = {

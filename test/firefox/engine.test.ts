@@ -17,7 +17,8 @@ import {
   reference,
   type Outcome,
 } from '../browser/engine-helpers.js';
-import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
+import type { DecisionWire } from '../../src/wire/wire.js';
+import type { EngineInfo } from '../../src/wire/telemetry.js';
 import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';
 
 const PAGE = '/test/firefox/pages/firefox.html';

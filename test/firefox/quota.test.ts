@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FP32, MODEL, type Outcome } from '../browser/engine-helpers.js';
-import type { EngineInfo } from '../../src/wire/wire.js';
+import type { EngineInfo } from '../../src/wire/telemetry.js';
 import {
   TUNED_STORAGE_LIMIT_KIB,
   connectFirefox,

@@ -22,7 +22,8 @@ import {
   reference,
   type Outcome,
 } from '../browser/engine-helpers.js';
-import type { DecisionWire, EngineInfo } from '../../src/wire/wire.js';
+import type { DecisionWire } from '../../src/wire/wire.js';
+import type { EngineInfo } from '../../src/wire/telemetry.js';
 import { FIREFOX_WEBGPU_PREFS, WEBGPU_INSTALL_HINT } from '../../tools/firefox.mjs';
 import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';
 

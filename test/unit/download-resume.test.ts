@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { downloadFile, type FetchLike } from '../../src/engine/download.js';
 import { DownloadError, IntegrityError } from '../../src/wire/errors.js';
-import { fromWireError, toWireError } from '../../src/wire/wire.js';
+import { fromWireError, toWireError } from '../../src/wire/error-wire.js';
 
 const FILE = Uint8Array.from({ length: 10_000 }, (_, i) => (i * 7 + 3) & 0xff);
 

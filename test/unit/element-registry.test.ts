@@ -3,7 +3,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Clef, ClefOptions } from '../../src/client/clef.js';
 import { EngineRegistry } from '../../src/element/clef-decide/engine-registry.js';
-import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
+import type { LoadProgress } from '../../src/wire/wire.js';
+import type { EngineInfo } from '../../src/wire/telemetry.js';
 
 const URL_A = 'https://example.test/models/a/';
 const URL_B = 'https://example.test/models/b/';

@@ -6,7 +6,7 @@ import { untrainedParts, type TrainedQuestions } from '../../src/core/untrained.
 import { validateRequest } from '../../src/protocol/validate.js';
 import { formToRequestText } from '../../src/playground/request-form.js';
 import { trainedForm } from '../../src/playground/trained-form.js';
-import type { TrainingSummary } from '../../src/wire/wire.js';
+import type { TrainingSummary } from '../../src/wire/telemetry.js';
 
 const TRAINING: TrainingSummary = {
   method: 'clef-web train',

@@ -5,7 +5,8 @@
  * waits in). The shipped types (src/wire) know none of it.
  */
 import type { DecisionStage } from '../../src/core/queue.js';
-import type { EngineCounters, EngineInfo, HostInfo, LoadOptionsWire } from '../../src/wire/wire.js';
+import type { LoadOptionsWire } from '../../src/wire/wire.js';
+import type { EngineCounters, EngineInfo, HostInfo } from '../../src/wire/telemetry.js';
 
 /** Test hooks: each makes one fault happen on purpose, so tests can prove it is survived. */
 export interface FaultSimulation {

@@ -6,7 +6,7 @@
  */
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import type { DecisionTimings, EngineInfo } from '../../src/wire/wire.js';
+import type { DecisionTimings, EngineInfo } from '../../src/wire/telemetry.js';
 import { readMemory, resetPeaks, type ProcMemory } from './proc.js';
 import { WARMUP_MAX_MS, warmUp } from './warmup.js';
 import {

@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
 import { loadNodePackage } from '../../src/node/engine.js';
-import type { LoadPhases } from '../../src/wire/wire.js';
+import type { LoadPhases } from '../../src/wire/telemetry.js';
 import { loadAverage } from './proc.js';
 import { BUNDLED_MODEL_PATH } from '../../src/wire/assets.js';
 import { serve, type ServeMode } from './serve.js';

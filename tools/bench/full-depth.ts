@@ -18,7 +18,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { EngineInfo, LoadProgress } from '../../src/wire/wire.js';
+import type { LoadProgress } from '../../src/wire/wire.js';
+import type { EngineInfo } from '../../src/wire/telemetry.js';
 import type { PackageManifest } from '../../src/core/manifest.js';
 import { collectGarbage, launchBrowser, launchPersistent } from './browser.js';
 import { chromiumProcesses, loadAverage, machineFacts, readMemory } from './proc.js';

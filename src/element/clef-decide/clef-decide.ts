@@ -2,7 +2,8 @@ import { html, LitElement, nothing, type PropertyValues, type TemplateResult } f
 import { cssProps } from './css-props.js';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { BUNDLED_MODEL_PATH } from '../../wire/assets.js';
-import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
+import type { LoadProgress } from '../../wire/wire.js';
+import type { EngineInfo } from '../../wire/telemetry.js';
 import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
 import { describeDecision, renderAnswers } from './answer-view.js';
 import { calibratedNote, calibratedQuestion } from './calibrated-view.js';

@@ -9,7 +9,8 @@
  */
 import type { DeviceRequest } from '../../core/devices.js';
 import { createClef, type Clef, type ClefOptions } from '../../client/clef.js';
-import type { EngineInfo, LoadProgress } from '../../wire/wire.js';
+import type { LoadProgress } from '../../wire/wire.js';
+import type { EngineInfo } from '../../wire/telemetry.js';
 
 export type DeviceChoice = DeviceRequest;
 

@@ -4,7 +4,8 @@
 import { SystemOneError } from '../../protocol/errors.js';
 import type { ErrorBody, SystemOneRequest, SystemOneResponse } from '../../protocol/types.js';
 import { ClefError } from '../../wire/errors.js';
-import type { DecisionTimings, LoadProgress } from '../../wire/wire.js';
+import type { LoadProgress } from '../../wire/wire.js';
+import type { DecisionTimings } from '../../wire/telemetry.js';
 import type { CalibratedDecision } from '../../calibrate/decision.js';
 import type { UntrainedPart } from '../../core/untrained.js';
 

@@ -16,7 +16,7 @@ import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.j
 import type { PackageManifest } from '../../core/manifest.js';
 import type { ModelCard } from '../../protocol/types.js';
 import { EngineError } from '../../wire/errors.js';
-import { fromWireError, type WireError } from '../../wire/wire.js';
+import { fromWireError, type WireError } from '../../wire/error-wire.js';
 import type { NodeEngineOptions } from '../engine.js';
 import type { RecordLog } from '../record/log.js';
 import type { RouteReply, RouteRequest } from './route-job.js';

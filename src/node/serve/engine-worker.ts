@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { CalibrationAsk } from '../../calibrate/index.js';
 import { handleRoute } from '../../http/routes.js';
 import type { ModelCard } from '../../protocol/types.js';
-import { toWireError } from '../../wire/wire.js';
+import { toWireError } from '../../wire/error-wire.js';
 import { loadNodePackage, type NodeEngine } from '../engine.js';
 import { recordLine } from '../../core/record.js';
 import { recordingEngine, type RecordLog } from '../record/log.js';
