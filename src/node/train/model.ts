@@ -221,7 +221,7 @@ function forwardBag(
     const flag = new Float64Array(tokens.length);
     flag.fill(1, before.length);
     const input = { tokens, bagStart: before.length, flag };
-    pairs = { input, forward: pairForward(ctx, input) };
+    pairs = { input, forward: pairForward(ctx, input, (k) => arena.take(k)) };
   }
   const content = arena.take(n * width);
   const values = arena.take(n * width);
@@ -710,10 +710,17 @@ function backwardBag(
     addEmbNormGradient(params, grads, t, (-rootD * cdv) / (norm * norm * norm));
   }
   if (dp !== null && f.pairs !== null && ctx !== null && grads.pairs && grads.emb) {
-    pairBackward(ctx, f.pairs.input, f.pairs.forward, dp, {
-      params: grads.pairs,
-      emb: grads.emb,
-      theta: grads.theta,
-    });
+    pairBackward(
+      ctx,
+      f.pairs.input,
+      f.pairs.forward,
+      dp,
+      {
+        params: grads.pairs,
+        emb: grads.emb,
+        theta: grads.theta,
+      },
+      (k) => arena.take(k),
+    );
   }
 }
