@@ -1,7 +1,8 @@
 /**
  * Limited-memory BFGS with a backtracking (Armijo) line search, for the trainer's smooth,
  * L2-regularised objective: no learning rate to tune, and the same answer for the same start
- * (one thread, one order of operations). Memory: 2 · `history` vectors of the parameter size.
+ * (one thread, one order of operations). Memory: 2 · `history` + 5 vectors of the parameter size,
+ * allocated once (a fit on CLINC150 has 5 million parameters: 40 MB a vector).
  */
 
 export interface LbfgsOptions {
@@ -35,6 +36,9 @@ export function minimize(
   const ys: Float64Array[] = [];
   const rhos: number[] = [];
   const direction = new Float64Array(n);
+  // The trial point and its gradient; swapped with x and g when the step is taken.
+  let next = new Float64Array(n);
+  let gNext = new Float64Array(n);
   const alpha = new Float64Array(m);
   let iterations = 0;
   for (; iterations < options.maxIterations; iterations++) {
@@ -69,8 +73,6 @@ export function minimize(
       slope = dot(g, direction);
     }
     let step = 1;
-    const next = new Float64Array(n);
-    const gNext = new Float64Array(n);
     let fNext = Infinity;
     for (let tries = 0; tries < 30; tries++) {
       for (let i = 0; i < n; i++) next[i] = (x[i] as number) + step * (direction[i] as number);
@@ -79,26 +81,28 @@ export function minimize(
       step *= 0.5;
     }
     if (!(fNext < f)) break; // no progress possible along this direction
-    const s = new Float64Array(n);
-    const y = new Float64Array(n);
+    // A pair about to leave the history lends its arrays to the new one.
+    const full = ss.length === m;
+    const s = full ? (ss[0] as Float64Array) : new Float64Array(n);
+    const y = full ? (ys[0] as Float64Array) : new Float64Array(n);
     for (let i = 0; i < n; i++) {
       s[i] = (next[i] as number) - (x[i] as number);
       y[i] = (gNext[i] as number) - (g[i] as number);
     }
     const sy = dot(s, y);
+    if (full) {
+      ss.shift();
+      ys.shift();
+      rhos.shift();
+    }
     if (sy > 1e-12) {
-      if (ss.length === m) {
-        ss.shift();
-        ys.shift();
-        rhos.shift();
-      }
       ss.push(s);
       ys.push(y);
       rhos.push(1 / sy);
     }
     const improvement = (f - fNext) / Math.max(Math.abs(f), 1e-12);
-    x = next;
-    g = gNext;
+    [x, next] = [next, x];
+    [g, gNext] = [gNext, g];
     f = fNext;
     options.onIteration?.(iterations + 1, f);
     if (improvement < rtol) {

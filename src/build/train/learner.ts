@@ -20,6 +20,7 @@ import {
 } from './features.js';
 import {
   accumulate,
+  clearGradients,
   CONST_VALUE,
   hiddenLayout,
   modelLogits,
@@ -269,7 +270,7 @@ export function fitModel(
   const weights = zeroFeatureWeights(features, classWidth);
   const embWeights = zeroFeatureWeights(features, pairShape?.m ?? 0);
   const rowBias = new Float64Array(setup.rowOf.size);
-  let grads = zeroGradients(params);
+  const grads = zeroGradients(params);
   const dWeights = zeroFeatureWeights(features, classWidth);
   const dEmbWeights = zeroFeatureWeights(features, pairShape?.m ?? 0);
   const blocks: Block[] = [
@@ -311,8 +312,8 @@ export function fitModel(
   };
   const objective = (x: Float64Array, grad: Float64Array): number => {
     unpack(x);
-    grads = zeroGradients(params);
-    const { loss } = accumulate(params, train, grads, 1 / Math.max(questions, 1));
+    clearGradients(grads);
+    const { loss } = accumulate(params, train, grads, 1 / Math.max(questions, 1), false);
     dWeights.u.fill(0);
     dWeights.g.fill(0);
     backTheta(features, idf, grads.theta, width, dWeights);

@@ -36,6 +36,7 @@ import {
   type PairShape,
   zeroPairParams,
 } from './pairs.js';
+import { Arena } from './arena.js';
 import { exp, log, tanh } from './portable-math.js';
 
 /** Sizes of the constructed model; `hidden` follows from them (hiddenLayout). */
@@ -142,6 +143,12 @@ export interface ModelExample {
   questions: readonly ModelQuestion[];
 }
 
+/**
+ * The scratch every example's pass takes its vectors from (arena.ts); the passes are synchronous
+ * and reset it per example, so one serves the module.
+ */
+const ARENA = new Arena();
+
 /** One head position's normalised vector, stored compactly (see forwardPosition). */
 interface Position {
   token: number;
@@ -201,6 +208,7 @@ function forwardBag(
   bag: Int32Array,
   before: Int32Array,
   ctx: PairContext | null,
+  arena: Arena,
 ): BagForward {
   const { heads: P, headDim: hd } = params.shape;
   const width = P * hd;
@@ -213,11 +221,11 @@ function forwardBag(
     const flag = new Float64Array(tokens.length);
     flag.fill(1, before.length);
     const input = { tokens, bagStart: before.length, flag };
-    pairs = { input, forward: pairForward(ctx, input) };
+    pairs = { input, forward: pairForward(ctx, input, (k) => arena.take(k)) };
   }
-  const content = new Float64Array(n * width);
-  const values = new Float64Array(n * width);
-  const norms = new Float64Array(n);
+  const content = arena.take(n * width);
+  const values = arena.take(n * width);
+  const norms = arena.take(n);
   for (let i = 0; i < n; i++) {
     const t = bag[i] as number;
     let sq = 0;
@@ -234,9 +242,9 @@ function forwardBag(
       values[i * width + j] = (rootD * (content[i * width + j] as number)) / norm;
   }
   const weights: Float64Array[] = [];
-  const pooled = new Float64Array(width);
+  const pooled = arena.take(width);
   for (let p = 0; p < P; p++) {
-    const w = new Float64Array(n);
+    const w = arena.take(n);
     let max = -Infinity;
     for (let i = 0; i < n; i++) {
       w[i] = WEIGHT_RANGE * tanh(params.rho[(bag[i] as number) * P + p] as number);
@@ -257,12 +265,17 @@ function forwardBag(
 }
 
 /** The final RMSNorm and the head's LayerNorm at one position whose token is `token`. */
-function forwardPosition(params: ModelParams, token: number, bag: Float64Array): Position {
+function forwardPosition(
+  params: ModelParams,
+  token: number,
+  bag: Float64Array,
+  arena: Arena,
+): Position {
   const width = bag.length;
   const D = hiddenLayout(params.shape).hidden;
   const beta = exp(params.logBias);
   const scale = bagScale(params.shape);
-  const h = new Float64Array(width);
+  const h = arena.take(width);
   let sq = 0;
   for (let j = 0; j < width; j++) {
     const v = (params.theta[token * width + j] as number) + scale * (bag[j] as number);
@@ -271,7 +284,7 @@ function forwardPosition(params: ModelParams, token: number, bag: Float64Array):
   }
   const rms = Math.sqrt((sq + (params.baseNorm[token] as number) + embNorm(params, token)) / D);
   const h0 = (FINAL_SCALE * beta) / rms;
-  const hc = new Float64Array(width);
+  const hc = arena.take(width);
   let sum = h0;
   let sumSq = h0 * h0;
   for (let j = 0; j < width; j++) {
@@ -282,7 +295,7 @@ function forwardPosition(params: ModelParams, token: number, bag: Float64Array):
   }
   const mean = sum / D;
   const sigma = Math.sqrt(Math.max(sumSq / D - mean * mean, 0) + LN_EPS);
-  const nc = new Float64Array(width);
+  const nc = arena.take(width);
   for (let j = 0; j < width; j++) nc[j] = ((hc[j] as number) - mean) / sigma;
   return { token, h, rms, sigma, h0, hc, n0: (h0 - mean) / sigma, nc, nz: -mean / sigma };
 }
@@ -316,20 +329,26 @@ interface Anchor {
   shares: number[];
 }
 
-function anchorOf(params: ModelParams, q: ModelQuestion, last: Position, bag: Float64Array) {
+function anchorOf(
+  params: ModelParams,
+  q: ModelQuestion,
+  last: Position,
+  bag: Float64Array,
+  arena: Arena,
+) {
   const width = bag.length;
   const D = hiddenLayout(params.shape).hidden;
   const positions: Position[] = [];
   const shares: number[] = [];
   for (const t of q.instructions) {
-    positions.push(forwardPosition(params, t, bag));
+    positions.push(forwardPosition(params, t, bag, arena));
     shares.push(1 / q.instructions.length);
   }
   positions.push(last);
   shares.push(1);
   let a0 = 0;
   let az = 0;
-  const ac = new Float64Array(width);
+  const ac = arena.take(width);
   positions.forEach((p, i) => {
     const s = shares[i] as number;
     a0 += s * p.n0;
@@ -341,32 +360,79 @@ function anchorOf(params: ModelParams, q: ModelQuestion, last: Position, bag: Fl
   return { a0, ac, az, norm: Math.sqrt(sq), positions, shares };
 }
 
-function scoreOptions(params: ModelParams, q: ModelQuestion, anchor: Anchor, cache?: OptionCache) {
-  const width = anchor.ac.length;
-  const scale = priorScale(params);
-  return q.options.map((tokens) => {
-    let o = cache?.get(tokens);
-    if (o === undefined) {
-      o = optionVector(params, tokens);
-      cache?.set(tokens, o);
-    }
-    if (o.norm === 0 || anchor.norm === 0) return { o, cosine: 0, logit: 0 };
-    let dot = (o.lex[0] as number) * anchor.a0;
-    for (let j = 0; j < width; j++) dot += (o.lex[1 + j] as number) * (anchor.ac[j] as number);
-    const cosine = dot / (o.norm * anchor.norm);
-    return { o, cosine, logit: scale * cosine };
-  });
+/**
+ * The option spans' lexical vectors under one setting of the rows: each distinct span once, in a
+ * slot, so that a question asked of thousands of examples looks its spans up once.
+ */
+interface OptionTable {
+  slotOf: Map<Int32Array, number>;
+  lex: Float64Array[];
+  norm: number[];
+  /** 1 + the last nonzero content dim of each slot's vector: the loops stop there (the norm dims
+   * and the class dims of other questions hold exact zeros). */
+  end: number[];
+  /** A question's option list → its spans' slots, in option order. */
+  slotsOf: WeakMap<readonly Int32Array[], Int32Array>;
 }
 
-type OptionCache = Map<Int32Array, { lex: Float64Array; norm: number }>;
+function optionTable(): OptionTable {
+  return { slotOf: new Map(), lex: [], norm: [], end: [], slotsOf: new WeakMap() };
+}
+
+function optionSlots(params: ModelParams, table: OptionTable, options: readonly Int32Array[]) {
+  let slots = table.slotsOf.get(options);
+  if (slots !== undefined) return slots;
+  slots = new Int32Array(options.length);
+  options.forEach((tokens, i) => {
+    let slot = table.slotOf.get(tokens);
+    if (slot === undefined) {
+      const { lex, norm } = optionVector(params, tokens);
+      slot = table.lex.length;
+      table.slotOf.set(tokens, slot);
+      table.lex.push(lex);
+      table.norm.push(norm);
+      let end = lex.length;
+      while (end > 1 && lex[end - 1] === 0) end--;
+      table.end.push(end);
+    }
+    (slots as Int32Array)[i] = slot;
+  });
+  table.slotsOf.set(options, slots);
+  return slots;
+}
+
+/** Each option's cosine with the anchor (0 where either is zero), written into `cosines`. */
+function scoreInto(table: OptionTable, slots: Int32Array, anchor: Anchor, cosines: Float64Array) {
+  const { a0, ac } = anchor;
+  for (let i = 0; i < slots.length; i++) {
+    const slot = slots[i] as number;
+    const norm = table.norm[slot] as number;
+    if (norm === 0 || anchor.norm === 0) {
+      cosines[i] = 0;
+      continue;
+    }
+    const lex = table.lex[slot] as Float64Array;
+    const end = table.end[slot] as number;
+    let dot = (lex[0] as number) * a0;
+    for (let j = 1; j < end; j++) dot += (lex[j] as number) * (ac[j - 1] as number);
+    cosines[i] = dot / (norm * anchor.norm);
+  }
+}
 
 /** Each question's logits for one example, in option order. */
 export function modelLogits(params: ModelParams, example: ModelExample): Float64Array[] {
-  const f = forwardBag(params, example.bag, example.before, pairContext(params));
-  const last = forwardPosition(params, example.last, f.bag);
+  const arena = ARENA;
+  arena.reset();
+  const f = forwardBag(params, example.bag, example.before, pairContext(params), arena);
+  const last = forwardPosition(params, example.last, f.bag, arena);
+  const scale = priorScale(params);
+  const table = optionTable();
   return example.questions.map((q) => {
-    const anchor = anchorOf(params, q, last, f.bag);
-    return Float64Array.from(scoreOptions(params, q, anchor), (x) => x.logit);
+    const anchor = anchorOf(params, q, last, f.bag, arena);
+    const logits = new Float64Array(q.options.length);
+    scoreInto(table, optionSlots(params, table, q.options), anchor, logits);
+    for (let i = 0; i < logits.length; i++) logits[i] = scale * (logits[i] as number);
+    return logits;
   });
 }
 
@@ -396,6 +462,26 @@ export function zeroGradients(params: ModelParams): Gradients {
   };
 }
 
+/** Sets every gradient back to zero, in place (a fit reuses one set per evaluation). */
+export function clearGradients(grads: Gradients): void {
+  grads.theta.fill(0);
+  grads.rho.fill(0);
+  grads.rows.fill(0);
+  grads.scaleLogit = 0;
+  grads.logBias = 0;
+  grads.emb?.fill(0);
+  if (grads.pairs !== undefined)
+    for (const a of [
+      grads.pairs.u,
+      grads.pairs.z,
+      grads.pairs.zBias,
+      grads.pairs.b,
+      grads.pairs.bBias,
+      grads.pairs.wo,
+    ])
+      a.fill(0);
+}
+
 /**
  * Adds the gradient of the summed cross-entropy of the batch's labelled questions, each question
  * weighted by `weight` (e.g. 1 / the number of questions in the whole objective); returns the
@@ -406,76 +492,110 @@ export function accumulate(
   batch: readonly ModelExample[],
   grads: Gradients,
   weight: number,
-  drop?: (bag: Int32Array) => Int32Array,
+  /**
+   * Whether the option rows' content dims get their gradient. The fit keeps them at their
+   * least-squares directions and trains only their constant dim (the option bias), so it leaves
+   * them out: their gradient costs a pass over every option of every example.
+   */
+  rowContent = true,
 ): { loss: number; questions: number } {
   const width = params.shape.heads * params.shape.headDim;
   const stride = 1 + width;
   const D = hiddenLayout(params.shape).hidden;
   const scale = priorScale(params);
-  const cache: OptionCache = new Map();
-  const optionGrads = new Map<Int32Array, Float64Array>();
+  const arena = ARENA;
+  const table = optionTable();
+  /** Per slot, Σ over the batch of dL/d lex's anchor part (ga · a) and of its cosine part (cl). */
+  const anchorPart: Float64Array[] = [];
+  const lexPart: Float64Array[] = [];
   const ctx = pairContext(params);
+  const zeros = D - width - 1;
+  let cosines = new Float64Array(0);
+  let shifted = new Float64Array(0);
   let loss = 0;
   let count = 0;
   for (const example of batch) {
     if (!example.questions.some((q) => q.label >= 0)) continue;
-    const bagTokens = drop === undefined ? example.bag : drop(example.bag);
-    const f = forwardBag(params, bagTokens, example.before, ctx);
-    const last = forwardPosition(params, example.last, f.bag);
+    arena.reset();
+    const f = forwardBag(params, example.bag, example.before, ctx, arena);
+    const last = forwardPosition(params, example.last, f.bag, arena);
     const dPositions = new Map<Position, Float64Array>(); // dN per position: [n0, nc..., nzTotal]
     for (const q of example.questions) {
       if (q.label < 0) continue;
-      const anchor = anchorOf(params, q, last, f.bag);
-      const scored = scoreOptions(params, q, anchor, cache);
+      const anchor = anchorOf(params, q, last, f.bag, arena);
+      const slots = optionSlots(params, table, q.options);
+      while (anchorPart.length < table.lex.length) {
+        anchorPart.push(new Float64Array(stride));
+        lexPart.push(new Float64Array(1));
+      }
+      if (cosines.length < slots.length) {
+        cosines = new Float64Array(slots.length);
+        shifted = new Float64Array(slots.length);
+      }
+      scoreInto(table, slots, anchor, cosines);
       let max = -Infinity;
-      for (const s of scored) max = Math.max(max, s.logit);
+      for (let i = 0; i < slots.length; i++) max = Math.max(max, scale * (cosines[i] as number));
       let sum = 0;
-      for (const s of scored) sum += exp(s.logit - max);
-      loss += -((scored[q.label] as (typeof scored)[number]).logit - max - log(sum));
+      for (let i = 0; i < slots.length; i++)
+        sum += shifted[i] = exp(scale * (cosines[i] as number) - max);
+      loss += -(scale * (cosines[q.label] as number) - max - log(sum));
       count++;
-      // dL/d anchor (unnormalised parts), accumulated over options.
-      const dA = new Float64Array(stride + 1); // [a0, ac..., az(total over zero dims)]
-      scored.forEach((s, i) => {
-        const g = weight * (exp(s.logit - max) / sum - (i === q.label ? 1 : 0));
-        if (g === 0 || s.o.norm === 0 || anchor.norm === 0) return;
-        grads.scaleLogit += g * s.logit * (1 - scale / MAX_SCALE);
-        const c = s.cosine;
-        // cos = (l·a)/(|l||a|): d/da = l/(|l||a|) − cos a/|a|², d/dl = a/(|l||a|) − cos l/|l|².
-        const ga = (g * scale) / (s.o.norm * anchor.norm);
-        const ca = (g * scale * c) / (anchor.norm * anchor.norm);
-        dA[0] = (dA[0] as number) + ga * (s.o.lex[0] as number) - ca * anchor.a0;
-        for (let j = 0; j < width; j++)
-          dA[1 + j] =
-            (dA[1 + j] as number) + ga * (s.o.lex[1 + j] as number) - ca * (anchor.ac[j] as number);
-        dA[stride] = (dA[stride] as number) - ca * anchor.az * (D - width - 1);
-        const tokens = q.options[i] as Int32Array;
-        let og = optionGrads.get(tokens);
-        if (og === undefined) optionGrads.set(tokens, (og = new Float64Array(stride)));
-        const cl = (g * scale * c) / (s.o.norm * s.o.norm);
-        og[0] = (og[0] as number) + ga * anchor.a0 - cl * (s.o.lex[0] as number);
-        for (let j = 0; j < width; j++)
-          og[1 + j] =
-            (og[1 + j] as number) + ga * (anchor.ac[j] as number) - cl * (s.o.lex[1 + j] as number);
-      });
+      // dL/d anchor (unnormalised parts), accumulated over options:
+      // cos = (l·a)/(|l||a|): d/da = l/(|l||a|) − cos a/|a|², d/dl = a/(|l||a|) − cos l/|l|².
+      // The −cos a/|a|² terms share a, so their coefficients are summed and applied once;
+      // likewise each slot's −cos l/|l|² terms (lexPart), after the batch. (Kept inline: as a
+      // function of its own this loop ran 1.7× slower, measured.)
+      const dA = arena.take(stride + 1); // [a0, ac..., az(total over zero dims)]
+      const { a0, ac, az } = anchor;
+      let towardA = 0;
+      for (let i = 0; i < slots.length; i++) {
+        const logit = scale * (cosines[i] as number);
+        const g = weight * ((shifted[i] as number) / sum - (i === q.label ? 1 : 0));
+        const slot = slots[i] as number;
+        const norm = table.norm[slot] as number;
+        if (g === 0 || norm === 0 || anchor.norm === 0) continue;
+        grads.scaleLogit += g * logit * (1 - scale / MAX_SCALE);
+        const c = cosines[i] as number;
+        const ga = (g * scale) / (norm * anchor.norm);
+        towardA += (g * scale * c) / (anchor.norm * anchor.norm);
+        const lex = table.lex[slot] as Float64Array;
+        const og = anchorPart[slot] as Float64Array;
+        og[0] = (og[0] as number) + ga * a0;
+        if (rowContent)
+          for (let j = 1; j < stride; j++) og[j] = (og[j] as number) + ga * (ac[j - 1] as number);
+        const end = table.end[slot] as number;
+        for (let j = 0; j < end; j++) dA[j] = (dA[j] as number) + ga * (lex[j] as number);
+        const cl = lexPart[slot] as Float64Array;
+        cl[0] = (cl[0] as number) + (g * scale * c) / (norm * norm);
+      }
+      dA[0] = (dA[0] as number) - towardA * a0;
+      for (let j = 0; j < width; j++)
+        dA[1 + j] = (dA[1 + j] as number) - towardA * (ac[j] as number);
+      dA[stride] = -towardA * az * zeros;
       anchor.positions.forEach((p, i) => {
         const share = anchor.shares[i] as number;
         let d = dPositions.get(p);
-        if (d === undefined) dPositions.set(p, (d = new Float64Array(stride + 1)));
+        if (d === undefined) dPositions.set(p, (d = arena.take(stride + 1)));
         for (let j = 0; j <= stride; j++) d[j] = (d[j] as number) + share * (dA[j] as number);
       });
     }
-    const dBag = new Float64Array(width);
-    for (const [p, dN] of dPositions) backwardPosition(params, p, dN, dBag, grads);
-    backwardBag(params, bagTokens, f, dBag, grads, ctx);
+    const dBag = arena.take(width);
+    for (const [p, dN] of dPositions) backwardPosition(params, p, dN, dBag, grads, arena);
+    backwardBag(params, example.bag, f, dBag, grads, ctx, arena);
   }
   // d lex → the rows of the span's tokens (lex is their mean).
-  for (const [tokens, og] of optionGrads) {
+  for (const [tokens, slot] of table.slotOf) {
+    const part = anchorPart[slot];
+    if (part === undefined) continue;
+    const lex = table.lex[slot] as Float64Array;
+    const cl = (lexPart[slot] as Float64Array)[0] as number;
     for (const t of tokens) {
       const r = params.rowOf.get(t);
       if (r === undefined) continue;
-      for (let j = 0; j < stride; j++)
+      for (let j = 0; j < (rowContent ? stride : 1); j++)
         grads.rows[r * stride + j] =
-          (grads.rows[r * stride + j] as number) + (og[j] as number) / tokens.length;
+          (grads.rows[r * stride + j] as number) +
+          ((part[j] as number) - cl * (lex[j] as number)) / tokens.length;
     }
   }
   return { loss, questions: count };
@@ -488,6 +608,7 @@ function backwardPosition(
   dN: Float64Array,
   dBag: Float64Array,
   grads: Gradients,
+  arena: Arena,
 ): void {
   const width = p.h.length;
   const D = hiddenLayout(params.shape).hidden;
@@ -504,7 +625,7 @@ function backwardPosition(
   m1 /= D;
   m2 /= D;
   const dh0 = (dn0 - m1 - p.n0 * m2) / p.sigma;
-  const dhc = new Float64Array(width);
+  const dhc = arena.take(width);
   let dot = dh0 * p.h0;
   for (let j = 0; j < width; j++) {
     const v = ((dN[1 + j] as number) - m1 - (p.nc[j] as number) * m2) / p.sigma;
@@ -542,15 +663,16 @@ function backwardBag(
   dBag: Float64Array,
   grads: Gradients,
   ctx: PairContext | null,
+  arena: Arena,
 ): void {
   const { heads: P, headDim: hd } = params.shape;
   const width = P * hd;
   const rootD = Math.sqrt(hiddenLayout(params.shape).hidden);
   const n = bag.length;
-  const dValues = new Float64Array(n * width);
+  const dValues = arena.take(n * width);
   for (let p = 0; p < P; p++) {
     const w = f.weights[p] as Float64Array;
-    const dw = new Float64Array(n);
+    const dw = arena.take(n);
     let wdw = 0;
     for (let i = 0; i < n; i++) {
       let s = 0;
@@ -571,7 +693,7 @@ function backwardBag(
   }
   // v = √D c / norm, norm = √(|c|² + |e|² + K): dc = √D (dv / norm − c (c·dv) / norm³),
   // de = −√D e (c·dv) / norm³; c = θ + p, so dc goes to θ and to the order layer's p.
-  const dp = f.pairs === null ? null : new Float64Array(n * width);
+  const dp = f.pairs === null ? null : arena.take(n * width);
   for (let i = 0; i < n; i++) {
     const t = bag[i] as number;
     const norm = f.norms[i] as number;
@@ -588,10 +710,17 @@ function backwardBag(
     addEmbNormGradient(params, grads, t, (-rootD * cdv) / (norm * norm * norm));
   }
   if (dp !== null && f.pairs !== null && ctx !== null && grads.pairs && grads.emb) {
-    pairBackward(ctx, f.pairs.input, f.pairs.forward, dp, {
-      params: grads.pairs,
-      emb: grads.emb,
-      theta: grads.theta,
-    });
+    pairBackward(
+      ctx,
+      f.pairs.input,
+      f.pairs.forward,
+      dp,
+      {
+        params: grads.pairs,
+        emb: grads.emb,
+        theta: grads.theta,
+      },
+      (k) => arena.take(k),
+    );
   }
 }

