@@ -15,7 +15,7 @@ import { RMS_EPS } from '../../src/node/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/node/train/data.js';
 import { learnerSetup } from '../../src/node/train/fit.js';
 import { fitModel } from '../../src/node/train/learner.js';
-import { accumulate, zeroGradients } from '../../src/node/train/model.js';
+import { accumulate, zeroGradients } from '../../src/node/train/gradients.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/node/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../src/node/train/select.js';
 import { validateRequest } from '../../src/protocol/validate.js';
