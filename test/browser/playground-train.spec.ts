@@ -4,8 +4,9 @@
  * trained in the page with the pipeline `clef-web train` runs, in a worker over an in-memory
  * file system. Checked: the label counts; the held-out accuracy (≥ 99%, as the trainer's own
  * test asks); the package verified through the page's engine to within 1e-3; the converted files
- * byte-identical to the equivalent labelled-request file trained on the disk in Node (so the
- * plain reader, the in-memory files, POSIX paths and JS SHA-256 change nothing); the .zip, named
+ * byte-identical to the equivalent labelled-request file trained on the disk in Node at the same
+ * defaults (the package `npm run models:tiny` builds, TRAINED_PLANTED: so the plain reader, the
+ * in-memory files, POSIX paths and JS SHA-256 change nothing); the .zip, named
  * after the model, holding exactly the package the manifest describes; "Use this model here"
  * putting the trained question in the form, and a warning when a request asks what the model was
  * not trained on; the model answering fresh planted draws; no request to any origin but the
@@ -13,18 +14,20 @@
  * same message.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { main } from '../../src/node/cli.js';
-import { loadNodePackage } from '../../src/node/engine.js';
-import { runTraining } from '../../src/build/train/pipeline.js';
-import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
+import {
+  plantedExamples,
+  plantedJsonl,
+  plantedRequest,
+  TRAINED_PLANTED,
+} from '../../tools/train/planted.js';
 import { testSeed } from '../support/seed.js';
 import { openPlayground } from './playground-helpers.js';
 
-const EXAMPLES = plantedJsonl(240, 11);
 const QUESTION = { route: plantedRequest('x').questions.route };
 const csvField = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 /** The same examples as a spreadsheet exports them: a text and a label column. */
@@ -81,7 +84,7 @@ test('trains a plain CSV in the page, downloads it, and the playground asks its 
   await panel.getByLabel('Training data').setInputFiles({
     name: 'planted.csv',
     mimeType: 'text/csv',
-    buffer: Buffer.from(plantedCsv(240, 11)),
+    buffer: Buffer.from(plantedCsv(TRAINED_PLANTED.count, TRAINED_PLANTED.seed)),
   });
   // The label column is "route", not "label": refused as the CLI would, with the columns offered.
   await expect(panel.locator('[role=alert]')).toContainText('no label column "label"');
@@ -130,32 +133,23 @@ test('trains a plain CSV in the page, downloads it, and the playground asks its 
   }
   expect([...zip.keys()].some((k) => k.startsWith('support-router-release/'))).toBe(true);
 
-  // The equivalent labelled-request file on the disk in Node: the converted files are the same bytes.
-  const work = mkdtempSync(join(tmpdir(), 'clef-train-page-'));
-  try {
-    await runTraining(
-      { examples: EXAMPLES, out: join(work, 'package'), fidelityRequests: 0 },
-      {
-        openPackage: (dir) => loadNodePackage(dir, { threads: 1 }),
-        cwd: work,
-        runTag: 'node',
-        wasmGraphs: false,
-        engineName: 'onnxruntime-node',
-      },
-    );
-    const disk = JSON.parse(readFileSync(join(work, 'package', 'manifest.json'), 'utf8')) as {
-      files: ManifestFile[];
-    };
-    // The calibration (fitted on engine logits) and the card (it names the engine) may differ.
-    const converted = (files: ManifestFile[]) =>
-      files
-        .filter((f) => f.role !== 'calibration' && f.path !== 'README.md')
-        .map((f) => `${f.path} ${f.sha256}`);
-    expect(converted(manifest.files).length).toBeGreaterThanOrEqual(5);
-    expect(converted(manifest.files)).toEqual(converted(disk.files));
-  } finally {
-    rmSync(work, { recursive: true, force: true });
+  // The equivalent labelled-request file trained on the disk in Node, at the same defaults: the
+  // package `npm run models:tiny` built with `clef-web train`'s code (TRAINED_PLANTED, the same
+  // examples as labelled requests). The converted files are the same bytes.
+  const diskManifest = join(TRAINED_PLANTED.dir, 'manifest.json');
+  if (!existsSync(diskManifest)) {
+    throw new Error(`${diskManifest} is missing: run \`npm run models:tiny\` first`);
   }
+  const disk = JSON.parse(readFileSync(diskManifest, 'utf8')) as { files: ManifestFile[] };
+  // The calibration (fitted on engine logits) and the card (it names the engine) may differ.
+  const converted = (files: ManifestFile[]) =>
+    files
+      .filter((f) => f.role !== 'calibration' && f.path !== 'README.md')
+      .map((f) => `${f.path} ${f.sha256}`);
+  // The disk run also writes the WASM-prepared graphs (the page makes none): every other file.
+  const diskConverted = converted(disk.files.filter((f) => f.role !== 'wasm-graph'));
+  expect(converted(manifest.files).length).toBeGreaterThanOrEqual(5);
+  expect(converted(manifest.files)).toEqual(diskConverted);
 
   // Used here: the playground loads it and puts its trained question in the form.
   // Before: the banking example the page starts with (a question the planted model never saw).

@@ -11,14 +11,19 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { referenceDecide } from '../../src/build/reference/decide.js';
 import { validateRequest } from '../../src/protocol/validate.js';
-import { plantedExamples, plantedRequest, PLANTED_OPTIONS } from '../../tools/train/planted.js';
+import {
+  plantedExamples,
+  plantedRequest,
+  PLANTED_OPTIONS,
+  TRAINED_PLANTED,
+} from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';
 import { DEVICES, deviceTag, mustDecide, mustLoad, openPage, TOLERANCE } from './engine-helpers.js';
 
 /** fp32 against the float64 reference, a trained package's logits (see below). */
 const TRAINED_LOGIT_TOLERANCE = 2e-4;
 const MODEL = '/models/trained-planted/';
-const RELEASE = join('.cache', 'trained-planted-release');
+const RELEASE = TRAINED_PLANTED.release;
 
 for (const device of DEVICES) {
   test(

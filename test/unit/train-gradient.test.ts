@@ -15,7 +15,7 @@ import { RMS_EPS } from '../../src/build/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
 import { learnerSetup } from '../../src/build/train/fit.js';
 import { fitModel } from '../../src/build/train/learner.js';
-import { accumulate, zeroGradients } from '../../src/build/train/model.js';
+import { accumulate, zeroGradients } from '../../src/build/train/gradients.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../src/build/train/select.js';
 import { validateRequest } from '../../src/protocol/validate.js';

@@ -199,7 +199,7 @@ describe('refusals: before any work, every bad line, nothing written', () => {
   it('a failure mid-way (here in the verify phase) leaves no package and no release', async () => {
     const out = join(root, 'failed');
     const error = await trainDecisionModel({
-      examples,
+      examples: plantedJsonl(120, SEED), // the fit before the failure is the cost: half the file
       out,
       ...QUICK,
       onProgress: (p) => {

@@ -7,9 +7,10 @@
  * context differs), where the browser's WebGPU tests reach the end of the context in a quarter
  * of the tokens (SwiftShader runs WebGPU on the CPU, slowly); and /models/tiny-q8emb/, q4 with an
  * 8-bit embedding table (GatherBlockQuantized, as Clef-flash gets); and /models/trained-planted/,
- * what `clef-web train` makes of the planted task (tools/train/planted.ts; its release in
- * .cache/trained-planted-release), for trained.spec.ts. Generated, never edited by hand and never
- * committed: `npm run models:tiny`.
+ * what `clef-web train` makes of the planted task at its defaults (tools/train/planted.ts,
+ * TRAINED_PLANTED; its release in .cache/trained-planted-release), for trained.spec.ts, and the
+ * disk run playground-train.spec.ts compares the page's training with. Generated, never edited
+ * by hand and never committed: `npm run models:tiny`.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,14 +18,16 @@ import { join } from 'node:path';
 import { writeTinyFixture } from '../fixture/cli.js';
 import { convertRelease } from '../../src/node/build-runtime.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
-import { plantedJsonl } from '../train/planted.js';
+import { plantedJsonl, TRAINED_PLANTED } from '../train/planted.js';
 
-/** The trained planted-task package and its release (trained.spec.ts reads both). */
+/**
+ * The trained planted-task package and its release (trained.spec.ts reads both;
+ * playground-train.spec.ts compares the page's training with it), at the trainer's defaults.
+ */
 const TRAINED = {
-  dir: join('public', 'models', 'trained-planted'),
-  release: join('.cache', 'trained-planted-release'),
-  examples: () => plantedJsonl(240, 11),
-  seed: 5,
+  dir: TRAINED_PLANTED.dir,
+  release: TRAINED_PLANTED.release,
+  examples: () => plantedJsonl(TRAINED_PLANTED.count, TRAINED_PLANTED.seed),
 };
 
 const RELEASE = join('.cache', 'tiny-release');
@@ -43,6 +46,7 @@ const SEED = 1;
 /** Rebuilds only when the generator's inputs changed (a stamp of seed and sources). */
 function stamp(): string {
   const sources = [
+    'tools/models/build-tiny.ts',
     'tools/fixture/cli.ts',
     'tools/fixture/weights.ts',
     'tools/fixture/config.ts',
@@ -63,6 +67,7 @@ function stamp(): string {
     'src/build/onnx/proto.ts',
     'tools/train/planted.ts',
     ...readdirSync('src/build/train').map((f) => join('src/build/train', f)),
+    ...readdirSync('src/node/train').map((f) => join('src/node/train', f)),
   ];
   const hash = createHash('sha256').update(String(SEED));
   for (const s of sources) hash.update(readFileSync(s));
@@ -103,7 +108,6 @@ async function main(): Promise<void> {
     examples: TRAINED.examples(),
     out: TRAINED.dir,
     releaseDir: TRAINED.release,
-    seed: TRAINED.seed,
     fidelityRequests: 0,
   });
   console.log(`wrote ${TRAINED.dir} (clef-web train, planted task)`);

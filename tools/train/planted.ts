@@ -97,6 +97,22 @@ export function plantedJsonl(n: number, seed: number, model?: string): string {
 }
 
 /**
+ * The planted-task package `npm run models:tiny` trains (tools/models/build-tiny.ts) with
+ * `clef-web train`'s code at its defaults (seed included), as the playground's Train panel
+ * trains: test/browser/trained.spec.ts loads it, and test/browser/playground-train.spec.ts
+ * compares the page's training of the same examples with it, byte for byte.
+ */
+export const TRAINED_PLANTED = {
+  /** The examples: `plantedExamples(count, seed)`. */
+  count: 240,
+  seed: 11,
+  /** The package, served by the dev server under /models/trained-planted/. */
+  dir: 'public/models/trained-planted',
+  /** The Clef release it was converted from. */
+  release: '.cache/trained-planted-release',
+} as const;
+
+/**
  * A planted order task: each state holds one word of each of two sets among filler words, and
  * the label says which set's word comes first. Every state has the same kinds of words, so a bag
  * of words gets half right; a model that reads order gets them all.

@@ -27,7 +27,12 @@ import { questionSchemas, type QuestionSchema } from './schema.js';
 
 /** Fewest labelled examples an option needs (in the training part, after the holdout split). */
 export const MIN_EXAMPLES_PER_OPTION = 5;
-/** Template text is a small share of the corpus; weighting it keeps its words whole tokens. */
+/**
+ * Template text is a small share of the corpus; weighting it keeps its words whole tokens. When a
+ * large corpus and a small vocabulary still split one (CLINC150 with descriptions: 30,200
+ * requests, 15,000 distinct schemas, 1,603 tokens), the tokenizer is trained once more with the
+ * template weighted as the whole corpus.
+ */
 const TEMPLATE_WEIGHT = 300;
 
 /** A question the model is trained on: its id and its options (prompt order). */
@@ -122,10 +127,9 @@ export function checkExamples(
 }
 
 /** The texts the tokenizer learns from: the template (weighted), then every request's text. */
-function corpus(examples: readonly LabelledExample[]): string[] {
+function corpus(examples: readonly LabelledExample[], templateWeight?: number): string[] {
   const template = [PROMPT_PREFIX, SCHEMA_HEADER, ALLOWED_OPTIONS_HEADER, FIELD_END, PROMPT_SUFFIX];
   const texts: string[] = [];
-  for (let i = 0; i < TEMPLATE_WEIGHT; i++) texts.push(...template);
   const seenSchema = new Set<string>();
   for (const example of examples) {
     texts.push(...stateVariants(renderValue(example.valid.state)));
@@ -145,7 +149,10 @@ function corpus(examples: readonly LabelledExample[]): string[] {
       for (let n = 0; n < TEMPLATE_WEIGHT / 10; n++) texts.push(...pieces);
     });
   }
-  return texts;
+  // The template first, as many times as asked (the BPE breaks ties by first appearance).
+  const weighted: string[] = [];
+  for (let i = 0; i < (templateWeight ?? TEMPLATE_WEIGHT); i++) weighted.push(...template);
+  return [...weighted, ...texts];
 }
 
 /**
@@ -180,8 +187,17 @@ export function prepareTokenizer(
       `--vocab must be an integer >= 512, got ${vocabSize}`,
     );
   }
-  const files = trainBpeTokenizer({ vocabSize, corpus: corpus(examples), minPairCount: 1 });
-  const tokenizer = loadTokenizerSync(files.tokenizerJson, files.tokenizerConfig);
+  const train = (templateWeight?: number) => {
+    const files = trainBpeTokenizer({
+      vocabSize,
+      corpus: corpus(examples, templateWeight),
+      minPairCount: 1,
+    });
+    return { files, tokenizer: loadTokenizerSync(files.tokenizerJson, files.tokenizerConfig) };
+  };
+  const whole = (t: ClefTokenizer) => ['STATE', 'SCHEMA'].every((w) => t.encode(w).length === 1);
+  let { files, tokenizer } = train();
+  if (!whole(tokenizer)) ({ files, tokenizer } = train(corpus(examples).length));
   const single = (word: string): number => {
     const ids = tokenizer.encode(word);
     if (ids.length !== 1) {

@@ -6,6 +6,7 @@
  * linear classifier over tf-idf weighted features seen through a cosine), and L-BFGS needs no
  * learning rate: the same examples and λ give the same weights.
  */
+import { accumulate, clearGradients, zeroGradients } from './gradients.js';
 import { minimize } from './lbfgs.js';
 import {
   backTheta,
@@ -19,12 +20,9 @@ import {
   type TokenFeatures,
 } from './features.js';
 import {
-  accumulate,
-  clearGradients,
   CONST_VALUE,
   hiddenLayout,
   modelLogits,
-  zeroGradients,
   type ModelExample,
   type ModelParams,
   type ModelShape,
