@@ -38,8 +38,8 @@ export const MAX_ITERATIONS = 400;
 /**
  * A file above this many training examples gets one fit of the default settings, of at most
  * LARGE_MAX_ITERATIONS: an iteration costs about an objective evaluation over every example and
- * option (measured on CLINC150's 13,600 training queries of 151 options: ~17 s an iteration on 2
- * busy cores), so three candidates of up to 400 iterations would take hours.
+ * option (measured on CLINC150's 13,600 training queries of 151 options: ~10 s of CPU), so three
+ * candidates of up to 400 iterations would take hours.
  */
 export const LARGE_FILE = 5000;
 export const LARGE_MAX_ITERATIONS = 100;

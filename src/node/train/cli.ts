@@ -54,7 +54,8 @@ output and training:
                          auto (default) fits it beside the plain model on files of up to 2,000
                          examples the plain model gets wrong over 1% of out of fold, and keeps
                          it where cross-fitting shows it helps; on: always (slower); off: never
-  --vocab N              BPE vocabulary size (default 4000)
+  --vocab N              BPE vocabulary size (default 4000, fewer where the package would pass
+                         4 MiB: about 1,500 for 151 options)
   --fidelity N           random requests the converter checks against the float64 reference (default 2)
   --context N            context length in tokens (default 4096)
   --card-notes FILE      markdown appended to the generated model card (a licence, a credit)
