@@ -539,9 +539,13 @@ describe('reductions and norms', () => {
       ],
       outputs: [{ name: 'y', type: 'float32' }],
     };
-    expect(await compare(c), `fused ${where}`).toBeLessThanOrEqual(FLOAT);
+    // The scores are products of depth D with terms up to 4 (q, k in ±2); softmax's exp turns
+    // their absolute error into p's relative error: products(4 · D). 2.76e-6 was seen (seed
+    // 597735) against FLOAT's 2e-6.
+    const bound = products(4 * D);
+    expect(await compare(c), `fused ${where}`).toBeLessThanOrEqual(bound);
     expect(lastKernels).toEqual(['clef.fused.Attention']);
-    expect(await compare(c, { fuse: false }), `unfused ${where}`).toBeLessThanOrEqual(FLOAT);
+    expect(await compare(c, { fuse: false }), `unfused ${where}`).toBeLessThanOrEqual(bound);
   });
 });
 
