@@ -1,7 +1,7 @@
 /**
  * Shared by the engine's browser tests (engine*.spec.ts): opening the test pages, driving the
  * page-side helpers (pages/engine-page.ts), seeded random System One requests, and the float64
- * reference forward (src/node/reference) that the browser's answers are checked against, in Node.
+ * reference forward (src/build/reference) that the browser's answers are checked against, in Node.
  */
 import { expect, type Page } from '@playwright/test';
 import type { ClefOptions } from '../../src/client/clef.js';

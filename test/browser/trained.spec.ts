@@ -2,7 +2,7 @@
  * A package `clef-web train` wrote (the planted task, tools/models/build-tiny.ts) through the
  * browser engine on both devices: it says what it was trained on (info().training), answers fresh
  * planted draws right, and its logits match the float64 reference forward of the release it came
- * from (src/node/reference, in this Node process) within each device's fp32 tolerance. And
+ * from (src/build/reference, in this Node process) within each device's fp32 tolerance. And
  * `<clef-decide>` on it: a request asking what it was not trained on is warned above the answers
  * (the decision's `untrained`), the trained question is not.
  */

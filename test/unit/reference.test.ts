@@ -1,4 +1,4 @@
-// The float64 reference (src/node/reference): backbone state handling and causality, the Gated
+// The float64 reference (src/build/reference): backbone state handling and causality, the Gated
 // DeltaNet recurrence against a closed form, hand-computed pieces, the head on hand-checkable
 // inputs, and the tiny fixture's answer spread.
 import { mkdtempSync, rmSync } from 'node:fs';

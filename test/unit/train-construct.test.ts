@@ -1,6 +1,6 @@
 /**
  * The trainer's construction is exact: for random model parameters, the Clef release it writes,
- * run through the project's float64 reference forward (src/node/reference, written from the
+ * run through the project's float64 reference forward (src/build/reference, written from the
  * public Clef and Qwen3.5 code, not from the trainer's model), gives the model's logits. Requests
  * with several questions, descriptions, JSON states, the marker words inside a state, and an
  * unlabelled question are all covered.
