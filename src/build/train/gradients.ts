@@ -99,7 +99,7 @@ export function accumulate(
   const table = optionTable();
   /** Per slot, Σ over the batch of dL/d lex's anchor part (ga · a) and of its cosine part (cl). */
   const anchorPart: Float64Array[] = [];
-  const lexPart: Float64Array[] = [];
+  const lexPart: number[] = [];
   const ctx = pairContext(params);
   const zeros = D - width - 1;
   let cosines = new Float64Array(0);
@@ -118,7 +118,7 @@ export function accumulate(
       const slots = optionSlots(params, table, q.options);
       while (anchorPart.length < table.lex.length) {
         anchorPart.push(new Float64Array(stride));
-        lexPart.push(new Float64Array(1));
+        lexPart.push(0);
       }
       if (cosines.length < slots.length) {
         cosines = new Float64Array(slots.length);
@@ -157,8 +157,7 @@ export function accumulate(
           for (let j = 1; j < stride; j++) og[j] = (og[j] as number) + ga * (ac[j - 1] as number);
         const end = table.end[slot] as number;
         for (let j = 0; j < end; j++) dA[j] = (dA[j] as number) + ga * (lex[j] as number);
-        const cl = lexPart[slot] as Float64Array;
-        cl[0] = (cl[0] as number) + (g * scale * c) / (norm * norm);
+        lexPart[slot] = (lexPart[slot] as number) + (g * scale * c) / (norm * norm);
       }
       dA[0] = (dA[0] as number) - towardA * a0;
       for (let j = 0; j < width; j++)
@@ -180,7 +179,7 @@ export function accumulate(
     const part = anchorPart[slot];
     if (part === undefined) continue;
     const lex = table.lex[slot] as Float64Array;
-    const cl = (lexPart[slot] as Float64Array)[0] as number;
+    const cl = lexPart[slot] as number;
     for (const t of tokens) {
       const r = params.rowOf.get(t);
       if (r === undefined) continue;
