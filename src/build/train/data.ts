@@ -126,9 +126,8 @@ export function checkExamples(
     .map((q) => ({ ...q, schema: schemas.get(q.id) }));
 }
 
-/** The texts the tokenizer learns from: the template (weighted), then every request's text. */
-function corpus(examples: readonly LabelledExample[], templateWeight?: number): string[] {
-  const template = [PROMPT_PREFIX, SCHEMA_HEADER, ALLOWED_OPTIONS_HEADER, FIELD_END, PROMPT_SUFFIX];
+/** The requests' texts the tokenizer learns from (the template goes before them: withTemplate). */
+function corpus(examples: readonly LabelledExample[]): string[] {
   const texts: string[] = [];
   const seenSchema = new Set<string>();
   for (const example of examples) {
@@ -149,9 +148,14 @@ function corpus(examples: readonly LabelledExample[], templateWeight?: number): 
       for (let n = 0; n < TEMPLATE_WEIGHT / 10; n++) texts.push(...pieces);
     });
   }
-  // The template first, as many times as asked (the BPE breaks ties by first appearance).
+  return texts;
+}
+
+/** The template `weight` times, then `texts` (the BPE breaks ties by first appearance). */
+function withTemplate(texts: readonly string[], weight: number): string[] {
+  const template = [PROMPT_PREFIX, SCHEMA_HEADER, ALLOWED_OPTIONS_HEADER, FIELD_END, PROMPT_SUFFIX];
   const weighted: string[] = [];
-  for (let i = 0; i < (templateWeight ?? TEMPLATE_WEIGHT); i++) weighted.push(...template);
+  for (let i = 0; i < weight; i++) weighted.push(...template);
   return [...weighted, ...texts];
 }
 
@@ -187,17 +191,18 @@ export function prepareTokenizer(
       `--vocab must be an integer >= 512, got ${vocabSize}`,
     );
   }
-  const train = (templateWeight?: number) => {
+  const texts = corpus(examples);
+  const train = (templateWeight: number) => {
     const files = trainBpeTokenizer({
       vocabSize,
-      corpus: corpus(examples, templateWeight),
+      corpus: withTemplate(texts, templateWeight),
       minPairCount: 1,
     });
     return { files, tokenizer: loadTokenizerSync(files.tokenizerJson, files.tokenizerConfig) };
   };
   const whole = (t: ClefTokenizer) => ['STATE', 'SCHEMA'].every((w) => t.encode(w).length === 1);
-  let { files, tokenizer } = train();
-  if (!whole(tokenizer)) ({ files, tokenizer } = train(corpus(examples).length));
+  let { files, tokenizer } = train(TEMPLATE_WEIGHT);
+  if (!whole(tokenizer)) ({ files, tokenizer } = train(texts.length));
   const single = (word: string): number => {
     const ids = tokenizer.encode(word);
     if (ids.length !== 1) {
