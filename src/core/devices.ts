@@ -1,9 +1,11 @@
 /**
  * The devices, as data: one ordered list (best first, as `auto` tries them) with a descriptor
  * each, so that what differs between devices is read from here instead of compared as string
- * literals across the engine. What a browser has is probed by src/engine/capabilities.ts; what
- * a package needs of a device is `problem()` here, pure over the probe's answers; how long a
- * device takes to a package's first answer is its `cost`, over the manifest (device-cost.ts).
+ * literals across the engine. What a browser has is probed by src/engine/capabilities.ts, one
+ * probe per device (`PROBES`); what a package needs of a device is `problem()` here, pure over
+ * the probes' answers; how long a device takes to a package's first answer is its `cost`, over
+ * the manifest (device-cost.ts). `auto`'s order is derived from the list there (`planDevices`).
+ * A Node engine's devices are a second list (`NODE_DEVICES`), probed by src/node/node-runtime.ts.
  */
 import { JS_COST, WASM_COST, WEBGPU_COST, type DeviceCost } from './device-cost.js';
 import type { RuntimeBuild } from '../wire/assets.js';
