@@ -1,9 +1,11 @@
 /**
  * The devices, as data: one ordered list (best first, as `auto` tries them) with a descriptor
  * each, so that what differs between devices is read from here instead of compared as string
- * literals across the engine. What a browser has is probed by src/engine/capabilities.ts; what
- * a package needs of a device is `problem()` here, pure over the probe's answers; how long a
- * device takes to a package's first answer is its `cost`, over the manifest (device-cost.ts).
+ * literals across the engine. What a browser has is probed by src/engine/capabilities.ts, one
+ * probe per device (`PROBES`); what a package needs of a device is `problem()` here, pure over
+ * the probes' answers; how long a device takes to a package's first answer is its `cost`, over
+ * the manifest (device-cost.ts). `auto`'s order is derived from the list there (`planDevices`).
+ * A Node engine's devices are a second list (`NODE_DEVICES`), probed by src/node/node-runtime.ts.
  */
 import { JS_COST, WASM_COST, WEBGPU_COST, type DeviceCost } from './device-cost.js';
 import type { RuntimeBuild } from '../wire/assets.js';
@@ -82,6 +84,11 @@ export interface DeviceDescriptor<Name extends string = string> {
   readonly preparedGraphs: boolean;
   /** Why this browser (the probe's answers) cannot run the package on it, or null. */
   problem(manifest: PackageFacts, caps: Capabilities): DeviceProblem | null;
+  /**
+   * Why it runs emulated on the CPU here (a software WebGPU adapter), or null: `auto` puts such
+   * a device after the CPU devices that can run the package.
+   */
+  emulated(caps: Capabilities): string | null;
   /** Its measured speeds: what `auto` estimates a package's first answer from. */
   readonly cost: DeviceCost;
 }
@@ -138,6 +145,10 @@ const WEBGPU = {
     const limit = tensorLimitProblem(manifest, caps);
     return limit === null ? null : { reason: limit, tooLarge: true };
   },
+  emulated: (caps) =>
+    caps.fallbackAdapter
+      ? `the WebGPU adapter (${caps.adapter ?? 'unknown'}) is a software fallback`
+      : null,
   cost: WEBGPU_COST,
 } as const satisfies DeviceDescriptor<'webgpu'>;
 
@@ -160,6 +171,7 @@ const WASM = {
       tooLarge: true,
     };
   },
+  emulated: () => null,
   cost: WASM_COST,
 } as const satisfies DeviceDescriptor<'wasm'>;
 
@@ -187,6 +199,7 @@ const JS = {
       tooLarge: true,
     };
   },
+  emulated: () => null,
   cost: JS_COST,
 } as const satisfies DeviceDescriptor<'js'>;
 
@@ -209,12 +222,85 @@ export function deviceOf(name: DeviceName): DeviceDescriptor<DeviceName> {
   return BY_NAME[name];
 }
 
-/** The device a lost GPU falls back to (WASM: it runs every package the GPU did). */
-export function cpuDevice(): DeviceDescriptor<DeviceName> {
-  return DEVICES.find((d) => !d.gpu)!;
+/**
+ * The device a lost GPU falls back to, and the one `auto` names when no GPU can run a package:
+ * the list's first onnxruntime device that is not a GPU (WASM: it runs every package the GPU did).
+ */
+export function cpuDevice(): DeviceDescriptor<DeviceName>;
+export function cpuDevice<Name extends string>(
+  devices: readonly DeviceDescriptor<Name>[],
+): DeviceDescriptor<Name> | undefined;
+export function cpuDevice(
+  devices: readonly DeviceDescriptor[] = DEVICES,
+): DeviceDescriptor | undefined {
+  return devices.find((d) => !d.gpu && d.runtime === 'onnxruntime');
 }
 
 /** The devices that run the graphs on onnxruntime-web (those a manifest's `devices` lists). */
 export function onnxruntimeDevices(): Array<DeviceDescriptor<DeviceName>> {
   return DEVICES.filter((d) => d.runtime === 'onnxruntime');
+}
+
+/**
+ * A device a Node engine runs a package on (src/node/node-runtime.ts): onnxruntime-node on the
+ * CPU, or the js device, which runs in Node as it does in the page. Node has no GPU device.
+ */
+export interface NodeDeviceDescriptor<Name extends string = string> {
+  /** As records name the device that answered (`engine.device`). */
+  readonly name: Name;
+  /** As a person reads it, in `auto`'s reason and the model card. */
+  readonly label: string;
+  /** What runs the graphs: `--runtime`'s value (and loadNodePackage's `runtime`) for it. */
+  readonly runtime: 'onnxruntime' | 'js';
+  /** The engine's `runtime`. */
+  readonly engineRuntime: 'onnxruntime-node' | 'js';
+  /** As records name the runtime (`engine.runtime`). */
+  readonly recordRuntime: string;
+  /** onnxruntime-node's execution provider for it (null: not an onnxruntime device). */
+  readonly executionProvider: 'cpu' | null;
+  /** What `auto` says when it takes this device (its probe found it), and when it cannot. */
+  readonly found: string;
+  readonly missing: string;
+  readonly gpu: false;
+}
+
+/** onnxruntime-node's CPU execution provider: native code, an optional peer dependency. */
+export const NODE_CPU = {
+  name: 'cpu',
+  label: 'onnxruntime-node',
+  runtime: 'onnxruntime',
+  engineRuntime: 'onnxruntime-node',
+  recordRuntime: 'onnxruntime-node',
+  executionProvider: 'cpu',
+  found: 'onnxruntime-node is installed',
+  missing: 'onnxruntime-node is not installed',
+  gpu: false,
+} as const satisfies NodeDeviceDescriptor<'cpu'>;
+
+const NODE_JS = {
+  name: JS.name,
+  label: `the ${JS.label} device`,
+  runtime: JS.runtime,
+  engineRuntime: 'js',
+  recordRuntime: 'clef-web js',
+  executionProvider: JS.executionProvider,
+  found: 'the js device needs nothing installed',
+  missing: 'the js device is unavailable',
+  gpu: JS.gpu,
+} as const satisfies NodeDeviceDescriptor<'js'>;
+
+/**
+ * The devices a Node engine runs on, best first: `auto` takes the first whose probe finds it
+ * (src/node/node-runtime.ts), so a Node without onnxruntime-node runs the js device.
+ */
+export const NODE_DEVICES = Object.freeze([NODE_CPU, NODE_JS] as const);
+
+export type NodeDeviceName = (typeof NODE_DEVICES)[number]['name'];
+export type NodeEngineRuntime = (typeof NODE_DEVICES)[number]['engineRuntime'];
+
+/** The Node device an engine's `runtime` runs on. */
+export function nodeDeviceOf(
+  engineRuntime: NodeEngineRuntime,
+): NodeDeviceDescriptor<NodeDeviceName> {
+  return NODE_DEVICES.find((d) => d.engineRuntime === engineRuntime)!;
 }

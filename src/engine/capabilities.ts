@@ -1,6 +1,8 @@
 /**
- * What this browser can do, probed once and frozen. Devices are an explicit ordered list: each
- * probe returns null when the device is unavailable here, with the reason kept for `info()`.
+ * What this browser can do, probed once and frozen: one probe per device of the ordered list
+ * (src/core/devices.ts), each reading its own facts (`PROBES`); each device's descriptor then
+ * says from those facts why it cannot run a package, with the reason kept for `info()`. The
+ * order a load tries the devices in is derived from the list (`planDevices`).
  */
 import type { PackageManifest } from '../core/manifest.js';
 import {
@@ -58,28 +60,36 @@ export function probeCapabilities(): Promise<Readonly<Capabilities>> {
   return probed;
 }
 
-/** The probe itself, on a given `navigator.gpu` (tests pass a fake one). */
-export async function probeWith(
-  gpu: GpuLike | undefined,
-  isolated: boolean,
-  cores: number,
-): Promise<Readonly<Capabilities>> {
-  const base = {
-    crossOriginIsolated: isolated,
-    // Threads need SharedArrayBuffer, i.e. a cross-origin-isolated page; leave one core free.
-    threads: isolated ? Math.max(1, Math.min(4, cores - 1)) : 1,
-  };
+/** What the probes read of the browser (tests pass a fake `navigator.gpu`). */
+export interface ProbeEnv {
+  gpu: GpuLike | undefined;
+  crossOriginIsolated: boolean;
+  cores: number;
+}
+
+/** A device's probe: the facts of this browser its descriptor's `problem()` reads. */
+export type DeviceProbe = (env: ProbeEnv) => Promise<Partial<Capabilities>>;
+
+/** What is known of a browser before any probe: no GPU, one thread. */
+const UNPROBED: Capabilities = {
+  crossOriginIsolated: false,
+  threads: 1,
+  webgpu: false,
+  shaderF16: false,
+  adapter: null,
+  fallbackAdapter: false,
+  webgpuReason: 'WebGPU was not probed',
+  maxStorageBufferBindingSize: null,
+  maxBufferSize: null,
+};
+
+/** WebGPU: an adapter, its features and limits, and whether it is a software one. */
+async function probeWebGpu({ gpu }: ProbeEnv): Promise<Partial<Capabilities>> {
   if (!gpu) {
-    return Object.freeze({
-      ...base,
+    return {
       webgpu: false,
-      shaderF16: false,
-      adapter: null,
-      fallbackAdapter: false,
       webgpuReason: 'navigator.gpu is missing (no WebGPU in this browser or context)',
-      maxStorageBufferBindingSize: null,
-      maxBufferSize: null,
-    });
+    };
   }
   let adapter: GpuAdapterLike | null = null;
   let reason: string | null = null;
@@ -90,8 +100,7 @@ export async function probeWith(
     reason = `requestAdapter() failed: ${(e as Error).message}`;
   }
   const info = adapter?.info;
-  return Object.freeze({
-    ...base,
+  return {
     webgpu: adapter !== null,
     shaderF16: adapter?.features.has('shader-f16') ?? false,
     adapter: adapter
@@ -101,12 +110,38 @@ export async function probeWith(
     webgpuReason: reason,
     maxStorageBufferBindingSize: adapter?.limits.maxStorageBufferBindingSize ?? null,
     maxBufferSize: adapter?.limits.maxBufferSize ?? null,
-  });
+  };
+}
+
+/**
+ * Each device's probe, by name (src/core/devices.ts lists the devices): none missing, none
+ * extra. Every device in the list is probed, and its descriptor judges a package by the facts.
+ */
+export const PROBES: Readonly<Record<DeviceName, DeviceProbe>> = Object.freeze({
+  webgpu: probeWebGpu,
+  // Threads need SharedArrayBuffer, i.e. a cross-origin-isolated page; leave one core free.
+  wasm: async ({ crossOriginIsolated: isolated, cores }) => ({
+    crossOriginIsolated: isolated,
+    threads: isolated ? Math.max(1, Math.min(4, cores - 1)) : 1,
+  }),
+  // One thread of JavaScript: nothing of the browser's to ask.
+  js: async () => ({}),
+});
+
+/** The probe itself, on a given `navigator.gpu` (tests pass a fake one): each device's, merged. */
+export async function probeWith(
+  gpu: GpuLike | undefined,
+  isolated: boolean,
+  cores: number,
+): Promise<Readonly<Capabilities>> {
+  const env: ProbeEnv = { gpu, crossOriginIsolated: isolated, cores };
+  const facts = await Promise.all(DEVICES.map((d) => PROBES[d.name](env)));
+  return Object.freeze(facts.reduce<Capabilities>((caps, f) => ({ ...caps, ...f }), UNPROBED));
 }
 
 /** Why a device is passed over; `tooLarge`: the package exceeds its memory or buffer limits. */
-export interface SkippedDevice {
-  device: DeviceName;
+export interface SkippedDevice<Name extends string = DeviceName> {
+  device: Name;
   reason: string;
   /** Too big for the device (ModelTooLargeError when no device is left), not unavailable. */
   tooLarge: boolean;
@@ -114,23 +149,22 @@ export interface SkippedDevice {
 
 /** Why `device` cannot run this package here, or null when it can. */
 function deviceProblem(
-  device: DeviceName,
+  device: DeviceDescriptor,
   manifest: PackageManifest,
   caps: Capabilities,
 ): DeviceProblem | null {
   // A manifest lists the onnxruntime devices its variant is built for; the js device checks the
   // graphs' ops itself when it loads them (a DeviceError naming what it lacks).
-  const listed =
-    deviceOf(device).runtime !== 'onnxruntime' || manifest.variant.devices.includes(device);
-  if (!listed) {
+  const built: readonly string[] = manifest.variant.devices;
+  if (device.runtime === 'onnxruntime' && !built.includes(device.name)) {
     return {
-      reason: `the ${manifest.variant.dtype} variant of ${manifest.model.name} is built for ${manifest.variant.devices.join(', ')}, not ${device}`,
+      reason: `the ${manifest.variant.dtype} variant of ${manifest.model.name} is built for ${manifest.variant.devices.join(', ')}, not ${device.name}`,
       tooLarge: false,
     };
   }
   const notServed = runtimeProblem(device, caps.runtimeBuilds);
   if (notServed) return { reason: notServed, tooLarge: false };
-  return deviceOf(device).problem(manifest, caps);
+  return device.problem(manifest, caps);
 }
 
 /**
@@ -149,121 +183,132 @@ export function deviceBeforeManifest(
   if (requested === 'auto') return null;
   const device = deviceOf(requested).gpu && !caps.webgpu ? null : requested;
   // A device whose runtime is not served is refused once the manifest is read.
-  return device && !runtimeProblem(device, caps.runtimeBuilds) ? device : null;
+  return device && !runtimeProblem(deviceOf(device), caps.runtimeBuilds) ? device : null;
 }
 
-export interface DevicePlan {
+export interface DevicePlan<Name extends string = DeviceName> {
   /** Devices to try, best first. */
-  order: DeviceName[];
-  skipped: SkippedDevice[];
+  order: Name[];
+  skipped: Array<SkippedDevice<Name>>;
   /** Why order[0] is first: what `info().deviceReason` says when it loads. */
   reason: string;
 }
 
-/**
- * The devices to try, in order: the explicit one alone, or every usable one. `auto` orders the
- * onnxruntime devices as onnxruntimeOrder does, then puts the js device first when its estimated
- * time to the page's first answers on this package (src/core/device-cost.ts: the devices'
- * measured costs over the manifest's sizes) is shorter than the first of those's, and last
- * otherwise.
- */
+/** The devices to try for this package on this browser, in order (see planDevices). */
 export function deviceOrder(
   requested: DeviceRequest,
   manifest: PackageManifest,
   caps: Capabilities,
 ): DevicePlan {
-  const plan = onnxruntimeOrder(requested, manifest, caps);
-  if (requested !== 'auto') return plan;
-  const js = DEVICES.find((d) => d.runtime === 'js');
-  if (!js) return plan;
-  const problem = deviceProblem(js.name, manifest, caps);
-  if (problem) {
-    plan.skipped.push({ device: js.name, ...problem });
-    return plan;
-  }
-  const facts = costFacts(manifest);
-  const estimate = (d: DeviceDescriptor<DeviceName>) =>
-    Math.round(firstAnswersMs(d.cost, facts, { threads: caps.threads }));
-  const first = plan.order[0];
-  const mine = estimate(js);
-  if (first === undefined) {
-    return {
-      order: [js.name],
-      skipped: plan.skipped,
-      reason: `auto: ${js.label}, the one device that can run this package`,
-    };
-  }
-  const theirs = estimate(deviceOf(first));
-  const versus = `${mine} ms against ${theirs} ms on ${deviceOf(first).label} for ${ESTIMATE_TOKENS}-token requests (estimated from the devices' measured costs)`;
-  if (mine < theirs) {
-    return {
-      order: [js.name, ...plan.order],
-      skipped: plan.skipped,
-      reason: `auto: ${js.label}, first ${ESTIMATE_ANSWERS} answers in ${versus}`,
-    };
-  }
-  return {
-    order: [...plan.order, js.name],
-    skipped: plan.skipped,
-    reason: `${plan.reason}; ${js.label} would give the first ${ESTIMATE_ANSWERS} answers in ${versus.replace(' against ', ', not ')}`,
-  };
+  return planDevices(DEVICES, requested, manifest, caps);
 }
 
 /**
- * The onnxruntime devices to try, in order: the explicit one alone, or every usable one best
- * first. `auto` puts WASM before a software (fallback) WebGPU adapter: SwiftShader emulates the GPU on the CPU
- * and ran clef-nano's first decision ~60× slower than WASM (docs/benchmarks.md). An explicit
- * 'webgpu' uses whatever adapter there is.
+ * The devices of `devices` (best first) to try, in order: the explicit one alone, or every
+ * usable one. `auto` keeps the list's order of the onnxruntime devices that can run the
+ * package, except that a GPU emulated on the CPU (a software WebGPU adapter: SwiftShader ran
+ * clef-nano's first decision ~60× slower than WASM, docs/benchmarks.md) goes after the CPU
+ * devices when one can run the package; an explicit GPU device uses whatever adapter there is.
+ * Each js device (no onnxruntime) then goes first when its estimated time to the page's first
+ * answers on this package (src/core/device-cost.ts: the devices' measured costs over the
+ * manifest's sizes) is shorter than the first device's, and last otherwise.
  */
-function onnxruntimeOrder(
-  requested: DeviceRequest,
+export function planDevices<Name extends string>(
+  devices: readonly DeviceDescriptor<Name>[],
+  requested: 'auto' | Name,
   manifest: PackageManifest,
   caps: Capabilities,
-): DevicePlan {
-  const skipped: SkippedDevice[] = [];
-  const usable = (device: DeviceName): boolean => {
+): DevicePlan<Name> {
+  const plan = onnxruntimeOrder(devices, requested, manifest, caps);
+  if (requested !== 'auto') return plan;
+  const facts = costFacts(manifest);
+  const estimate = (d: DeviceDescriptor) =>
+    Math.round(firstAnswersMs(d.cost, facts, { threads: caps.threads }));
+  const named = (name: Name) => devices.find((d) => d.name === name)!;
+  for (const js of devices.filter((d) => d.runtime === 'js')) {
+    const problem = deviceProblem(js, manifest, caps);
+    if (problem) {
+      plan.skipped.push({ device: js.name, ...problem });
+      continue;
+    }
+    const first = plan.order[0];
+    if (first === undefined) {
+      plan.order = [js.name];
+      plan.reason = `auto: ${js.label}, the one device that can run this package`;
+      continue;
+    }
+    const mine = estimate(js);
+    const theirs = estimate(named(first));
+    const versus = `${mine} ms against ${theirs} ms on ${named(first).label} for ${ESTIMATE_TOKENS}-token requests (estimated from the devices' measured costs)`;
+    if (mine < theirs) {
+      plan.order = [js.name, ...plan.order];
+      plan.reason = `auto: ${js.label}, first ${ESTIMATE_ANSWERS} answers in ${versus}`;
+    } else {
+      plan.order = [...plan.order, js.name];
+      plan.reason = `${plan.reason}; ${js.label} would give the first ${ESTIMATE_ANSWERS} answers in ${versus.replace(' against ', ', not ')}`;
+    }
+  }
+  return plan;
+}
+
+/** The onnxruntime devices to try, in order, as planDevices says; an explicit device alone. */
+function onnxruntimeOrder<Name extends string>(
+  devices: readonly DeviceDescriptor<Name>[],
+  requested: 'auto' | Name,
+  manifest: PackageManifest,
+  caps: Capabilities,
+): DevicePlan<Name> {
+  const skipped: Array<SkippedDevice<Name>> = [];
+  const usable = (device: DeviceDescriptor<Name>): boolean => {
     const problem = deviceProblem(device, manifest, caps);
-    if (problem) skipped.push({ device, ...problem });
+    if (problem) skipped.push({ device: device.name, ...problem });
     return problem === null;
   };
-  const software = `the WebGPU adapter (${caps.adapter ?? 'unknown'}) is a software fallback`;
+  const adapter = caps.adapter ?? 'an unknown adapter';
   if (requested !== 'auto') {
-    if (!usable(requested)) return { order: [], skipped, reason: '' };
-    const gpu = deviceOf(requested).gpu;
-    const on = gpu ? ` on ${caps.adapter ?? 'an unknown adapter'}` : '';
-    const soft = gpu && caps.fallbackAdapter ? ` (${software})` : '';
-    return { order: [requested], skipped, reason: `device '${requested}' requested${on}${soft}` };
+    const device = devices.find((d) => d.name === requested);
+    if (!device) throw new Error(`no device '${requested}' in the list`);
+    if (!usable(device)) return { order: [], skipped, reason: '' };
+    const emulated = device.gpu ? device.emulated(caps) : null;
+    const on = device.gpu ? ` on ${adapter}` : '';
+    const soft = emulated ? ` (${emulated})` : '';
+    return {
+      order: [device.name],
+      skipped,
+      reason: `device '${device.name}' requested${on}${soft}`,
+    };
   }
   // Every device is checked (so each one's reason is kept), best first.
-  const ok = DEVICES.filter((d) => d.runtime === 'onnxruntime' && usable(d.name));
-  const gpu = ok.find((d) => d.gpu);
+  const ok = devices.filter((d) => d.runtime === 'onnxruntime' && usable(d));
   const cpu = ok.find((d) => !d.gpu);
-  if (gpu && caps.fallbackAdapter && cpu) {
+  const emulated = (d: DeviceDescriptor<Name>) => (d.gpu ? d.emulated(caps) : null);
+  const demoted = cpu ? ok.filter((d) => emulated(d) !== null) : [];
+  for (const gpu of demoted) {
     skipped.push({
       device: gpu.name,
-      reason: `${software}, slower than ${cpu.label} on the same CPU`,
+      reason: `${emulated(gpu)}, slower than ${cpu!.label} on the same CPU`,
       tooLarge: false,
     });
+  }
+  const order = [...ok.filter((d) => !demoted.includes(d)), ...demoted];
+  const first = order[0];
+  const names = order.map((d) => d.name);
+  if (first?.gpu) {
+    const soft = emulated(first);
+    const why = soft ? ` (${soft}, but ${cpuDevice(devices)?.label} cannot run this package)` : '';
+    return { order: names, skipped, reason: `auto: ${first.label} on ${adapter}${why}` };
+  }
+  const label = (first ?? cpuDevice(devices))?.label;
+  if (demoted[0]) {
+    const gpu = demoted[0];
     return {
-      order: [cpu.name, gpu.name],
+      order: names,
       skipped,
-      reason: `auto: ${cpu.label}, because ${software} (emulated on the CPU, slower than ${cpu.label}); device '${gpu.name}' would still use it`,
+      reason: `auto: ${label}, because ${emulated(gpu)} (emulated on the CPU, slower than ${label}); device '${gpu.name}' would still use it`,
     };
   }
-  if (gpu) {
-    const soft = caps.fallbackAdapter
-      ? ` (${software}, but ${cpuDevice().label} cannot run this package)`
-      : '';
-    return {
-      order: ok.map((d) => d.name),
-      skipped,
-      reason: `auto: ${gpu.label} on ${caps.adapter ?? 'an unknown adapter'}${soft}`,
-    };
-  }
-  const why = skipped.find((s) => deviceOf(s.device).gpu)?.reason ?? 'WebGPU is unavailable';
-  return {
-    order: ok.map((d) => d.name),
-    skipped,
-    reason: `auto: ${cpuDevice().label}, because ${why}`,
-  };
+  const gpuSkipped = skipped.find((s) => devices.find((d) => d.name === s.device)?.gpu);
+  const gpuFirst = order.some((d) => d.gpu) ? 'it comes before the GPU devices in the list' : null;
+  const why = gpuSkipped?.reason ?? gpuFirst ?? 'no GPU device can run this package';
+  return { order: names, skipped, reason: `auto: ${label}, because ${why}` };
 }

@@ -160,7 +160,7 @@ export async function createOrtDecisionSession(
     if (e instanceof ClefError) throw e;
     // So is a runtime nobody serves: say so (and which device needed it) rather than try others.
     const { wasmBase } = runtimeOptions(options.threads, options.wasmBuild);
-    const build = buildFor(device, await servedBuilds(wasmBase), options.wasmBuild);
+    const build = buildFor(deviceOf(device), await servedBuilds(wasmBase), options.wasmBuild);
     const missing = build ? await missingRuntimeFile(wasmBase, build, device) : null;
     if (missing) throw missing;
     throw new EngineError(`Could not create the ${device} session: ${(e as Error).message}`, {

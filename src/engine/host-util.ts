@@ -6,7 +6,7 @@ import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';
 import { DeviceError, ModelTooLargeError, PackageError } from '../wire/errors.js';
 import { deviceOrder, type DevicePlan } from './capabilities.js';
-import type { Capabilities, DeviceRequest } from '../core/devices.js';
+import { deviceOf, type Capabilities, type DeviceRequest } from '../core/devices.js';
 import {
   buildFor,
   defaultWasmBase,
@@ -79,8 +79,8 @@ export function noDeviceError(
 ): Error {
   if (requested && caps?.runtimeBuilds) {
     const chosen = deviceOrder(requested, manifest, { ...caps, runtimeBuilds: undefined }).order[0];
-    const build = chosen ? buildFor(chosen) : null;
-    if (chosen && build && runtimeProblem(chosen, caps.runtimeBuilds)) {
+    const build = chosen ? buildFor(deviceOf(chosen)) : null;
+    if (chosen && build && runtimeProblem(deviceOf(chosen), caps.runtimeBuilds)) {
       return runtimeNotServedError(defaultWasmBase(), chosen, build);
     }
   }

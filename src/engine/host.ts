@@ -157,7 +157,7 @@ export class EngineHost implements WorkerApi {
         if (deviceOf(device).runtime === 'onnxruntime' && caps.runtimeBuilds === undefined) {
           caps = capsWith(await servedBuilds());
         }
-        const notServed = runtimeProblem(device, caps.runtimeBuilds);
+        const notServed = runtimeProblem(deviceOf(device), caps.runtimeBuilds);
         if (notServed && device !== order[order.length - 1]) {
           const why = `${device} skipped: ${notServed}`;
           fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;

@@ -119,9 +119,9 @@ export function startRuntime(device: DeviceName, options: RuntimeOptions): Promi
   if (!pending) {
     pending = (async () => {
       const available = await servedBuilds(options.wasmBase);
-      const build = buildFor(device, available, options.wasmBuild);
+      const build = buildFor(deviceOf(device), available, options.wasmBuild);
       if (build === null) {
-        const wanted = buildFor(device, undefined, options.wasmBuild);
+        const wanted = buildFor(deviceOf(device), undefined, options.wasmBuild);
         if (wanted === null) throw new Error(`${device} runs no onnxruntime-web build`);
         throw runtimeNotServedError(options.wasmBase, device, wanted);
       }

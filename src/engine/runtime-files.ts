@@ -14,7 +14,7 @@ import {
   runtimeBuildFiles,
   type RuntimeBuild,
 } from '../wire/assets.js';
-import { DEVICES, deviceOf, type DeviceName } from '../core/devices.js';
+import { DEVICES, type DeviceDescriptor, type DeviceName } from '../core/devices.js';
 
 /** Where the worker finds onnxruntime-web's files: same origin, ORT_PUBLIC_PATH (/ort/). */
 export function defaultWasmBase(): string {
@@ -74,38 +74,41 @@ export function servedBuilds(wasmBase = defaultWasmBase()): Promise<readonly Run
   return served;
 }
 
+/** What of a device its runtime's files depend on (its descriptor, src/core/devices.ts). */
+export type RuntimeDevice = Pick<DeviceDescriptor, 'name' | 'runtimeBuilds' | 'gpu'>;
+
 /**
  * The build `device` runs on: the first of its builds in `available` (every build this browser
  * runs when not probed; a build not asked for counts as absent). `forced` (a benchmark's choice for the CPU device) wins where the
  * device can run it. Null for a device that runs no onnxruntime build, or none available.
  */
 export function buildFor(
-  device: DeviceName,
+  device: RuntimeDevice,
   available?: readonly RuntimeBuild[],
   forced?: RuntimeBuild,
 ): RuntimeBuild | null {
-  const builds = deviceOf(device).runtimeBuilds;
-  if (forced && !deviceOf(device).gpu && builds.includes(forced)) return forced;
+  const builds = device.runtimeBuilds;
+  if (forced && !device.gpu && builds.includes(forced)) return forced;
   return builds.find((b) => (available ? available.includes(b) : browserRuns(b))) ?? null;
 }
 
 /** Why `device` cannot start here because its runtime is not served, or null. */
 export function runtimeProblem(
-  device: DeviceName,
+  device: RuntimeDevice,
   available: readonly RuntimeBuild[] | undefined,
 ): string | null {
-  const builds = deviceOf(device).runtimeBuilds;
+  const builds = device.runtimeBuilds;
   if (available === undefined || builds.length === 0) return null;
   if (buildFor(device, available) !== null) return null;
   const wanted = builds.find(browserRuns) ?? builds[0]!;
   return (
     `its onnxruntime-web build (${RUNTIME_BUILD_FILES[wanted].loader}) is not served under ` +
-    `${ORT_PUBLIC_PATH}: ${shipHint(device)}`
+    `${ORT_PUBLIC_PATH}: ${shipHint(device.name)}`
   );
 }
 
 /** How to ship `device`'s runtime: the plugin's option and the CLI's flag. */
-export function shipHint(device: DeviceName): string {
+export function shipHint(device: string): string {
   return (
     `an app ships the runtime of the devices named by the clef-web/vite plugin's \`devices\` ` +
     `option or by \`npx clef-web assets <dir> --devices\` (both default to every device): ` +

@@ -15,12 +15,24 @@ import { UnsupportedOpError } from '../graph/program.js';
 import { PackageError } from '../wire/errors.js';
 import { loadOrtNode, MissingDependencyError } from './ort-node.js';
 import { ORT_NODE_INSTALL } from './missing-dependency.js';
+import {
+  NODE_CPU,
+  NODE_DEVICES,
+  type NodeDeviceDescriptor,
+  type NodeDeviceName,
+  type NodeEngineRuntime,
+} from '../core/devices.js';
 
-/** `runtime` of loadNodePackage: which one runs the graphs. */
-export type NodeRuntimeRequest = 'auto' | 'onnxruntime' | 'js';
-export type NodeRuntimeName = 'onnxruntime-node' | 'js';
+/** `runtime` of loadNodePackage: which one runs the graphs (a device's, or 'auto'). */
+export type NodeRuntimeRequest = 'auto' | NodeDevice['runtime'];
+export type NodeRuntimeName = NodeEngineRuntime;
 
-export const NODE_RUNTIMES: readonly NodeRuntimeRequest[] = ['auto', 'onnxruntime', 'js'];
+type NodeDevice = (typeof NODE_DEVICES)[number];
+
+export const NODE_RUNTIMES: readonly NodeRuntimeRequest[] = Object.freeze([
+  'auto',
+  ...NODE_DEVICES.map((d) => d.runtime),
+]);
 
 /** The `--runtime` line of the usage of the commands that decide (decide, serve, replay). */
 export const RUNTIME_USAGE =
@@ -58,48 +70,89 @@ export interface NodeRuntime {
   ): Promise<SessionLike>;
 }
 
+/** A device's runtime, opened, or why it is not here (`missing`: auto then tries the next). */
+export type NodeProbeResult = Omit<NodeRuntime, 'name' | 'reason'> | { missing: Error };
+
+/** A Node device's probe: open its runtime, or say it is not installed. */
+export type NodeProbe = (options: NodeRuntimeOptions) => Promise<NodeProbeResult>;
+
+/** onnxruntime-node on the CPU: there when the optional dependency is installed. */
+async function probeOrtNode(options: NodeRuntimeOptions): Promise<NodeProbeResult> {
+  let ort: Awaited<ReturnType<typeof loadOrtNode>>;
+  try {
+    ort = await loadOrtNode();
+  } catch (e) {
+    if (e instanceof MissingDependencyError) return { missing: e };
+    throw e;
+  }
+  const sessionOptions = {
+    executionProviders: [NODE_CPU.executionProvider],
+    graphOptimizationLevel: 'all' as const,
+    ...(options.memoryArena === false ? { enableCpuMemArena: false } : {}),
+    ...(options.threads !== undefined ? { intraOpNumThreads: options.threads } : {}),
+  };
+  return {
+    adapter: runtimeAdapter(ort.Tensor),
+    async createSession(graph, _files, pathOf) {
+      try {
+        return await ort.InferenceSession.create(pathOf(graph), sessionOptions);
+      } catch (e) {
+        throw new PackageError(
+          `${graph.path}: onnxruntime cannot load it: ${(e as Error).message}`,
+        );
+      }
+    },
+  };
+}
+
+/** Each Node device's probe, by name (src/core/devices.ts lists them): none missing, none extra. */
+const NODE_PROBES = Object.freeze({
+  cpu: probeOrtNode,
+  // The graph interpreter ships with clef-web: always there.
+  js: async () => jsRuntime(),
+} satisfies Record<NodeDeviceName, NodeProbe>);
+
 export async function openNodeRuntime(
   request: NodeRuntimeRequest,
   options: NodeRuntimeOptions = {},
 ): Promise<NodeRuntime> {
-  if (request === 'js') return jsRuntime("runtime 'js' requested");
-  try {
-    const ort = await loadOrtNode();
-    const sessionOptions = {
-      executionProviders: ['cpu'],
-      graphOptimizationLevel: 'all' as const,
-      ...(options.memoryArena === false ? { enableCpuMemArena: false } : {}),
-      ...(options.threads !== undefined ? { intraOpNumThreads: options.threads } : {}),
-    };
-    return {
-      name: 'onnxruntime-node',
-      reason:
-        request === 'auto'
-          ? 'auto: onnxruntime-node is installed'
-          : "runtime 'onnxruntime' requested",
-      adapter: runtimeAdapter(ort.Tensor),
-      async createSession(graph, _files, pathOf) {
-        try {
-          return await ort.InferenceSession.create(pathOf(graph), sessionOptions);
-        } catch (e) {
-          throw new PackageError(
-            `${graph.path}: onnxruntime cannot load it: ${(e as Error).message}`,
-          );
-        }
-      },
-    };
-  } catch (e) {
-    if (request === 'auto' && e instanceof MissingDependencyError) {
-      return jsRuntime('auto: onnxruntime-node is not installed, so the js device runs the graphs');
-    }
-    throw e;
-  }
+  return pickNodeDevice(NODE_DEVICES, request, (d) => NODE_PROBES[d.name](options));
 }
 
-function jsRuntime(reason: string): NodeRuntime {
+/**
+ * The runtime of the device `request` names, or under 'auto' of the first of `devices` (best
+ * first) whose probe finds it, with the devices passed over in its reason. A device asked for
+ * by name that is missing throws its probe's error (MissingDependencyError: the install line).
+ */
+export async function pickNodeDevice<D extends NodeDeviceDescriptor>(
+  devices: readonly D[],
+  request: 'auto' | D['runtime'],
+  probe: (device: D) => Promise<NodeProbeResult>,
+): Promise<NodeRuntime> {
+  const candidates = devices.filter((d) => request === 'auto' || d.runtime === request);
+  const passedOver: string[] = [];
+  let lastMissing: Error | null = null;
+  for (const device of candidates) {
+    const found = await probe(device);
+    if ('missing' in found) {
+      if (request !== 'auto') throw found.missing;
+      passedOver.push(device.missing);
+      lastMissing = found.missing;
+      continue;
+    }
+    const reason =
+      request !== 'auto'
+        ? `runtime '${request}' requested`
+        : passedOver.length === 0
+          ? `auto: ${device.found}`
+          : `auto: ${passedOver.join('; ')}, so ${device.label} runs the graphs`;
+    return { ...found, name: device.engineRuntime, reason };
+  }
+  throw lastMissing ?? new Error(`no Node device runs the graphs for runtime '${request}'`);
+}
+
+function jsRuntime(): Omit<NodeRuntime, 'name' | 'reason'> {
   return {
-    name: 'js',
-    reason,
     adapter: GRAPH_RUNTIME,
     async createSession(graph, files, pathOf) {
       const dir = posix.dirname(graph.path);

@@ -6,6 +6,10 @@ import { progressPercent, progressText } from '../element/clef-decide/progress-t
 import type { PlaygroundView, Device, Source } from './view-state.js';
 import { DEFAULT_PACKAGE_NOTE, isTinyFixture, NANO_NOTE, TINY_WARNING } from './examples.js';
 import { canPickFolders } from './local-package.js';
+import { DEVICE_NAMES } from '../core/devices.js';
+
+/** 'auto', then the engine's devices, best first. */
+const DEVICE_CHOICES: readonly Device[] = ['auto', ...DEVICE_NAMES];
 
 function deviceWhy(info: EngineInfo, asked: Device): string {
   if (info.fallbackReason) return info.fallbackReason;
@@ -117,10 +121,9 @@ export function renderModel(app: PlaygroundView): TemplateResult {
           .value=${app.device}
           @change=${(e: Event) => (app.device = (e.target as HTMLSelectElement).value as Device)}
         >
-          <option value="auto" ?selected=${app.device === 'auto'}>auto</option>
-          <option value="webgpu" ?selected=${app.device === 'webgpu'}>webgpu</option>
-          <option value="wasm" ?selected=${app.device === 'wasm'}>wasm</option>
-          <option value="js" ?selected=${app.device === 'js'}>js</option>
+          ${DEVICE_CHOICES.map(
+            (d) => html`<option value=${d} ?selected=${app.device === d}>${d}</option>`,
+          )}
         </select></label
       >
       <button

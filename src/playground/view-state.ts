@@ -6,6 +6,7 @@ import type { Clef } from '../client/clef.js';
 import type { ClefErrorDetail } from '../element/clef-decide/events.js';
 import type { UntrainedPart } from '../core/untrained.js';
 import type { SystemOneResponse } from '../protocol/types.js';
+import type { DeviceRequest } from '../wire/devices.js';
 import type { LoadProgress } from '../wire/wire.js';
 import type { DecisionTimings, EngineInfo } from '../wire/telemetry.js';
 import type { LogEntry } from './log-format.js';
@@ -14,7 +15,8 @@ import type { OfflineStatus } from './sw-client.js';
 import type { PromptView } from './token-view.js';
 
 export type Source = 'default' | 'url' | 'folder';
-export type Device = 'auto' | 'webgpu' | 'wasm' | 'js';
+/** The device select's value: 'auto' or a device of the engine's list (src/core/devices.ts). */
+export type Device = DeviceRequest;
 
 export interface DecisionResult {
   requestText: string;

@@ -51,15 +51,15 @@ for (const device of DEVICES) {
     `split backbone on ${device}: byte-identical decisions, one group held at a time`,
     { tag: deviceTag(device) },
     async ({ page }) => {
-      test.setTimeout(device === 'webgpu' ? 600_000 : 200_000);
+      test.setTimeout(deviceOf(device).gpu ? 600_000 : 200_000);
       await openPage(page);
       // SwiftShader runs WebGPU slowly on the CPU: fewer and shorter requests there.
-      const short = randomRequests(16016, device === 'webgpu' ? 1 : 3, 10);
+      const short = randomRequests(16016, deviceOf(device).gpu ? 1 : 3, 10);
       const questions = (short[0] as { questions: object }).questions;
       // Two 256-token chunks of state: the running state crosses chunks in every group.
       const long = { model: MODEL, state: await stateOfLength(questions, 420), questions };
       // On SwiftShader (slow, and CI's time) only q4, the dtype WebGPU users load.
-      const dtypes = device === 'webgpu' ? (['q4'] as const) : (['fp32', 'q4'] as const);
+      const dtypes = deviceOf(device).gpu ? (['q4'] as const) : (['fp32', 'q4'] as const);
       for (const dtype of dtypes) {
         const single = `${dtype}-single`;
         const split = `${dtype}-split`;
@@ -134,7 +134,7 @@ for (const device of DEVICES) {
           // No residual stream or state left behind: only what the prefix cache keeps.
           expect(c.liveTensors).toBe(c.cachedTensors);
         }
-        if (device === 'webgpu') {
+        if (deviceOf(device).gpu) {
           // The residual stream stays on the GPU: both read back the same bytes (the logits, and
           // nothing per group).
           const a = (await infoOf(page, single)).counters.readbackBytes;

@@ -5,6 +5,7 @@
  * the cache). On WASM and on WebGPU (SwiftShader: small states, two loads).
  */
 import { expect, test } from '@playwright/test';
+import { deviceOf } from '../../src/core/devices.js';
 import {
   DEVICES,
   deviceTag,
@@ -52,12 +53,12 @@ for (const device of DEVICES) {
     `same request, same bytes on ${device}: repeats, prefix hit/miss, reload, Cache Storage miss/hit`,
     { tag: deviceTag(device) },
     async ({ page }) => {
-      test.setTimeout(device === 'webgpu' ? 300_000 : 150_000);
+      test.setTimeout(deviceOf(device).gpu ? 300_000 : 150_000);
       // A text, an object and an array state, 3-4 questions each; short states. SwiftShader runs
       // WebGPU on the CPU and slowly: one request there, run three times instead of five.
       const all = randomRequests(424242, 3, 10);
-      const requests = device === 'webgpu' ? all.slice(0, 1) : all;
-      const [times1, times2] = device === 'webgpu' ? [2, 1] : [3, 2];
+      const requests = deviceOf(device).gpu ? all.slice(0, 1) : all;
+      const [times1, times2] = deviceOf(device).gpu ? [2, 1] : [3, 2];
       await openPage(page, PAGE);
       // 1. Package from the network (Cache Storage is empty in a fresh context): a miss then hits.
       await mustLoad(page, 'first', { model: FP32, device, cache: true });

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
+import { deviceOf } from '../../src/core/devices.js';
 import type { ErrorBody } from '../../src/protocol/types.js';
 import type { EngineInfo } from '../../src/wire/telemetry.js';
 import {
@@ -139,7 +140,7 @@ for (const device of DEVICES) {
     });
 
     test('each bad request gets the exact System One error; the next one is answered', async () => {
-      test.setTimeout(device === 'webgpu' ? 300_000 : 120_000);
+      test.setTimeout(deviceOf(device).gpu ? 300_000 : 120_000);
       const tooLong = {
         model: MODEL,
         state: await stateOfLength(GOOD.questions, TINY_CONTEXT + 40),
@@ -246,7 +247,7 @@ for (const device of DEVICES) {
     });
 
     test('an aborted request rejects with AbortError and frees its slot', async () => {
-      test.setTimeout(device === 'webgpu' ? 300_000 : 120_000);
+      test.setTimeout(deviceOf(device).gpu ? 300_000 : 120_000);
       // Long enough to span several 256-token chunks (three: the cancel needs one chunk boundary
       // to land on, and the queued abort needs a request that is still running), so an abort
       // lands while it runs. No longer: SwiftShader runs WebGPU at about 10 ms a token.

@@ -59,7 +59,7 @@ for (const device of DEVICES) {
     });
 
     test(`no request leaves the page origin during load and ${decisions} decisions`, async () => {
-      test.setTimeout(device === 'webgpu' ? 480_000 : 120_000);
+      test.setTimeout(deviceOf(device).gpu ? 480_000 : 120_000);
       const origin = new URL(shared.url()).origin;
       // Decisions about one state (prefix-cache hits after the first), some through the fetch
       // routes, one per question shape.
@@ -111,7 +111,7 @@ for (const device of DEVICES) {
     });
 
     test('the unmodified @typesafe-ai/sdk works through clef.fetch', async () => {
-      test.setTimeout(device === 'webgpu' ? 300_000 : 120_000);
+      test.setTimeout(deviceOf(device).gpu ? 300_000 : 120_000);
       const questions = {
         urgent: { type: 'noul', instructions: 'Is this urgent?' },
         team: { type: 'choice', criteria: { billing: 'money', shipping: 'parcels' } },
@@ -213,7 +213,7 @@ for (const device of DEVICES) {
     test('a second load reads the package from Cache Storage, not the network', async ({
       page,
     }) => {
-      test.setTimeout(device === 'webgpu' ? 240_000 : 60_000);
+      test.setTimeout(deviceOf(device).gpu ? 240_000 : 60_000);
       const urls = recordRequests(page);
       await openPage(page);
       const first = await mustLoad(page, 'first', { model: FP32, device });

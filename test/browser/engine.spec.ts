@@ -3,17 +3,19 @@
  * float64 reference forward within the tolerance written down per device and dtype, the same
  * from a prefix-cache hit as from a cold run, and still right for a state close to the
  * package's context (the tiny model's 4096 tokens on WASM; on WebGPU the same graphs and weights
- * with a 1024-token context, see PACKAGE). Each device shares one page and engine across its
+ * with a 1024-token context, see packageFor). Each device shares one page and engine across its
  * tests (a WebGPU engine's first decisions compile its shaders, which takes tens of seconds on
  * SwiftShader).
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
+import { cpuDevice, deviceOf } from '../../src/core/devices.js';
 import type { PackageManifest } from '../../src/core/manifest.js';
 import { loadNodePackage } from '../../src/node/engine.js';
 import {
   CROSS_DEVICE_LOGIT_TOLERANCE,
   DEVICES,
+  type Device,
   deviceTag,
   FP32,
   FP32_1K,
@@ -52,16 +54,19 @@ const Q4_VS_NODE_LOGIT_TOLERANCE = 3e-4;
  * up to the context's end (4 of them instead of 16), a prefix-cache hit on it and the check
  * against a whole-input run. WASM runs the 4096-token case.
  */
-const PACKAGE = {
-  wasm: { model: FP32, dir: 'public/models/tiny', context: TINY_CONTEXT },
-  webgpu: { model: FP32_1K, dir: 'public/models/tiny-1k', context: TINY_1K_CONTEXT },
-  js: { model: FP32, dir: 'public/models/tiny', context: TINY_CONTEXT },
+const FULL_CONTEXT = { model: FP32, dir: 'public/models/tiny', context: TINY_CONTEXT } as const;
+const SHORT_CONTEXT = {
+  model: FP32_1K,
+  dir: 'public/models/tiny-1k',
+  context: TINY_1K_CONTEXT,
 } as const;
+/** A GPU device (emulated on the CPU here) loads the shorter context; the others the full one. */
+const packageFor = (device: Device) => (deviceOf(device).gpu ? SHORT_CONTEXT : FULL_CONTEXT);
 
 for (const device of DEVICES) {
   test.describe(`engine on ${device}`, { tag: deviceTag(device) }, () => {
     let page: Page;
-    const pkg = PACKAGE[device];
+    const pkg = packageFor(device);
 
     test.beforeAll(async ({ browser }) => {
       page = await browser.newPage();
@@ -76,7 +81,7 @@ for (const device of DEVICES) {
     });
 
     test('answers equal the float64 reference forward (all question types)', async () => {
-      test.setTimeout(device === 'webgpu' ? 300_000 : 120_000);
+      test.setTimeout(deviceOf(device).gpu ? 300_000 : 120_000);
       const requests = randomRequests(4, 3);
       // One more whose state crosses the 256-token chunk boundary.
       const questions = randomRequests(5, 1)[0]!.questions;
@@ -103,7 +108,7 @@ for (const device of DEVICES) {
     });
 
     test('a prefix-cache hit answers like a cold run and runs fewer tokens', async () => {
-      test.setTimeout(device === 'webgpu' ? 300_000 : 120_000);
+      test.setTimeout(deviceOf(device).gpu ? 300_000 : 120_000);
       const [first, second] = randomRequests(6, 2);
       const state = 'A second order arrived broken and the courier left it in the rain.';
       const warm = { model: MODEL, state, questions: first!.questions };
@@ -148,12 +153,12 @@ for (const device of DEVICES) {
     });
 
     test(`a state close to the ${pkg.context}-token context runs in chunks and answers`, async () => {
-      test.setTimeout(device === 'webgpu' ? 600_000 : 180_000);
-      if (device === 'webgpu') {
+      test.setTimeout(deviceOf(device).gpu ? 600_000 : 180_000);
+      if (pkg !== FULL_CONTEXT) {
         // The shorter-context package is the 4096-token one but for its manifest's context.
         const files = (dir: string) =>
           (JSON.parse(readFileSync(`${dir}/manifest.json`, 'utf8')) as PackageManifest).files;
-        expect(files(pkg.dir)).toEqual(files(PACKAGE.wasm.dir));
+        expect(files(pkg.dir)).toEqual(files(FULL_CONTEXT.dir));
       }
       const questions = {
         urgent: { type: 'noul' },
@@ -208,7 +213,7 @@ for (const device of DEVICES) {
     });
 
     test('the q4 package loads and answers like onnxruntime-node on the same package', async () => {
-      test.setTimeout(device === 'webgpu' ? 240_000 : 60_000);
+      test.setTimeout(deviceOf(device).gpu ? 240_000 : 60_000);
       const info = await mustLoad(page, 'q4', { model: Q4, device, dtype: 'q4' });
       expect(info.dtype).toBe('q4');
       expect(info.device).toBe(device);
@@ -233,16 +238,17 @@ for (const device of DEVICES) {
       await page.evaluate(() => window.enginePage.dispose('q4'));
     });
 
-    if (device === 'webgpu') {
-      test('WASM and WebGPU give the same answers', async () => {
+    if (deviceOf(device).gpu) {
+      const cpu = cpuDevice();
+      test(`${cpu.label} and ${deviceOf(device).label} give the same answers`, async () => {
         test.setTimeout(240_000);
-        // The same package as the WebGPU engine's.
-        await mustLoad(page, 'wasm-peer', { model: pkg.model, device: 'wasm' });
+        // The same package as the GPU engine's, on the device a lost GPU falls back to.
+        await mustLoad(page, 'cpu-peer', { model: pkg.model, device: cpu.name });
         for (const request of randomRequests(8, 2)) {
-          const a = await mustDecide(page, 'wasm-peer', request);
+          const a = await mustDecide(page, 'cpu-peer', request);
           const b = await mustDecide(page, 'main', request);
           const error = maxAbsDiff(a.logits!, b.logits!);
-          console.log(`wasm vs webgpu: max |Δlogit| ${error.toExponential(2)}`);
+          console.log(`${cpu.name} vs ${device}: max |Δlogit| ${error.toExponential(2)}`);
           expect(error).toBeLessThanOrEqual(CROSS_DEVICE_LOGIT_TOLERANCE);
           // Rounded answers: equal, or one unit of the 4th decimal apart at a rounding boundary.
           expect(Object.keys(b.response.answers)).toEqual(Object.keys(a.response.answers));
@@ -250,7 +256,7 @@ for (const device of DEVICES) {
             1e-4 + 1e-12,
           );
         }
-        await page.evaluate(() => window.enginePage.dispose('wasm-peer'));
+        await page.evaluate(() => window.enginePage.dispose('cpu-peer'));
       });
     }
   });

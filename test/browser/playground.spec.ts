@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type BrowserContext, type Page } from '@playwright/test';
+import { DEVICE_NAMES } from '../../src/core/devices.js';
 
 let context: BrowserContext;
 let page: Page;
@@ -67,6 +68,10 @@ test('decides with the tiny package and shows answers, spans, JSON and the log',
   await waitForModel();
   await expect(page.getByTestId('tiny-warning')).toContainText('its answers mean nothing');
   await expect(page.getByTestId('device')).toContainText('asked for wasm');
+  // The device select offers the engine's list (src/core/devices.ts), best first, after auto.
+  const devices = page.getByRole('combobox', { name: 'Device' });
+  await expect(devices.locator('option')).toHaveText(['auto', ...DEVICE_NAMES]);
+  await expect(devices).toHaveValue('wasm');
   await expect(logCount()).toHaveText('0');
   // A fresh page starts on the CLINC routing example; this test uses the three-type one.
   await expect(page.locator('.question')).toHaveCount(1);

@@ -5,15 +5,24 @@ import { describe, expect, it } from 'vitest';
 import {
   deviceBeforeManifest,
   deviceOrder,
+  planDevices,
+  PROBES,
   probeWith,
   type GpuAdapterLike,
 } from '../../src/engine/capabilities.js';
 import {
+  DEVICE_NAMES,
   deviceOf,
   JS_MEMORY_LIMIT,
+  NODE_CPU,
+  NODE_DEVICES,
   tensorLimitProblem,
   type Capabilities,
+  type DeviceDescriptor,
+  type NodeDeviceDescriptor,
 } from '../../src/core/devices.js';
+import { MissingDependencyError } from '../../src/node/missing-dependency.js';
+import { pickNodeDevice, type NodeProbeResult } from '../../src/node/node-runtime.js';
 import { costFacts, firstAnswersMs } from '../../src/core/device-cost.js';
 import { noDeviceError } from '../../src/engine/host-util.js';
 import type { PackageManifest } from '../../src/core/manifest.js';
@@ -266,5 +275,128 @@ describe('probeWith', () => {
     const c = await probeWith(undefined, false, 2);
     expect(Object.isFrozen(c)).toBe(true);
     expect(c).toMatchObject({ webgpu: false, fallbackAdapter: false, adapter: null, threads: 1 });
+  });
+});
+
+describe('the order, derived from the device list (planDevices)', () => {
+  const [webgpu, wasm, js] = [deviceOf('webgpu'), deviceOf('wasm'), deviceOf('js')];
+  /** A second GPU device: a hardware one whatever the WebGPU adapter is. */
+  const gpu2: DeviceDescriptor = {
+    ...webgpu,
+    name: 'gpu2',
+    label: 'GPU 2',
+    problem: () => null,
+    emulated: () => null,
+  };
+  /** A GPU device whose probe found nothing here. */
+  const gpu0: DeviceDescriptor = {
+    ...gpu2,
+    name: 'gpu0',
+    label: 'GPU 0',
+    problem: () => ({ reason: 'no gpu0 adapter', tooLarge: false }),
+  };
+  const builtFor = (...devices: string[]) =>
+    ({ ...SMALL, variant: { ...SMALL.variant, devices } }) as unknown as PackageManifest;
+  const m = builtFor('webgpu', 'gpu2', 'gpu0', 'wasm');
+
+  it("is deviceOrder over the engine's list", () => {
+    for (const c of [caps(null, false), caps('google swiftshader', true), caps('nvidia', false)]) {
+      expect(planDevices(DEVICE_NAMES.map(deviceOf), 'auto', SMALL, c)).toEqual(
+        deviceOrder('auto', SMALL, c),
+      );
+    }
+  });
+  it("keeps every usable GPU device, in the list's order", () => {
+    const plan = planDevices([webgpu, gpu2, wasm, js], 'auto', m, caps('nvidia ampere', false));
+    expect(plan.order).toEqual(['webgpu', 'gpu2', 'wasm', 'js']);
+    expect(plan.reason).toMatch(/^auto: WebGPU on nvidia ampere;/);
+  });
+  it('puts an emulated GPU after the CPU devices, and a hardware one still first', () => {
+    const plan = planDevices([webgpu, gpu2, wasm, js], 'auto', m, caps('google swiftshader', true));
+    expect(plan.order).toEqual(['gpu2', 'wasm', 'webgpu', 'js']);
+    expect(plan.skipped).toEqual([
+      {
+        device: 'webgpu',
+        reason:
+          'the WebGPU adapter (google swiftshader) is a software fallback, slower than WASM on the same CPU',
+        tooLarge: false,
+      },
+    ]);
+    expect(plan.reason).toMatch(/^auto: GPU 2 on google swiftshader;/);
+  });
+  it('moves past a device its probe found unavailable to the next one, keeping the reason', () => {
+    const plan = planDevices([gpu0, gpu2, wasm], 'auto', m, caps('nvidia ampere', false));
+    expect(plan.order).toEqual(['gpu2', 'wasm']);
+    expect(plan.skipped).toEqual([{ device: 'gpu0', reason: 'no gpu0 adapter', tooLarge: false }]);
+    const cpuOnly = planDevices([gpu0, wasm, js], 'auto', m, caps('nvidia ampere', false));
+    expect(cpuOnly.order).toEqual(['wasm', 'js']);
+    expect(cpuOnly.reason).toMatch(/^auto: WASM, because no gpu0 adapter;/);
+    expect(planDevices([gpu0, wasm], 'gpu0', m, caps('nvidia', false)).order).toEqual([]);
+  });
+  it('follows a list that puts the CPU first, and says so', () => {
+    const plan = planDevices([wasm, webgpu], 'auto', SMALL, caps('nvidia ampere', false));
+    expect(plan.order).toEqual(['wasm', 'webgpu']);
+    expect(plan.reason).toBe('auto: WASM, because it comes before the GPU devices in the list');
+  });
+});
+
+describe('the probes (one per device)', () => {
+  const env = { gpu: undefined, crossOriginIsolated: true, cores: 8 };
+  it('are one per device of the list, each reading its own facts', async () => {
+    expect(Object.keys(PROBES)).toEqual([...DEVICE_NAMES]);
+    expect(Object.isFrozen(PROBES)).toBe(true);
+    expect(await PROBES.wasm(env)).toEqual({ crossOriginIsolated: true, threads: 4 });
+    expect(await PROBES.js(env)).toEqual({});
+    expect(await PROBES.webgpu(env)).toMatchObject({ webgpu: false });
+  });
+  it("a failing WebGPU probe moves auto to the next device, with the probe's reason", async () => {
+    const failing = {
+      requestAdapter: async (): Promise<GpuAdapterLike> => {
+        throw new Error('GPU process crashed');
+      },
+    };
+    const found = await probeWith(failing, true, 5);
+    expect(found).toMatchObject({ webgpu: false, adapter: null, threads: 4 });
+    const plan = deviceOrder('auto', SMALL, found);
+    expect(plan.order).toEqual(['wasm', 'js']);
+    expect(plan.reason).toMatch(
+      /^auto: WASM, because requestAdapter\(\) failed: GPU process crashed;/,
+    );
+  });
+});
+
+describe("Node's device (pickNodeDevice over the Node list)", () => {
+  const runtime = { adapter: {} as any, createSession: async () => ({}) as any };
+  const missing = new MissingDependencyError('onnxruntime-node', 'npm i onnxruntime-node', 'x');
+  const probes =
+    (absent: string[]) =>
+    async (d: NodeDeviceDescriptor): Promise<NodeProbeResult> =>
+      absent.includes(d.name) ? { missing } : runtime;
+
+  it("auto takes the list's first device its probe finds", async () => {
+    const got = await pickNodeDevice(NODE_DEVICES, 'auto', probes([]));
+    expect(got).toMatchObject({
+      name: 'onnxruntime-node',
+      reason: 'auto: onnxruntime-node is installed',
+    });
+  });
+  it('a probe that finds nothing moves auto to the next device, and says why', async () => {
+    const got = await pickNodeDevice(NODE_DEVICES, 'auto', probes(['cpu']));
+    expect(got).toMatchObject({
+      name: 'js',
+      reason: 'auto: onnxruntime-node is not installed, so the js device runs the graphs',
+    });
+  });
+  it('follows the list: a device before the CPU that is missing passes to the CPU', async () => {
+    const npu = { ...NODE_CPU, name: 'npu', label: 'the NPU', missing: 'no NPU here' };
+    const got = await pickNodeDevice([npu, ...NODE_DEVICES], 'auto', probes(['npu']));
+    expect(got.reason).toBe('auto: no NPU here, so onnxruntime-node runs the graphs');
+  });
+  it("a device asked for by name is not replaced: its probe's error is thrown", async () => {
+    await expect(pickNodeDevice(NODE_DEVICES, 'onnxruntime', probes(['cpu']))).rejects.toBe(
+      missing,
+    );
+    const js = await pickNodeDevice(NODE_DEVICES, 'js', probes(['cpu']));
+    expect(js).toMatchObject({ name: 'js', reason: "runtime 'js' requested" });
   });
 });

@@ -9,6 +9,9 @@ import {
   DEVICES,
   deviceOf,
   JS_MEMORY_LIMIT,
+  NODE_CPU,
+  NODE_DEVICES,
+  nodeDeviceOf,
   WASM_MEMORY_LIMIT,
   type Capabilities,
   type PackageFacts,
@@ -33,6 +36,13 @@ const pkg = (over: Partial<PackageFacts['variant']> = {}): PackageFacts => ({
   model: { name: 'clef-tiny' },
   variant: { dtype: 'fp32', needsShaderF16: false, peakBytes: 2 ** 20, ...over },
 });
+
+/** The .ts files under `dir`, recursively, relative to the root. */
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(dir, f));
+}
 
 /** Comparisons of a device name with a string literal, in the given source text. */
 function literalComparisons(text: string): string[] {
@@ -134,5 +144,50 @@ describe('the cost model (src/core/device-cost.ts)', () => {
     const five = firstAnswersMs(wasm, facts, { answers: 5 });
     expect(five - one).toBeCloseTo(4 * decisionMs(wasm, facts, 400), 6);
     expect(one).toBeGreaterThan(wasm.startMs);
+  });
+});
+
+describe("Node's devices", () => {
+  it('are a list of descriptors too, best first: onnxruntime-node on the CPU, then js', () => {
+    expect(NODE_DEVICES.map((d) => d.name)).toEqual(['cpu', 'js']);
+    expect(Object.isFrozen(NODE_DEVICES)).toBe(true);
+    expect(NODE_CPU).toMatchObject({ executionProvider: 'cpu', engineRuntime: 'onnxruntime-node' });
+    // The js device is the page's, run in Node: its name and runtime are read from there.
+    expect(nodeDeviceOf('js')).toMatchObject({
+      name: deviceOf('js').name,
+      runtime: deviceOf('js').runtime,
+      recordRuntime: 'clef-web js',
+      label: 'the js device',
+    });
+    expect(nodeDeviceOf('onnxruntime-node')).toBe(NODE_CPU);
+    expect(NODE_DEVICES.every((d) => !d.gpu)).toBe(true);
+  });
+
+  it("are read, not written out: no 'cpu' literal in the Node runtime or the build tools", () => {
+    const files = [...sourcesUnder('src/node'), ...sourcesUnder('src/build')];
+    expect(files.length).toBeGreaterThan(60);
+    const bad = files.filter((f) => /'cpu'/.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(bad).toEqual([]);
+  });
+});
+
+describe('the per-device browser specs and the playground', () => {
+  it('read the list: a spec that runs for each device compares no device name with a literal', () => {
+    const perDevice = readdirSync(join(ROOT, 'test/browser'))
+      .filter((f) => f.endsWith('.spec.ts'))
+      .map((f) => [f, readFileSync(join(ROOT, 'test/browser', f), 'utf8')] as const)
+      .filter(([, text]) => /for \(const device of DEVICES\)/.test(text));
+    expect(perDevice.length).toBeGreaterThanOrEqual(6);
+    const bad = perDevice.flatMap(([f, text]) => literalComparisons(text).map((c) => `${f}: ${c}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('the playground names no device: its select and its types come from the list', () => {
+    const bad: string[] = [];
+    for (const f of sourcesUnder('src/playground')) {
+      const text = readFileSync(join(ROOT, f), 'utf8');
+      for (const m of text.matchAll(/['"](webgpu|wasm)['"]/g)) bad.push(`${f}: ${m[0]}`);
+    }
+    expect(bad).toEqual([]);
   });
 });

@@ -20,6 +20,7 @@ import { dirname, join } from '../host/paths.js';
 import { readExactly } from '../safetensors.js';
 import { readFields, wire, writeFields, type WireField } from '../onnx/wire.js';
 import type { OrtOptimizer } from './runtime.js';
+import { NODE_CPU } from '../../core/devices.js';
 
 // Field numbers in onnx.proto.
 const MODEL_GRAPH = 7;
@@ -141,7 +142,7 @@ export async function prepareGraphForWasm(
   try {
     const optimised = join(work, 'optimised.onnx');
     const session = await ort.InferenceSession.create(onnxPath, {
-      executionProviders: ['cpu'],
+      executionProviders: [NODE_CPU.executionProvider],
       graphOptimizationLevel: 'extended',
       optimizedModelFilePath: optimised,
       intraOpNumThreads: 1,

@@ -20,6 +20,7 @@ import {
   type RecordSource,
 } from '../../core/record.js';
 import type { NodeEngine } from '../engine.js';
+import { nodeDeviceOf } from '../../core/devices.js';
 
 export interface RecordLog {
   readonly path: string;
@@ -123,8 +124,8 @@ export function nodeRecordSource(
     model: engine.manifest.model.name,
     manifestSha256: engine.manifestSha256,
     calibrationSha256: calibrationSha256(engine.manifest),
-    device: engine.runtime === 'js' ? 'js' : 'cpu',
-    runtime: engine.runtime === 'js' ? 'clef-web js' : 'onnxruntime-node',
+    device: nodeDeviceOf(engine.runtime).name,
+    runtime: nodeDeviceOf(engine.runtime).recordRuntime,
   };
 }
 

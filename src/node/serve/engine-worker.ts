@@ -13,6 +13,7 @@ import { recordLine } from '../../core/record.js';
 import { recordingEngine, type RecordLog } from '../record/log.js';
 import type { EngineWorkerData, PoolReply, PoolRequest, RecordedReply } from './engine-pool.js';
 import { escapeLoneSurrogates } from '../../http/json-text.js';
+import { nodeDeviceOf } from '../../core/devices.js';
 
 const port = parentPort;
 if (port === null) throw new Error('engine-worker.ts runs as a worker thread only');
@@ -72,7 +73,7 @@ try {
   const { model, variant } = engine.manifest;
   const cards = engine.models.map((name) => ({
     name,
-    description: `${model.name} (${variant.dtype}) served by clef-web on ${engine.runtime === 'js' ? 'the js device' : 'onnxruntime-node'}`,
+    description: `${model.name} (${variant.dtype}) served by clef-web on ${nodeDeviceOf(engine.runtime).label}`,
     release_date: model.releaseDate,
   }));
   port.on('message', (m: PoolRequest | RecordedReply | { type: 'dispose' }) => {

@@ -40,6 +40,7 @@ import { targetOf } from './request-target.js';
 import { passGate, type Gate } from './request-gate.js';
 import { receiveBody, type BodyLimits } from './request-body.js';
 import { refuse } from './send.js';
+import { nodeDeviceOf } from '../../core/devices.js';
 
 export type { ServeEngine } from './dispatch.js';
 
@@ -48,7 +49,7 @@ export function nodeEngineBackend(engine: NodeEngine): ServeEngine {
   const { model, variant } = engine.manifest;
   const cards = engine.models.map((name) => ({
     name,
-    description: `${model.name} (${variant.dtype}) served by clef-web on ${engine.runtime === 'js' ? 'the js device' : 'onnxruntime-node'}`,
+    description: `${model.name} (${variant.dtype}) served by clef-web on ${nodeDeviceOf(engine.runtime).label}`,
     release_date: model.releaseDate,
   }));
   return {
