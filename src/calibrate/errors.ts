@@ -3,6 +3,7 @@
  * playground react to a failure without parsing its message; `details` carries the numbers the
  * message states (counts, line numbers, paths) for callers that render them their own way.
  */
+import { CodedError, isCodedError } from '../protocol/coded-error.js';
 
 export type CalibrationErrorCode =
   /** A calibration file that is not JSON, not this format, or holds an out-of-range value. */
@@ -18,21 +19,19 @@ export type CalibrationErrorCode =
   /** Calibrated answers were asked of a package that ships no calibration file. */
   | 'calibration_unavailable';
 
-export class CalibrationError extends Error {
-  readonly code: CalibrationErrorCode;
+export class CalibrationError extends CodedError<CalibrationErrorCode> {
   readonly details: Record<string, unknown>;
 
   constructor(code: CalibrationErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
+    super(code, message);
     // A fixed name, not the constructor's (minifiers rename it), so it survives bundling.
     this.name = 'CalibrationError';
-    this.code = code;
     this.details = details;
   }
 }
 
 export function isCalibrationError(x: unknown): x is CalibrationError {
-  return x instanceof Error && x.name === 'CalibrationError' && 'code' in x;
+  return isCodedError(x, 'CalibrationError');
 }
 
 export function inputError(message: string, details: Record<string, unknown> = {}) {

@@ -1,28 +1,83 @@
 /**
- * A tiny seeded PRNG and the fit / held-out split built on it. Seeded and self-contained (no
- * Math.random, no crypto) so a calibration is reproducible from its file's `split.seed`, in Node
- * and in the browser alike.
+ * The project's one seeded PRNG and the fit / held-out split built on it. The same stream on every
+ * platform (no Math.random, no crypto), so a seed names one set of fixture weights, trained
+ * weights, verify requests, fuzz cases or calibration split everywhere, in Node and in the
+ * browser alike. Here, under calibration, because both the build tools and the calibration core
+ * may import it (test/unit/layout.test.ts).
  */
 
-/** mulberry32: 32-bit state, uniform in [0, 1). Plenty for shuffling a few thousand records. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** xoshiro128** seeded through splitmix32: small, fast, and the same on every platform. */
+export class Rng {
+  private s: Uint32Array;
+  private spare: number | null = null;
+
+  constructor(seed: number) {
+    let x = seed >>> 0;
+    const next = (): number => {
+      // splitmix32
+      x = (x + 0x9e3779b9) >>> 0;
+      let z = x;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+      return (z ^ (z >>> 16)) >>> 0;
+    };
+    this.s = Uint32Array.of(next(), next(), next(), next());
+  }
+
+  /** Next 32 random bits. */
+  nextU32(): number {
+    const s = this.s;
+    const result = Math.imul(rotl(Math.imul(s[1] as number, 5), 7), 9) >>> 0;
+    const t = (s[1] as number) << 9;
+    s[2] = (s[2] as number) ^ (s[0] as number);
+    s[3] = (s[3] as number) ^ (s[1] as number);
+    s[1] = (s[1] as number) ^ (s[2] as number);
+    s[0] = (s[0] as number) ^ (s[3] as number);
+    s[2] = (s[2] as number) ^ t;
+    s[3] = rotl(s[3] as number, 11);
+    return result;
+  }
+
+  /** Uniform in (0, 1): never 0, so log() is safe. */
+  uniform(): number {
+    return (this.nextU32() + 0.5) / 4294967296;
+  }
+
+  /** Standard normal (Box-Muller, the second value kept for the next call). */
+  normal(): number {
+    if (this.spare !== null) {
+      const v = this.spare;
+      this.spare = null;
+      return v;
+    }
+    const r = Math.sqrt(-2 * Math.log(this.uniform()));
+    const theta = 2 * Math.PI * this.uniform();
+    this.spare = r * Math.sin(theta);
+    return r * Math.cos(theta);
+  }
+
+  /** An integer in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.uniform() * n);
+  }
+}
+
+function rotl(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
+
+/** A stream of uniforms in (0, 1) from `seed`: for callers that only draw numbers. */
+export function uniforms(seed: number): () => number {
+  const rng = new Rng(seed);
+  return () => rng.uniform();
 }
 
 /** 0 .. n−1 in a seeded random order (Fisher–Yates). */
 export function shuffledIndices(n: number, seed: number): number[] {
-  const next = mulberry32(seed);
-  next(); // the first draw correlates most with the seed
+  const rng = new Rng(seed);
   const order = Array.from({ length: n }, (_, i) => i);
   for (let i = n - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
+    const j = rng.int(i + 1);
     const tmp = order[i] as number;
     order[i] = order[j] as number;
     order[j] = tmp;

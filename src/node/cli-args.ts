@@ -111,21 +111,69 @@ export function parseCommandArgs<T extends Options>(
   }
 }
 
+/** What a number option accepts: any finite number, or an integer; bounds inclusive. */
+export interface NumberRule {
+  integer?: boolean;
+  min?: number;
+  max?: number;
+}
+
+/**
+ * `text` as the number `rule` accepts, else null: the one reading of a number on every command
+ * line. Blank is not 0, NaN and Infinity are not numbers, an integer is a safe one.
+ */
+export function readNumber(text: string, rule: NumberRule = {}): number | null {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n)) return null;
+  if (rule.integer && !Number.isSafeInteger(n)) return null;
+  if ((rule.min !== undefined && n < rule.min) || (rule.max !== undefined && n > rule.max)) {
+    return null;
+  }
+  return n;
+}
+
+/** How a command says an option's value is not a number its rule accepts. */
+export type NumberWording = (name: string, text: string, rule: NumberRule) => string;
+
+/** `--port 99999: not an integer from 0 to 65535`, `--workers 0: not an integer >= 1`. */
+export const notANumberInRange: NumberWording = (name, text, rule) => {
+  const { min, max } = rule;
+  const range =
+    min !== undefined && max !== undefined
+      ? ` from ${min} to ${max}`
+      : min !== undefined
+        ? ` >= ${min}`
+        : max !== undefined
+          ? ` <= ${max}`
+          : '';
+  return `--${name} ${text}: not ${rule.integer ? 'an integer' : 'a number'}${range}`;
+};
+
+/**
+ * A number option: undefined when absent, else the number `rule` accepts; anything else is a
+ * UsageError in the command's `wording` (each command keeps the words its users know).
+ */
+export function numberOption(
+  name: string,
+  text: string | undefined,
+  rule: NumberRule = {},
+  wording: NumberWording = notANumberInRange,
+): number | undefined {
+  if (text === undefined) return undefined;
+  const n = readNumber(text, rule);
+  if (n === null) throw new UsageError(wording(name, text, rule));
+  return n;
+}
+
 /** An integer option from `min` to `max` (inclusive), or `fallback` when it is absent. */
 export function integerOption(
   name: string,
   text: string | undefined,
   fallback: number,
   min = 1,
-  max = Number.MAX_SAFE_INTEGER,
+  max?: number,
 ): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
-    throw new UsageError(`--${name} ${text}: not an integer ${range}`);
-  }
-  return n;
+  return numberOption(name, text, { integer: true, min, max }) ?? fallback;
 }
 
 /**

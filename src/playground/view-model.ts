@@ -1,8 +1,7 @@
 /** The model card: where the package comes from, the device, load progress, what runs. */
 import { html, nothing, type TemplateResult } from 'lit';
-import { cssProps } from '../element/clef-decide/css-props.js';
 import type { EngineInfo } from '../wire/telemetry.js';
-import { progressPercent, progressText } from '../element/clef-decide/progress-text.js';
+import { progressBar } from '../element/clef-decide/progress-bar.js';
 import type { PlaygroundView, Device, Source } from './view-state.js';
 import { DEFAULT_PACKAGE_NOTE, isTinyFixture, NANO_NOTE, TINY_WARNING } from './examples.js';
 import { canPickFolders } from './local-package.js';
@@ -73,7 +72,6 @@ function sourceRadio(app: PlaygroundView, value: Source, label: TemplateResult |
 
 export function renderModel(app: PlaygroundView): TemplateResult {
   const info = app.info;
-  const pct = progressPercent(app.progress);
   return html`<section class="card" aria-labelledby="model-h">
     <h2 id="model-h">Model</h2>
     <fieldset class="sources">
@@ -135,24 +133,7 @@ export function renderModel(app: PlaygroundView): TemplateResult {
         ${info ? 'Reload' : 'Load'}
       </button>
     </div>
-    ${
-      app.loading
-        ? html`<div class="progress">
-            <span aria-hidden="true">${progressText(app.progress)}</span>
-            <div
-              class=${pct === undefined ? 'track indeterminate' : 'track'}
-              role="progressbar"
-              aria-label="Loading the model"
-              aria-valuemin="0"
-              aria-valuemax="100"
-              aria-valuenow=${pct ?? nothing}
-              aria-valuetext=${progressText(app.progress)}
-            >
-              <div class="fill" ${cssProps({ width: `${pct ?? 0}%` })}></div>
-            </div>
-          </div>`
-        : nothing
-    }
+    ${app.loading ? progressBar(app.progress) : nothing}
     ${
       app.loadError
         ? html`<p class="error" role="alert">

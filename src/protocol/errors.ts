@@ -3,6 +3,7 @@
  * API would send (see docs/system-one.md, "Errors"), so the HTTP route can write it as
  * is and a page script can read `status` / `body` whichever way the call travelled.
  */
+import { CodedError, isCodedError } from './coded-error.js';
 import type { ApiErrorType, ErrorBody, ValidationIssue } from './types.js';
 
 /** `code` of a 422: its body has no error_type, so this stands in for one. */
@@ -31,20 +32,22 @@ function messageOf(body: ErrorBody): string {
   return body.detail.message;
 }
 
-export class SystemOneError extends Error {
+export class SystemOneError extends CodedError {
   /** `validation_error` for a 422, else the body's `error_type`. */
-  readonly code: string;
+  declare readonly code: string;
   readonly status: number;
   readonly body: ErrorBody;
 
   constructor(status: number, body: ErrorBody) {
-    super(messageOf(body));
+    super(
+      Array.isArray(body.detail) ? VALIDATION_ERROR_CODE : body.detail.error_type,
+      messageOf(body),
+    );
     // A fixed name (not the constructor's, which minifiers rename) so logs and
     // `isSystemOneError` can tell it apart after bundling or a worker hop.
     this.name = 'SystemOneError';
     this.status = status;
     this.body = body;
-    this.code = Array.isArray(body.detail) ? VALIDATION_ERROR_CODE : body.detail.error_type;
   }
 
   /**
@@ -118,11 +121,9 @@ function fallbackMessage(status: number, body: unknown, detail: unknown): string
 export function isSystemOneError(x: unknown): x is SystemOneError {
   if (x instanceof SystemOneError) return true;
   return (
-    x instanceof Error &&
-    x.name === 'SystemOneError' &&
+    isCodedError(x, 'SystemOneError') &&
     typeof (x as Partial<SystemOneError>).status === 'number' &&
-    isRecord((x as Partial<SystemOneError>).body) &&
-    typeof (x as Partial<SystemOneError>).code === 'string'
+    isRecord((x as Partial<SystemOneError>).body)
   );
 }
 

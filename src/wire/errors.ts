@@ -3,6 +3,7 @@
  * data (see error-wire.ts) and are rebuilt as the same class on the page side.
  * No runtime imports here: the page imports this file without loading the ML runtime.
  */
+import { CodedError } from '../protocol/coded-error.js';
 
 export type ClefErrorCode =
   | 'package_invalid'
@@ -15,14 +16,12 @@ export type ClefErrorCode =
   | 'engine_failed'
   | 'worker_lost';
 
-export class ClefError extends Error {
-  readonly code: ClefErrorCode;
+export class ClefError extends CodedError<ClefErrorCode> {
   /** Extra facts for callers (a file name, a device's reason); plain data only. */
   readonly details: Readonly<Record<string, unknown>>;
 
   constructor(code: ClefErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.code = code;
+    super(code, message);
     this.details = Object.freeze({ ...details });
   }
   override get name(): string {

@@ -13,7 +13,7 @@ import { validateRequest } from '../../src/protocol/validate.js';
 import { loadReferenceModel, referenceDecide } from '../../src/build/reference/decide.js';
 import type { ErrorData, Outcome } from './pages/engine-page.js';
 import type { TestOptions } from './pages/test-clef.js';
-import { mulberry32 } from '../../src/calibrate/prng.js';
+import { uniforms } from '../../src/calibrate/prng.js';
 import { DEVICE_NAMES, deviceOf, type DeviceName } from '../../src/core/devices.js';
 
 export type { ErrorData, Outcome };
@@ -135,8 +135,8 @@ export function disposeClef(page: Page, name: string) {
 // ---------------------------------------------------------------------------------------------
 // Seeded requests
 
-/** mulberry32 (the project's one), so every run draws the same requests. */
-export const rng = mulberry32;
+/** The project's one PRNG, so every run draws the same requests. */
+export const rng = uniforms;
 
 const WORDS = (
   'order card charged twice refund parcel late billing account password email reset ' +

@@ -10,7 +10,7 @@ import {
   CalibrationError,
   evaluate,
   fitCalibration,
-  mulberry32,
+  uniforms,
   parseCalibration,
   serializeCalibration,
   type CalibrationRecord,
@@ -18,7 +18,7 @@ import {
 import { referenceProbabilities } from '../support/calibration-reference.js';
 
 function normals(seed: number): () => number {
-  const uniform = mulberry32(seed);
+  const uniform = uniforms(seed);
   return () => {
     const u = 1 - uniform();
     return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * uniform());
@@ -28,7 +28,7 @@ function normals(seed: number): () => number {
 /** n choice records with k options: z ~ N(0, 4), label ~ softmax(z / t0). */
 function synthetic(n: number, k: number, t0: number, seed: number): CalibrationRecord[] {
   const normal = normals(seed);
-  const uniform = mulberry32(seed ^ 0x5bd1e995);
+  const uniform = uniforms(seed ^ 0x5bd1e995);
   const optionIds = Array.from({ length: k }, (_, i) => `o${i}`);
   return Array.from({ length: n }, () => {
     const logits = optionIds.map(() => 2 * normal());

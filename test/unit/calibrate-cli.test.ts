@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CalibrationError, mulberry32, parseCalibration } from '../../src/calibrate/index.js';
+import { CalibrationError, uniforms, parseCalibration } from '../../src/calibrate/index.js';
 import { referenceCalibrated, referenceProbabilities } from '../support/calibration-reference.js';
 import { main } from '../../src/node/cli.js';
 import { loadNodePackage } from '../../src/node/engine.js';
@@ -37,7 +37,7 @@ const N = 120;
 beforeAll(async () => {
   pkg = await buildTinyPackage('clef-calibrate-');
   const engine = await loadNodePackage(pkg.dir);
-  const uniform = mulberry32(42);
+  const uniform = uniforms(42);
   const draw = (p: number[]) => {
     let u = uniform();
     let k = 0;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CalibrationError,
   fitCalibration,
-  mulberry32,
+  uniforms,
   parseCalibration,
   serializeCalibration,
   validateCalibration,
@@ -13,7 +13,7 @@ import {
 import type { QuestionType } from '../../src/protocol/types.js';
 
 function records(type: QuestionType, n: number, k: number, seed: number): CalibrationRecord[] {
-  const uniform = mulberry32(seed);
+  const uniform = uniforms(seed);
   const optionIds = Array.from({ length: k }, (_, i) => String(i));
   return Array.from({ length: n }, () => ({
     questionId: 'q',

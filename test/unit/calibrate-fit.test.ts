@@ -6,7 +6,7 @@ import {
   fitCalibration,
   heldOutCount,
   minimumForCoverage,
-  mulberry32,
+  uniforms,
   requiredAnswers,
   scaledSoftmax,
   type CalibrationRecord,
@@ -15,7 +15,7 @@ import type { QuestionType } from '../../src/protocol/types.js';
 
 /** n records of `type` with k options, random logits, labels from softmax(logits). */
 function records(type: QuestionType, n: number, seed: number, k = 3): CalibrationRecord[] {
-  const uniform = mulberry32(seed);
+  const uniform = uniforms(seed);
   const optionIds = Array.from({ length: k }, (_, i) => `o${i}`);
   return Array.from({ length: n }, () => {
     const logits = optionIds.map(() => 4 * uniform() - 2);

@@ -11,7 +11,7 @@ import {
   fitCalibration,
   fitTemperature,
   meanNll,
-  mulberry32,
+  uniforms,
   type CalibrationRecord,
 } from '../../src/calibrate/index.js';
 import { referenceProbabilities } from '../support/calibration-reference.js';
@@ -19,7 +19,7 @@ import type { QuestionType } from '../../src/protocol/types.js';
 
 /** A seeded standard normal (Box–Muller). */
 function normals(seed: number): () => number {
-  const uniform = mulberry32(seed);
+  const uniform = uniforms(seed);
   return () => {
     const u = 1 - uniform(); // (0, 1]: log(u) finite
     return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * uniform());
@@ -37,7 +37,7 @@ function synthetic(
   sigma = 2,
 ): CalibrationRecord[] {
   const normal = normals(seed);
-  const uniform = mulberry32(seed ^ 0x5bd1e995);
+  const uniform = uniforms(seed ^ 0x5bd1e995);
   const k = OPTIONS[type];
   const optionIds = Array.from({ length: k }, (_, i) => String(i));
   return Array.from({ length: n }, (_, r) => {

@@ -24,7 +24,7 @@ import {
   type OpenAiCase,
 } from '../../tools/fuzz/openai-cases.js';
 import { checkOpenAiResponse } from '../../tools/fuzz/openai-check.js';
-import { mulberry32 } from '../../tools/fuzz/prng.js';
+import { uniforms } from '../../tools/fuzz/prng.js';
 import { driveServe } from '../../tools/fuzz/serve-driver.js';
 import { buildTinyPackage, TINY_MODEL, type TinyPackage } from './support/tiny-package.js';
 
@@ -37,7 +37,7 @@ const PATH: Record<Dialect, string> = { decisions: '/v1/decisions', chat: '/v1/c
  * must be valid System One) and answers with random probabilities in the response's shape.
  */
 function synthetic(seed: number): RouteBackend {
-  const random = mulberry32(seed);
+  const random = uniforms(seed);
   const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
   return {
     models: () => [],

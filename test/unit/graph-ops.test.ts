@@ -4,7 +4,7 @@
 // with an op, attribute or type the interpreter lacks refused at load, naming it.
 import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../src/calibrate/prng.js';
+import { uniforms } from '../../src/calibrate/prng.js';
 import { GraphSession } from '../../src/graph/session.js';
 import { UnsupportedOpError } from '../../src/graph/program.js';
 import { supportedOps } from '../../src/graph/ops.js';
@@ -22,7 +22,7 @@ import {
 import { testSeed } from '../support/seed.js';
 
 const SEED = testSeed('graph ops against onnxruntime-node');
-const rand = mulberry32(SEED);
+const rand = uniforms(SEED);
 const where = `(seed ${SEED})`;
 
 /** Uniform values in [lo, hi). */

@@ -5,7 +5,7 @@
  * shows as errors of 1e-10 or more. Special values exactly.
  */
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../../src/build/rng.js';
+import { Rng } from '../../src/calibrate/prng.js';
 import { cosh, exp, log, tanh } from '../../src/build/train/portable-math.js';
 import { seedLine, testSeed } from '../support/seed.js';
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Rng } from '../../src/calibrate/prng.js';
 import { loadTokenizer, loadTokenizerSync, type ClefTokenizer } from '../../src/clef/tokenizer.js';
 import { buildTinyTokenizer, type TinyTokenizer } from '../../tools/fixture/tokenizer.js';
 import { byteLevelDecoder } from '../support/byte-level-decode.js';
@@ -106,16 +107,10 @@ function referenceEncoder(json: any, config: any, marks: boolean): Reference {
 
 // ---------------------------------------------------------------------------------------------
 
-/** Deterministic PRNG (mulberry32). */
+/** Integers in [0, n) from the project's seeded PRNG. */
 function rng(seed: number): (n: number) => number {
-  let a = seed >>> 0;
-  return (n: number) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
+  const r = new Rng(seed);
+  return (n: number) => r.int(n);
 }
 
 const ATOMS = [

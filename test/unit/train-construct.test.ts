@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { referenceDecide } from '../../src/build/reference/decide.js';
-import { Rng } from '../../src/build/rng.js';
+import { Rng } from '../../src/calibrate/prng.js';
 import { RMS_EPS, writeRelease } from '../../src/build/train/construct.js';
 import { encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
 import { classDims, fitModel, setupLearner } from '../../src/build/train/learner.js';

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
-import { Rng } from '../../src/build/rng.js';
+import { Rng } from '../../src/calibrate/prng.js';
 import { RMS_EPS } from '../../src/build/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
 import { learnerSetup } from '../../src/build/train/fit.js';

@@ -31,7 +31,7 @@ import { inspectTrainInput, resolveTrainInput } from '../../src/build/train/inpu
 import { readPlainRows } from '../../src/build/train/plain.js';
 import { readQuestion } from '../../src/build/train/question.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
-import { Rng } from '../../src/build/rng.js';
+import { Rng } from '../../src/calibrate/prng.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 import { testSeed } from '../support/seed.js';
 

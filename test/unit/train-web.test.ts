@@ -15,7 +15,7 @@ import { sha256File } from '../../src/build/convert/sha256-file.js';
 import { crc32, zipStored } from '../../src/playground/zip.js';
 import { nameFromFile, SHOWN_LABELS, shownLabels } from '../../src/playground/train-view.js';
 import { folderName } from '../../src/playground/trained-store.js';
-import { Rng } from '../../src/build/rng.js';
+import { Rng } from '../../src/calibrate/prng.js';
 import { testSeed } from '../support/seed.js';
 
 const seed = testSeed('train-web stand-ins');

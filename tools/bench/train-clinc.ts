@@ -36,7 +36,7 @@ import { parseCalibration } from '../../src/calibrate/file.js';
 import { expectedCalibrationError } from '../../src/calibrate/metrics.js';
 import { scaledSoftmax } from '../../src/calibrate/softmax.js';
 import { loadNodePackage } from '../../src/node/engine.js';
-import { Rng } from '../../src/build/rng.js';
+import { Rng } from '../../src/calibrate/prng.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
 import { formatProgress } from '../../src/node/train/cli.js';
 import {

@@ -1,8 +1,8 @@
 /**
- * A small seeded PRNG (mulberry32) and the draws the fuzz generator needs. Seeded so a failing
+ * The draws the fuzz generator needs, on the project's one seeded PRNG. Seeded so a failing
  * case reproduces from `(seed, index)` alone: every case gets its own generator, mixed from both.
  */
-import { mulberry32 } from '../../src/calibrate/prng.js';
+import { uniforms } from '../../src/calibrate/prng.js';
 
 export interface Rng {
   /** Uniform in [0, 1). */
@@ -13,15 +13,13 @@ export interface Rng {
   chance(p: number): boolean;
 }
 
-// The project's one mulberry32 (calibration splits use it too).
-export { mulberry32 };
+export { uniforms };
 
 /** A generator for case `index` of run `seed` (independent of every other case). */
 export function caseRng(seed: number, index: number): Rng {
   // Mix the two so neighbouring (seed, index) pairs start far apart.
   const mixed = Math.imul((seed >>> 0) ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index + 1, 0xc2b2ae35);
-  const next = mulberry32(mixed);
-  next(); // discard the first draw, which correlates most with the seed
+  const next = uniforms(mixed);
   const rng: Rng = {
     next,
     int: (min, max) => min + Math.floor(next() * (max - min + 1)),

@@ -5,9 +5,9 @@
  * Chromium keeps about 0.5 KB per distinct argument object it received over DevTools, unattributed
  * to any context (measured in docs/reliability.md), which was the soak's "per-call growth".
  */
-import { mulberry32 } from '../fuzz/prng.js';
+import { uniforms } from '../fuzz/prng.js';
 
-const rng = mulberry32;
+const rng = uniforms;
 
 const WORDS = (
   'order card charged twice refund parcel late billing account password email reset invoice ' +

@@ -17,7 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Rng } from '../../src/build/rng.js';
+import { Rng } from '../../src/calibrate/prng.js';
 
 type Split = 'train' | 'val' | 'test' | 'oos_train' | 'oos_val' | 'oos_test';
 export type ClincData = Record<Split, Array<[string, string]>>;

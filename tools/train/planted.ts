@@ -3,7 +3,7 @@
  * label, so a model that learns the task gets every fresh draw right. Used by the trainer's tests
  * (accuracy ≥ 99% on draws it never saw) and the CLI's end-to-end test.
  */
-import { Rng } from '../../src/build/rng.js';
+import { Rng } from '../../src/calibrate/prng.js';
 
 export const PLANTED_OPTIONS = ['abuse', 'billing', 'other', 'shipping'] as const;
 /** Words that decide the label (several per label; one is planted in each state). */

@@ -2,6 +2,8 @@
  * `clef-web train`'s one error class, with a stable `code` so the CLI (exit 1, the message as
  * is) and library callers can react without parsing messages; `details` holds the numbers.
  */
+import { CodedError, isCodedError } from '../../protocol/coded-error.js';
+
 export type TrainErrorCode =
   /** Lines that are not labelled examples (details.errors, each with its line number). */
   | 'examples_invalid'
@@ -20,18 +22,16 @@ export type TrainErrorCode =
   /** The run was stopped (SIGINT, SIGTERM, an abort): its partial folders were removed. */
   | 'train_interrupted';
 
-export class TrainError extends Error {
-  readonly code: TrainErrorCode;
+export class TrainError extends CodedError<TrainErrorCode> {
   readonly details: Record<string, unknown>;
 
   constructor(code: TrainErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
+    super(code, message);
     this.name = 'TrainError';
-    this.code = code;
     this.details = details;
   }
 }
 
 export function isTrainError(x: unknown): x is TrainError {
-  return x instanceof Error && x.name === 'TrainError' && 'code' in x;
+  return isCodedError(x, 'TrainError');
 }

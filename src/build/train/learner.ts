@@ -28,7 +28,7 @@ import {
   type ModelShape,
 } from './model.js';
 import type { ClefTokenizer } from '../../clef/tokenizer.js';
-import { Rng } from '../rng.js';
+import { Rng } from '../../calibrate/prng.js';
 import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
 import { log, normal } from './portable-math.js';
 

@@ -33,7 +33,7 @@ import { requiredAnswers } from '../../calibrate/fit.js';
 import { convertRelease } from '../convert/package.js';
 import type { ConvertRuntime } from '../convert/runtime.js';
 import { writeCalibratedPackage } from '../calibrate/write.js';
-import { Rng } from '../rng.js';
+import { Rng } from '../../calibrate/prng.js';
 import { baselineFigures, baselineVerdict, type BaselineReport } from './baseline.js';
 import { writeModelCard, heldOutFigures, type HeldOutReport } from './card.js';
 import { RMS_EPS, writeRelease } from './construct.js';

@@ -6,7 +6,7 @@
  * held-out part is too small (a small file: every example is then both trained on, in the final
  * fit, and held out, in its fold).
  */
-import { Rng } from '../rng.js';
+import { Rng } from '../../calibrate/prng.js';
 import { fitModel, type FitSettings, type LearnerSetup } from './learner.js';
 import { modelLogits, type ModelExample } from './model.js';
 import { exp, log } from './portable-math.js';

@@ -10,7 +10,7 @@ import { SystemOneError } from '../../protocol/errors.js';
 import { renderValue } from '../../protocol/render.js';
 import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
 import { validateRequest } from '../../protocol/validate.js';
-import { Rng } from '../rng.js';
+import { Rng } from '../../calibrate/prng.js';
 
 export interface RequestShape {
   /** Questions per request: 1 to this (default 8). */

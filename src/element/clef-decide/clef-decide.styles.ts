@@ -1,6 +1,7 @@
 /**
  * Styles of `<clef-decide>`. `answerStyles` holds the answer views' rules, class-scoped so the
- * playground can adopt the same sheet in light DOM; `decideStyles` the host, progress and error.
+ * playground can adopt the same sheet in light DOM; `decideStyles` the host and error (the
+ * progress bar's are progress-bar.ts').
  * Every colour and size goes through a `--clef-*` custom property with a default for light and
  * dark colour schemes.
  */
@@ -177,40 +178,6 @@ export const decideStyles = css`
   .busy .clef-answers {
     opacity: 0.6;
     transition: opacity 120ms;
-  }
-  .progress {
-    display: grid;
-    gap: 0.35rem;
-    font-size: 0.9em;
-    color: var(--_muted);
-  }
-  .progress-track {
-    height: 0.35rem;
-    border-radius: 999px;
-    background: rgb(120 130 145 / 0.2);
-    overflow: hidden;
-  }
-  .progress-fill {
-    height: 100%;
-    background: var(--_accent);
-    transition: width 120ms linear;
-  }
-  .progress-track.indeterminate .progress-fill {
-    width: 35% !important;
-    animation: slide 1.1s ease-in-out infinite alternate;
-  }
-  @keyframes slide {
-    from {
-      transform: translateX(-10%);
-    }
-    to {
-      transform: translateX(200%);
-    }
-  }
-  @media (prefers-reduced-motion: reduce) {
-    .progress-track.indeterminate .progress-fill {
-      animation: none;
-    }
   }
   .error {
     display: flex;

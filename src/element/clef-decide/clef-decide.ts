@@ -1,6 +1,4 @@
 import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
-import { cssProps } from './css-props.js';
-import { ifDefined } from 'lit/directives/if-defined.js';
 import { BUNDLED_MODEL_PATH } from '../../wire/assets.js';
 import type { LoadProgress } from '../../wire/wire.js';
 import type { EngineInfo } from '../../wire/telemetry.js';
@@ -17,7 +15,7 @@ import {
 } from './engine-registry.js';
 import { errorDetail, type ClefDecisionDetail, type ClefErrorDetail } from './events.js';
 import { questionsFromChildren } from './question-elements.js';
-import { progressText, progressPercent } from './progress-text.js';
+import { progressBar, progressBarStyles } from './progress-bar.js';
 import { pageRecorder } from '../../client/records.js';
 import { warnUnknownAttributes } from './unknown-attributes.js';
 import { calibrationAsk } from '../../calibrate/index.js';
@@ -81,7 +79,7 @@ const QUESTION_ATTRIBUTES = ['name', 'instructions', 'value', 'yes', 'no'];
  * @cssprop --clef-background - Background behind the score marker's ring.
  */
 export class ClefDecide extends LitElement {
-  static override styles = [answerStyles, decideStyles];
+  static override styles = [answerStyles, decideStyles, progressBarStyles];
 
   static override properties = {
     model: { type: String },
@@ -386,26 +384,6 @@ export class ClefDecide extends LitElement {
     this.field = null;
   }
 
-  private progressView(): TemplateResult {
-    const p = this._progress;
-    const pct = progressPercent(p);
-    const text = progressText(p);
-    return html`<div class="progress" part="progress">
-      <span aria-hidden="true">${text}</span>
-      <div
-        class=${pct === undefined ? 'progress-track indeterminate' : 'progress-track'}
-        role="progressbar"
-        aria-label="Loading the model"
-        aria-valuemin="0"
-        aria-valuemax="100"
-        aria-valuenow=${ifDefined(pct)}
-        aria-valuetext=${text}
-      >
-        <div class="progress-fill" ${cssProps({ width: `${pct ?? 0}%` })}></div>
-      </div>
-    </div>`;
-  }
-
   private errorView(e: ClefErrorDetail): TemplateResult {
     return html`<div class="error" part="error" role="alert">
       <span>${e.message}</span>
@@ -419,7 +397,7 @@ export class ClefDecide extends LitElement {
     const loading = !this._loaded && !this._error;
     return html`<div class=${this._deciding ? 'wrap busy' : 'wrap'} part="base">
       <slot name="header"></slot>
-      ${loading ? this.progressView() : nothing}
+      ${loading ? progressBar(this._progress) : nothing}
       ${this._error ? this.errorView(this._error) : nothing}
       <section
         aria-label=${this.label || 'Decision'}

@@ -8,7 +8,7 @@
  * the fit succeeds: bad lines (all of them, numbered) and too few answers exit 1 first.
  */
 import { readFileSync } from 'node:fs';
-import { errorText, parseCommandArgs } from '../cli-args.js';
+import { errorText, numberOption, parseCommandArgs } from '../cli-args.js';
 import {
   calibrateFromExamples,
   formatFitReport,
@@ -38,12 +38,8 @@ export function parseBands(text: string): OptionBand[] {
   });
 }
 
-function number(name: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value)) throw new Error(`--${name}: not a number`);
-  return value;
-}
+const number = (name: string, text: string | undefined) =>
+  numberOption(name, text, {}, () => `--${name}: not a number`);
 
 export async function calibrateMain(argv: string[]): Promise<number> {
   let parsed;

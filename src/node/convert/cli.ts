@@ -5,7 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { PackageDtype } from '../../core/manifest.js';
 import { convertRelease } from '../build-runtime.js';
 import type { BackboneGrouping } from '../../build/convert/backbone-groups.js';
-import { errorText, integerOption, parseCommandArgs } from '../cli-args.js';
+import { errorText, numberOption, parseCommandArgs } from '../cli-args.js';
 
 const DTYPES: readonly PackageDtype[] = ['fp32', 'fp16', 'q8', 'q4', 'mixed'];
 
@@ -95,15 +95,14 @@ export async function convertMain(argv: string[]): Promise<number> {
     return 2;
   }
   let backboneGroups: BackboneGrouping;
+  let context: number | undefined;
+  let q8Layers: number | undefined;
+  let fidelity: number | undefined;
   try {
     backboneGroups = groupingOf(values['backbone-group-bytes'], values['backbone-group-layers']);
-    for (const [name, text, min] of [
-      ['context', values.context, 1],
-      ['q8-layers', values['q8-layers'], 0],
-      ['fidelity', values.fidelity, 0],
-    ] as const) {
-      integerOption(name, text, 0, min);
-    }
+    context = numberOption('context', values.context, { integer: true, min: 1 });
+    q8Layers = numberOption('q8-layers', values['q8-layers'], { integer: true, min: 0 });
+    fidelity = numberOption('fidelity', values.fidelity, { integer: true, min: 0 });
     if (!existsSync(releaseDir) || !statSync(releaseDir).isDirectory()) {
       throw new Error(
         `<release-dir> ${releaseDir}: no such folder (the downloaded Clef release: config.json, tokenizer.json, *.safetensors)`,
@@ -124,15 +123,14 @@ export async function convertMain(argv: string[]): Promise<number> {
       ...(values.name ? { name: values.name } : {}),
       ...(values.alias ? { aliases: values.alias } : {}),
       ...(values.revision ? { revision: values.revision } : {}),
-      ...(values.context ? { contextTokens: Number(values.context) } : {}),
-      ...(values['q8-layers'] ? { q8Layers: Number(values['q8-layers']) } : {}),
+      ...(context !== undefined ? { contextTokens: context } : {}),
+      ...(q8Layers !== undefined ? { q8Layers } : {}),
       backboneGroups,
       kvFloat16: kv16 === 'on',
       wasmGraphs: wasmGraphs === 'on',
       embedding,
       // fp32 is compared with the float64 reference (seconds per request); the rest with fp32.
-      fidelityRequests:
-        values.fidelity !== undefined ? Number(values.fidelity) : dtype === 'fp32' ? 30 : 200,
+      fidelityRequests: fidelity ?? (dtype === 'fp32' ? 30 : 200),
       log: (line) => console.error(`[convert] ${line}`),
     });
     peakRss = Math.max(peakRss, process.memoryUsage().rss);

@@ -57,7 +57,7 @@ export interface DecideSummary {
   stoppedBy: null | 'interrupted' | { status: number; body: string; line: number };
 }
 
-import { UsageError, errorText, parseCommandArgs } from '../cli-args.js';
+import { UsageError, errorText, numberOption, parseCommandArgs } from '../cli-args.js';
 
 /** A mistake in the command line or the files given (exit 2). */
 export { UsageError };
@@ -161,6 +161,7 @@ export function summaryText(s: DecideSummary, output: string): string {
 export async function decideMain(argv: string[]): Promise<number> {
   let values;
   let runtime: NodeRuntimeRequest;
+  let threads: number | undefined;
   try {
     ({ values } = parseCommandArgs(
       argv,
@@ -190,15 +191,16 @@ export async function decideMain(argv: string[]): Promise<number> {
       throw new Error(`missing ${missing.filter((m) => m !== null).join(' and ')}`);
     }
     if (values.package === '') throw new Error('--package needs a directory');
-    const t = values.threads;
-    if (t !== undefined && !(Number.isInteger(Number(t)) && Number(t) >= 1)) {
-      throw new Error('--threads must be an integer >= 1');
-    }
+    threads = numberOption(
+      'threads',
+      values.threads,
+      { integer: true, min: 1 },
+      () => '--threads must be an integer >= 1',
+    );
   } catch (e) {
     console.error(`clef-web decide: ${(e as Error).message}\n${DECIDE_USAGE}`);
     return 2;
   }
-  const threads = values.threads !== undefined ? Number(values.threads) : undefined;
   // Imported here so `decideFile` stays usable without onnxruntime-node.
   const { loadNodePackage } = await import('../engine.js');
   let engine;

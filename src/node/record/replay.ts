@@ -7,7 +7,7 @@
  * request). Exit 0 only when every record is identical, so it can gate a model upgrade in CI.
  * A torn last line (a crash mid-write) is reported and skipped; a bad line elsewhere fails.
  */
-import { errorText, parseCommandArgs } from '../cli-args.js';
+import { errorText, numberOption, parseCommandArgs } from '../cli-args.js';
 import { calibrationSha256 } from '../../core/calibration.js';
 import { parseRecord, type DecisionRecord } from '../../core/record.js';
 import { readLines } from '../decide/jsonl.js';
@@ -173,6 +173,7 @@ export async function replayMain(argv: string[]): Promise<number> {
   let values;
   let positionals;
   let runtime: NodeRuntimeRequest;
+  let tolerance: number;
   try {
     ({ values, positionals } = parseCommandArgs(argv, {
       package: { type: 'string' },
@@ -182,10 +183,13 @@ export async function replayMain(argv: string[]): Promise<number> {
     }));
     runtime = runtimeOption(values.runtime);
     if (positionals.length !== 1) throw new Error('give one records file');
-    const t = values.tolerance;
-    if (t !== undefined && !(Number(t) >= 0 && Number(t) <= 1)) {
-      throw new Error('--tolerance must be a number in [0, 1]');
-    }
+    tolerance =
+      numberOption(
+        'tolerance',
+        values.tolerance,
+        { min: 0, max: 1 },
+        () => '--tolerance must be a number in [0, 1]',
+      ) ?? 0;
     if (values.package === '') throw new Error('--package needs a directory');
   } catch (e) {
     console.error(`clef-web replay: ${(e as Error).message}\n${REPLAY_USAGE}`);
@@ -213,7 +217,6 @@ export async function replayMain(argv: string[]): Promise<number> {
   }
   try {
     const quiet = values.quiet === true;
-    const tolerance = Number(values.tolerance ?? 0);
     const summary = await replayFile(
       file,
       engine,

@@ -42,9 +42,6 @@ export const SERVE_USAGE = `usage: clef-web serve [<package-dir>] [--port ${DEFA
 /** The environment variable `serve` reads its API key from when --api-key is not given. */
 const API_KEY_ENV = 'CLEF_WEB_API_KEY';
 
-const positiveInt = (name: string, text: string | undefined, fallback: number, min = 1) =>
-  integerOption(name, text, fallback, min);
-
 /** The highest TCP port. */
 const MAX_PORT = 65_535;
 
@@ -93,9 +90,13 @@ export async function serveMain(argv: string[]): Promise<number> {
     options = {
       host: values.host ?? DEFAULT_HOST,
       port,
-      maxBodyBytes: positiveInt('max-body-bytes', values['max-body-bytes'], DEFAULT_MAX_BODY_BYTES),
-      maxQueue: positiveInt('max-queue', values['max-queue'], DEFAULT_MAX_QUEUE),
-      clientTimeoutMs: positiveInt(
+      maxBodyBytes: integerOption(
+        'max-body-bytes',
+        values['max-body-bytes'],
+        DEFAULT_MAX_BODY_BYTES,
+      ),
+      maxQueue: integerOption('max-queue', values['max-queue'], DEFAULT_MAX_QUEUE),
+      clientTimeoutMs: integerOption(
         'client-timeout-ms',
         values['client-timeout-ms'],
         DEFAULT_CLIENT_TIMEOUT_MS,
@@ -105,11 +106,11 @@ export async function serveMain(argv: string[]): Promise<number> {
       ...apiKeyOption(values['api-key']),
     };
     checkAccessOptions(options.host, options);
-    graceMs = positiveInt('shutdown-grace-ms', values['shutdown-grace-ms'], 30_000, 0);
-    threads = values.threads !== undefined ? positiveInt('threads', values.threads, 1) : null;
-    workers = positiveInt('workers', values.workers, 1);
+    graceMs = integerOption('shutdown-grace-ms', values['shutdown-grace-ms'], 30_000, 0);
+    threads = values.threads !== undefined ? integerOption('threads', values.threads, 1) : null;
+    workers = integerOption('workers', values.workers, 1);
     cacheMb =
-      values['cache-mb'] !== undefined ? positiveInt('cache-mb', values['cache-mb'], 0, 0) : null;
+      values['cache-mb'] !== undefined ? integerOption('cache-mb', values['cache-mb'], 0, 0) : null;
   } catch (e) {
     console.error(`clef-web serve: ${(e as Error).message}\n${SERVE_USAGE}`);
     return 2;

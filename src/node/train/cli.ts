@@ -1,6 +1,6 @@
 /** `clef-web train`: a thin layer on trainDecisionModel (progress on stderr, the result on stdout). */
 import { readFileSync } from 'node:fs';
-import { parseCommandArgs } from '../cli-args.js';
+import { UsageError, numberOption, parseCommandArgs } from '../cli-args.js';
 import { baselineVerdict } from '../../build/train/baseline.js';
 import { ORDER_MODES, type OrderMode } from '../../build/train/fit.js';
 import { ClefError } from '../../wire/errors.js';
@@ -64,17 +64,8 @@ Ctrl-C stops a run and removes its partial folders; with --teacher it first fini
 requests in flight, so a rerun asks nothing twice. docs/training.md has the formats, a worked
 example and what the model can learn.`;
 
-function number(name: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value)) {
-    throw new TrainError(
-      'train_options_invalid',
-      `--${name} must be a number, got ${JSON.stringify(text)}`,
-    );
-  }
-  return value;
-}
+const number = (name: string, text: string | undefined) =>
+  numberOption(name, text, {}, () => `--${name} must be a number, got ${JSON.stringify(text)}`);
 
 function formatEta(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return '';
@@ -273,6 +264,7 @@ export async function trainMain(argv: string[]): Promise<number> {
     if (
       isTrainError(e) ||
       isCalibrationError(e) ||
+      e instanceof UsageError ||
       e instanceof ClefError ||
       e instanceof MissingDependencyError
     ) {

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENGINE_VERSION } from '../../core/record.js';
-import { Rng } from '../../build/rng.js';
+import { Rng } from '../../calibrate/prng.js';
 import type { PlainRow } from '../../build/train/plain.js';
 
 export interface TeacherReport {

@@ -17,7 +17,13 @@ import {
   type FidelityReport,
 } from '../../build/verify/fidelity.js';
 import { measureFidelity } from '../build-runtime.js';
-import { UsageError, errorText, parseCommandArgs } from '../cli-args.js';
+import {
+  UsageError,
+  errorText,
+  numberOption,
+  parseCommandArgs,
+  type NumberWording,
+} from '../cli-args.js';
 
 export const VERIFY_USAGE = `usage: clef-web verify <package-dir> (--release <release-dir> | --against-package <dir>)
   [--requests N (default 100)] [--seed S (default ${DEFAULT_FIDELITY_SEED})] [--json]
@@ -41,14 +47,12 @@ const processIo: VerifyIo = {
   err: (text) => process.stderr.write(text),
 };
 
-function integer(name: string, value: string | undefined, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) {
-    throw new UsageError(`--${name} needs an integer ≥ ${min}, not ${JSON.stringify(value)}`);
-  }
-  return n;
-}
+/** `--requests needs an integer ≥ 1, not "ten"`. */
+const needs: NumberWording = (name, text, rule) =>
+  `--${name} needs ${rule.integer ? 'an integer' : 'a number'} ≥ ${rule.min}, not ${JSON.stringify(text)}`;
+
+const integer = (name: string, value: string | undefined, min: number) =>
+  numberOption(name, value, { integer: true, min }, needs);
 
 interface VerifyArgs {
   packageDir: string;
@@ -84,13 +88,7 @@ function parseVerifyArgs(argv: string[]): VerifyArgs {
   if ((release === undefined) === (other === undefined)) {
     throw new UsageError('give exactly one of --release <release-dir> and --against-package <dir>');
   }
-  let maxDp: number | undefined;
-  if (values['max-dp'] !== undefined) {
-    maxDp = Number(values['max-dp']);
-    if (values['max-dp'].trim() === '' || !Number.isFinite(maxDp) || maxDp < 0) {
-      throw new UsageError(`--max-dp needs a number ≥ 0, not ${JSON.stringify(values['max-dp'])}`);
-    }
-  }
+  const maxDp = numberOption('max-dp', values['max-dp'], { min: 0 }, needs);
   return {
     packageDir: positionals[0] as string,
     against: release !== undefined ? { release } : { package: other as string },
