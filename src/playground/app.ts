@@ -12,7 +12,7 @@ import { errorDetail, type ClefErrorDetail } from '../element/clef-decide/events
 import { parseRequestJson } from '../protocol/json.js';
 import { deviceOf } from '../core/devices.js';
 import { DecisionLog } from './decision-log.js';
-import { pageRecord } from '../client/records.js';
+import { answeringEngine, pageRecord } from '../client/records.js';
 import { DEFAULT_PACKAGE, PRESETS } from './examples.js';
 import { loadLocalPackage, pickFolder } from './local-package.js';
 import { exportFileName, toJsonl, type LogEntry } from './log-format.js';
@@ -322,7 +322,7 @@ export class ClefPlayground extends LitElement implements PlaygroundView {
         request: requestText,
         response: wire.json,
         timings: wire.timings,
-        record: await pageRecord('playground', body, wire, null, info),
+        record: await pageRecord('playground', body, wire, null, answeringEngine(info)),
       });
       await this.refreshLog();
     } catch (e) {
