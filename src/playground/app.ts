@@ -3,7 +3,7 @@
  * holds the state and the actions, the view-*.ts files render it.
  */
 import { html, LitElement, type TemplateResult } from 'lit';
-import { createClef, type Clef } from '../client/clef.js';
+import { createClef, pageDecide, type Clef } from '../client/clef.js';
 import { registerSystemOneRoute, type SystemOneRouteHandle } from '../client/service-worker.js';
 import type { ClefTokenizer } from '../clef/tokenizer.js';
 import type { LoadProgress } from '../wire/wire.js';
@@ -311,7 +311,8 @@ export class ClefPlayground extends LitElement implements PlaygroundView {
     this.updatePrompt();
     this.deciding = true;
     try {
-      const wire = await clef.decide(body);
+      // The view reads no logits: the playground's own decide brings none across.
+      const wire = await (pageDecide(clef) ?? clef.decide)(body);
       this.result = { requestText, ...wire };
       await this.decisions.add({
         time: new Date().toISOString(),

@@ -64,8 +64,8 @@ export interface DecisionWire {
   /**
    * The head's raw float32 logits, one array per question (request order), one value per option
    * in prompt order (noul true/false, choice in prompt order, score levels): unrounded, so tests
-   * and tools can compare the engine with a reference forward. Set by the engine; absent on
-   * answers that did not come from a local forward.
+   * and tools can compare the engine with a reference forward. Set by the engine for
+   * `decide()`; absent on answers that did not come from a local forward.
    */
   logits?: number[][];
   /**
