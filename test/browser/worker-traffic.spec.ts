@@ -27,20 +27,19 @@ test('one worker call and one copy of the answer per decision, logits only for d
   await page.waitForFunction(() => (window as any).traffic !== undefined);
   const out = await page.evaluate((r) => (window as any).traffic.run(r), REQUEST);
 
-  const steps = { systemone: out.systemone, decide: out.decide, fetch: out.fetched };
-  for (const [name, step] of Object.entries({ ...steps, element: out.element }) as [
-    string,
-    any,
-  ][]) {
+  const steps: [string, any][] = Object.entries({
+    systemone: out.systemone,
+    decide: out.decide,
+    fetch: out.fetched,
+    element: out.element,
+  });
+  for (const [name, step] of steps) {
     const said = step.calls.map(
       (c: any) => `${c.method} (${c.answer?.bytes ?? '?'} B: ${c.answer?.keys})`,
     );
     console.log(`${name}: ${said.join('; ')}`);
   }
-  for (const [name, step] of Object.entries({ ...steps, element: out.element }) as [
-    string,
-    any,
-  ][]) {
+  for (const [name, step] of steps) {
     const methods = step.calls.map((c: any) => c.method);
     expect(methods, `${name}: the worker calls of one recorded decision`).toEqual(['systemone']);
     const answer = step.calls[0].answer;
