@@ -23,7 +23,13 @@ import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../core/defaults.js';
 import type { DeviceRequest } from '../core/devices.js';
-import { pageRecorder, storedRecordsJsonl, type RecordOptions } from './records.js';
+import {
+  answeringEngine,
+  pageRecorder,
+  storedRecordsJsonl,
+  type Recorder,
+  type RecordOptions,
+} from './records.js';
 
 export interface ClefOptions {
   /**
@@ -130,6 +136,27 @@ export interface Clef {
   /** The decision records kept in this origin's IndexedDB, oldest first, as JSONL. */
   exportRecords(): Promise<string>;
   dispose(): Promise<void>;
+}
+
+/** What this package's own page surfaces ask of a decision beyond DecideOptions. */
+export interface PageDecideOptions extends DecideOptions {
+  /** Bring the head's logits across (`decide()` does; systemone() and the routes read none). */
+  logits?: boolean;
+  /** Records this local decision instead of the clef's own `record` (the element's `record`). */
+  recorder?: Recorder;
+}
+
+export type PageDecide = (request: unknown, options?: PageDecideOptions) => Promise<DecisionWire>;
+
+const pageDecides = new WeakMap<object, PageDecide>();
+
+/**
+ * A createClef clef's decide for this package's own surfaces (the element, the service worker
+ * relay, the playground): logits only when asked for, a recorder per call. Undefined for any
+ * other object (a clef made by another copy of this module, a page's own RouteClef).
+ */
+export function pageDecide(clef: object): PageDecide | undefined {
+  return pageDecides.get(clef);
 }
 
 /** The bundled clef-nano's URL in a page served with the `clef-web/vite` plugin. */
@@ -336,14 +363,24 @@ async function openClef(options: ClefOptions, build: WorkerBuild): Promise<Clef>
     return { ...info, threadsReason, worker: where.kind, workerReason: where.reason };
   };
 
-  /** The local decision, recorded (when asked) before it is returned. */
-  async function decideLocally(request: unknown, opts: DecideOptions = {}): Promise<DecisionWire> {
-    const wire = await session.decide(request, opts.signal, () => askOf(opts));
-    if (recorder) await recorder(request, wire, askOf(opts), await currentInfo());
-    return wire;
+  /**
+   * The local decision, recorded (when asked) before it is returned: the record names the
+   * engine that answered from what came with the answer, without asking the worker again.
+   */
+  async function decideLocally(
+    request: unknown,
+    opts: PageDecideOptions = {},
+  ): Promise<DecisionWire> {
+    const answer = await session.decide(request, opts.signal, () => askOf(opts), opts.logits);
+    const record = opts.recorder ?? recorder;
+    if (record) {
+      const engine = answeringEngine(answer.loaded, answer.device);
+      await record(request, answer.wire, askOf(opts), engine);
+    }
+    return answer.wire;
   }
 
-  const decide = options.remote
+  const decide: PageDecide = options.remote
     ? escalating(options.remote, decideLocally, () => {
         if (session.disposed) throw new DisposedError();
       })
@@ -358,11 +395,14 @@ async function openClef(options: ClefOptions, build: WorkerBuild): Promise<Clef>
     }));
   };
 
-  return {
+  const clef: Clef = {
     async systemone(request, opts) {
-      return (await decide(request, opts)).response;
+      return (await decide(request, { signal: opts?.signal, calibration: opts?.calibration }))
+        .response;
     },
-    decide,
+    // The one surface that returns the head's logits (DecisionWire.logits).
+    decide: (request, opts) =>
+      decide(request, { signal: opts?.signal, calibration: opts?.calibration, logits: true }),
     fetch: (input, init) =>
       handleRoute(new Request(input, init), {
         decide: (body, signal) => decide(body, { signal }),
@@ -374,4 +414,6 @@ async function openClef(options: ClefOptions, build: WorkerBuild): Promise<Clef>
     exportRecords: storedRecordsJsonl,
     dispose: () => session.dispose(),
   };
+  pageDecides.set(clef, decide);
+  return clef;
 }

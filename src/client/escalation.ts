@@ -52,7 +52,11 @@ export type EscalatedResponse = SystemOneResponse & {
   remote_error?: RemoteErrorNote;
 };
 
-type DecideFn = (request: unknown, options?: { signal?: AbortSignal }) => Promise<DecisionWire>;
+/** A decide function; options beside `signal` go through to the local one as given. */
+type DecideFn<O extends { signal?: AbortSignal } = { signal?: AbortSignal }> = (
+  request: unknown,
+  options?: O,
+) => Promise<DecisionWire>;
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -225,16 +229,16 @@ export async function decideRemotely(
 }
 
 /** Wraps a local decide function with the remote policy; the result always says who answered. */
-export function escalating(
+export function escalating<O extends { signal?: AbortSignal }>(
   remote: RemoteOptions,
-  decideLocally: DecideFn,
+  decideLocally: DecideFn<O>,
   /** Throws when the clef was disposed (a disposed clef sends nothing anywhere). */
   checkOpen: () => void = () => undefined,
-): DecideFn {
+): DecideFn<O> {
   checkRemoteOptions(remote);
-  return async (request, options = {}) => {
+  return async (request, options) => {
     checkOpen();
-    const { signal } = options;
+    const signal = options?.signal;
     if (remote.when === 'always') {
       try {
         return markAnsweredBy(await decideRemotely(remote, request, signal), 'remote');

@@ -9,12 +9,13 @@ import {
   recordDecision,
   recordLine,
   type DecisionRecord,
+  type RecordSource,
   type RecordSurface,
 } from '../core/record.js';
 import type { SystemOneResponse } from '../protocol/types.js';
 import { EngineError } from '../wire/errors.js';
 import type { DecisionWire } from '../wire/wire.js';
-import type { EngineInfo } from '../wire/telemetry.js';
+import type { HostInfo } from '../wire/telemetry.js';
 
 export interface RecordOptions {
   /**
@@ -74,12 +75,29 @@ export async function storedRecordsJsonl(): Promise<string> {
   return all.map((r) => `${recordLine(r)}\n`).join('');
 }
 
+/** What a record names of the engine that answered: its package, device and runtime. */
+export type AnsweringEngine = Omit<RecordSource, 'surface' | 'url'>;
+
+/**
+ * The engine a record names, from its info (at load: the package and runtime stay as they
+ * are for a loaded engine) and the device that ran the decision (a lost GPU moves it to WASM).
+ */
+export function answeringEngine(info: HostInfo, device: string = info.device): AnsweringEngine {
+  return {
+    model: info.model,
+    manifestSha256: info.manifestSha256,
+    calibrationSha256: info.calibrationSha256,
+    device,
+    runtime: info.loadMs.runtime?.build ?? 'onnxruntime-web',
+  };
+}
+
 /** Records one local decision; null when recording is off. */
 export type Recorder = (
   request: unknown,
   wire: DecisionWire,
   ask: CalibrationAsk | null,
-  info: EngineInfo,
+  engine: AnsweringEngine,
 ) => Promise<void>;
 
 export function checkRecordOptions(option: boolean | RecordOptions | undefined): void {
@@ -99,18 +117,11 @@ export async function pageRecord(
   request: unknown,
   wire: DecisionWire,
   ask: CalibrationAsk | null,
-  info: EngineInfo,
+  engine: AnsweringEngine,
   requestSha256Only = false,
 ): Promise<DecisionRecord> {
   return recordDecision(
-    {
-      surface,
-      model: info.model,
-      manifestSha256: info.manifestSha256,
-      calibrationSha256: info.calibrationSha256,
-      device: info.device,
-      runtime: info.loadMs.runtime?.build ?? 'onnxruntime-web',
-    },
+    { surface, ...engine },
     request,
     { ...wire, response: wire.response as SystemOneResponse },
     ask,
@@ -126,8 +137,8 @@ export function pageRecorder(
   if (option === undefined || option === false) return null;
   const opts: RecordOptions = option === true ? {} : option;
   const to = opts.to ?? 'indexeddb';
-  return async (request, wire, ask, info) => {
-    const record = await pageRecord(surface, request, wire, ask, info, opts.requestSha256Only);
+  return async (request, wire, ask, engine) => {
+    const record = await pageRecord(surface, request, wire, ask, engine, opts.requestSha256Only);
     try {
       if (to === 'indexeddb') await withStore('readwrite', (s) => s.add(record));
       else await to(record);

@@ -7,7 +7,7 @@
 import type { ModelCard } from '../protocol/types.js';
 import { DisposedError } from '../wire/errors.js';
 import { toWireError } from '../wire/error-wire.js';
-import type { Clef } from './clef.js';
+import { pageDecide, type Clef } from './clef.js';
 import { RELAY, type RelayReply } from '../wire/relay.js';
 
 /** What the route needs of a clef (a `createClef` result fits). */
@@ -88,7 +88,10 @@ export function answerRelay(
       };
       // The exact JSON text goes back: it keeps the request's key order, which a
       // structured-cloned object would not (integer-like keys move first).
-      clef.decide(data['body'], { signal: controller.signal }).then(
+      // A createClef clef's own decide, which brings no logits across.
+      const inPage = pageDecide(clef);
+      const options = { signal: controller.signal };
+      (inPage ? inPage(data['body'], options) : clef.decide(data['body'], options)).then(
         (decision) => reply({ ok: true, json: decision.json }),
         (e: unknown) => fail(e),
       );

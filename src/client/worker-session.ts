@@ -6,14 +6,26 @@
 import * as Comlink from 'comlink';
 import { validateRequest } from '../protocol/validate.js';
 import { AbortedError, DisposedError, EngineError, WorkerLostError } from '../wire/errors.js';
-import { type DecisionWire, type WireResult } from '../wire/wire.js';
+import { type AnswerWire, type DecisionWire, type WireResult } from '../wire/wire.js';
 import { fromWireError } from '../wire/error-wire.js';
+import type { DeviceName } from '../wire/devices.js';
+import type { HostInfo } from '../wire/telemetry.js';
 import type { CalibrationAsk } from '../calibrate/index.js';
 import type { Connection } from './connection.js';
+import { decisionOf } from './answer.js';
 
 export function unwrap<T>(result: WireResult<T>): T {
   if (result.ok) return result.value;
   throw fromWireError(result.error);
+}
+
+/** A decision the worker made, and the engine that made it (what a record names). */
+export interface LocalAnswer {
+  wire: DecisionWire;
+  /** The answering engine's info at its load: its package and its runtime. */
+  loaded: HostInfo;
+  /** The device that ran the decision. */
+  device: DeviceName;
 }
 
 /** A request the page sent (or will send) to the worker and has no answer for yet. */
@@ -22,7 +34,9 @@ interface Pending {
   body: unknown;
   /** Calibrated answers asked for (null: the plain decision). */
   ask: CalibrationAsk | null;
-  resolve: (wire: DecisionWire) => void;
+  /** The head's logits asked for. */
+  logits: boolean;
+  resolve: (answer: LocalAnswer) => void;
   reject: (error: unknown) => void;
   /** The worker it was sent to; null while waiting for a replacement worker. */
   sentTo: Connection | null;
@@ -54,7 +68,7 @@ export class WorkerSession {
     return this.ended;
   }
 
-  private settle(p: Pending, work: () => DecisionWire): void {
+  private settle(p: Pending, work: () => LocalAnswer): void {
     if (this.pending.get(p.id) !== p) return;
     this.pending.delete(p.id);
     try {
@@ -66,10 +80,17 @@ export class WorkerSession {
 
   private send(p: Pending, conn: Connection): void {
     p.sentTo = conn;
-    const call =
-      p.ask === null ? conn.api.systemone(p.id, p.body) : conn.api.systemone(p.id, p.body, p.ask);
-    call.then(
-      (result) => p.sentTo === conn && this.settle(p, () => unwrap(result)),
+    const options = {
+      ...(p.ask === null ? {} : { calibration: p.ask }),
+      ...(p.logits ? { logits: true } : {}),
+    };
+    const answered = (answer: AnswerWire): LocalAnswer => ({
+      wire: decisionOf(answer, p.body),
+      loaded: conn.info,
+      device: answer.device,
+    });
+    conn.api.systemone(p.id, p.body, options).then(
+      (result) => p.sentTo === conn && this.settle(p, () => answered(unwrap(result))),
       (error: unknown) =>
         p.sentTo === conn &&
         this.settle(p, () => {
@@ -150,13 +171,15 @@ export class WorkerSession {
 
   /**
    * Decides `body` in the worker; `askOf` says which calibrated answers (read once the request
-   * is known to go ahead). An abort cancels it in the worker, or drops it while it waits.
+   * is known to go ahead), `logits` whether the head's logits come too. An abort cancels it in
+   * the worker, or drops it while it waits.
    */
   decide(
     body: unknown,
     signal: AbortSignal | undefined,
     askOf: () => CalibrationAsk | null,
-  ): Promise<DecisionWire> {
+    logits = false,
+  ): Promise<LocalAnswer> {
     if (this.ended) return Promise.reject(new DisposedError());
     if (signal?.aborted) return Promise.reject(new AbortedError());
     let ask: CalibrationAsk | null;
@@ -166,7 +189,7 @@ export class WorkerSession {
       return Promise.reject(e);
     }
     const id = this.nextId++;
-    return new Promise<DecisionWire>((resolve, reject) => {
+    return new Promise<LocalAnswer>((resolve, reject) => {
       const onAbort = () => {
         if (this.pending.get(id) !== p) return;
         p.aborted = true;
@@ -181,6 +204,7 @@ export class WorkerSession {
         id,
         body,
         ask,
+        logits,
         resolve: (v) => (done(), resolve(v)),
         reject: (e) => (done(), reject(e)),
         sentTo: null,

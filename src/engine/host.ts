@@ -33,7 +33,8 @@ import type { RunOptions } from '../core/runner.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
 import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
 import {
-  type DecisionWire,
+  type AnswerWire,
+  type DecideWireOptions,
   type LoadOptionsWire,
   type LoadProgress,
   type WireResult,
@@ -49,6 +50,8 @@ function startsOnJs(plan: DevicePlan): boolean {
 
 interface DecideOptions {
   ask?: CalibrationAsk | null;
+  /** Send the head's logits with the answer. */
+  logits?: boolean;
   /** Calls EngineHooks.stage (not for the engine's own warm-up). */
   hooks?: boolean;
   prefixCache?: boolean;
@@ -261,13 +264,14 @@ export class EngineHost implements WorkerApi {
   systemone(
     id: number,
     body: unknown,
-    calibration?: CalibrationAsk,
-  ): Promise<WireResult<DecisionWire>> {
+    options: DecideWireOptions = {},
+  ): Promise<WireResult<AnswerWire>> {
     return result(() => {
       if (this.disposed || !this.session) throw new DisposedError('No model is loaded');
+      const { calibration, logits = false } = options ?? {};
       const ask = calibration === undefined ? null : calibrationAsk(calibration);
       checkCalibrationAsk(this.model!, ask); // refuse before queueing
-      return this.queue.push(id, (ctx) => this.decide(body, ctx, { ask }));
+      return this.queue.push(id, (ctx) => this.decide(body, ctx, { ask, logits }));
     });
   }
 
@@ -348,17 +352,21 @@ export class EngineHost implements WorkerApi {
   private async decide(
     body: unknown,
     job: JobContext,
-    { ask = null, hooks = true, prefixCache = true }: DecideOptions = {},
-  ): Promise<DecisionWire> {
+    { ask = null, logits = false, hooks = true, prefixCache = true }: DecideOptions = {},
+  ): Promise<AnswerWire> {
     const ctx = hooks ? this.staged(job) : job;
     const t0 = performance.now();
+    /** The device that ran it: a decision that answers has run. */
+    let device: DeviceName | null = null;
     const decided = await decide(
       this.model!,
       body,
       async (encoded) => {
         await ctx.enter!('encoding');
         ctx.throwIfCancelled();
-        return this.runWithRecovery(encoded, ctx, { prefixCache });
+        const out = await this.runWithRecovery(encoded, ctx, { prefixCache });
+        device = this.session!.device; // WASM, when a lost GPU moved the engine there
+        return out;
       },
       ask,
     );
@@ -367,8 +375,8 @@ export class EngineHost implements WorkerApi {
     this.counters.backboneTokens += run.backboneTokens;
     if (run.prefixHit) this.counters.prefixHits++;
     else this.counters.prefixMisses++;
+    // The body crosses once, as its JSON text: the page reads the response object back from it.
     return {
-      response: decided.response,
       json: decided.json,
       timings: {
         encodeMs: decided.encodeMs,
@@ -378,7 +386,8 @@ export class EngineHost implements WorkerApi {
         prefixHit: run.prefixHit,
         backboneTokens: run.backboneTokens,
       },
-      logits: run.logits.map((l) => Array.from(l)),
+      device: device!,
+      ...(logits ? { logits: run.logits.map((l) => Array.from(l)) } : {}),
       ...(decided.calibrated ? { calibrated: decided.calibrated } : {}),
       ...(decided.untrained ? { untrained: decided.untrained } : {}),
     };

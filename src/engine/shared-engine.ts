@@ -18,12 +18,12 @@
  *   be handed the ending worker and wait for ever (both Chromium and Firefox do that).
  */
 import * as Comlink from 'comlink';
-import type { CalibrationAsk } from '../calibrate/index.js';
 import { engineKey } from '../core/engine-key.js';
 import { LaneQueue } from '../core/lanes.js';
 import { DisposedError, EngineError, WorkerLostError } from '../wire/errors.js';
 import {
-  type DecisionWire,
+  type AnswerWire,
+  type DecideWireOptions,
   type LoadOptionsWire,
   type LoadProgress,
   type SharedEngineApi,
@@ -101,7 +101,7 @@ export class SharedEngine {
     return {
       join: (tabLock, presenceLock) => result(() => this.join(tab, tabLock, presenceLock)),
       load: (options, onProgress) => this.load(tab, options, onProgress),
-      systemone: (id, body, calibration) => this.decide(tab, id, body, calibration),
+      systemone: (id, body, options) => this.decide(tab, id, body, options),
       cancel: async (id) => this.cancel(tab, id),
       lifeline: (name) => this.lifeline(tab, name),
       info: () => result(() => this.info()),
@@ -173,8 +173,8 @@ export class SharedEngine {
     tab: Tab,
     id: number,
     body: unknown,
-    calibration?: CalibrationAsk,
-  ): Promise<WireResult<DecisionWire>> {
+    options?: DecideWireOptions,
+  ): Promise<WireResult<AnswerWire>> {
     const host = this.host;
     if (!host || tab.gone || !tab.joined) {
       return result(() => {
@@ -189,7 +189,7 @@ export class SharedEngine {
     try {
       return await this.lanes.push(
         engineId,
-        async (): Promise<WireResult<DecisionWire>> => {
+        async (): Promise<WireResult<AnswerWire>> => {
           tab.running.add(engineId);
           const queue = {
             waitedMs: performance.now() - queued,
@@ -198,7 +198,7 @@ export class SharedEngine {
           this.started++;
           this.busy = true;
           try {
-            const decided = await host.systemone(engineId, body, calibration);
+            const decided = await host.systemone(engineId, body, options);
             if (!decided.ok) return decided;
             const timings = { ...decided.value.timings, queue };
             return { ok: true, value: { ...decided.value, timings } };

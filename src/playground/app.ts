@@ -3,7 +3,7 @@
  * holds the state and the actions, the view-*.ts files render it.
  */
 import { html, LitElement, type TemplateResult } from 'lit';
-import { createClef, type Clef } from '../client/clef.js';
+import { createClef, pageDecide, type Clef } from '../client/clef.js';
 import { registerSystemOneRoute, type SystemOneRouteHandle } from '../client/service-worker.js';
 import type { ClefTokenizer } from '../clef/tokenizer.js';
 import type { LoadProgress } from '../wire/wire.js';
@@ -12,7 +12,7 @@ import { errorDetail, type ClefErrorDetail } from '../element/clef-decide/events
 import { parseRequestJson } from '../protocol/json.js';
 import { deviceOf } from '../core/devices.js';
 import { DecisionLog } from './decision-log.js';
-import { pageRecord } from '../client/records.js';
+import { answeringEngine, pageRecord } from '../client/records.js';
 import { DEFAULT_PACKAGE, PRESETS } from './examples.js';
 import { loadLocalPackage, pickFolder } from './local-package.js';
 import { exportFileName, toJsonl, type LogEntry } from './log-format.js';
@@ -311,7 +311,8 @@ export class ClefPlayground extends LitElement implements PlaygroundView {
     this.updatePrompt();
     this.deciding = true;
     try {
-      const wire = await clef.decide(body);
+      // The view reads no logits: the playground's own decide brings none across.
+      const wire = await (pageDecide(clef) ?? clef.decide)(body);
       this.result = { requestText, ...wire };
       await this.decisions.add({
         time: new Date().toISOString(),
@@ -322,7 +323,7 @@ export class ClefPlayground extends LitElement implements PlaygroundView {
         request: requestText,
         response: wire.json,
         timings: wire.timings,
-        record: await pageRecord('playground', body, wire, null, info),
+        record: await pageRecord('playground', body, wire, null, answeringEngine(info)),
       });
       await this.refreshLog();
     } catch (e) {

@@ -5,7 +5,7 @@
  */
 import type { CalibratedDecision, CalibrationAsk } from '../calibrate/index.js';
 import type { SystemOneResponse } from '../protocol/types.js';
-import type { DeviceRequest } from './devices.js';
+import type { DeviceName, DeviceRequest } from './devices.js';
 import type { WireError } from './error-wire.js';
 import type { DecisionTimings, HostInfo } from './telemetry.js';
 
@@ -64,8 +64,8 @@ export interface DecisionWire {
   /**
    * The head's raw float32 logits, one array per question (request order), one value per option
    * in prompt order (noul true/false, choice in prompt order, score levels): unrounded, so tests
-   * and tools can compare the engine with a reference forward. Set by the engine; absent on
-   * answers that did not come from a local forward.
+   * and tools can compare the engine with a reference forward. Set by the engine for
+   * `decide()`; absent on answers that did not come from a local forward.
    */
   logits?: number[][];
   /**
@@ -81,18 +81,41 @@ export interface DecisionWire {
   untrained?: UntrainedPart[];
 }
 
+/** What a decision asks of the worker beyond the body. */
+export interface DecideWireOptions {
+  /** Ask for `AnswerWire.calibrated` (absent: the plain decision). */
+  calibration?: CalibrationAsk;
+  /** Send the head's logits (`AnswerWire.logits`); absent or false: none cross. */
+  logits?: boolean;
+}
+
+/**
+ * A decision's answer as the worker sends it: the body once, as its JSON text; the page reads
+ * the response object back from it (src/client/answer.ts) and gives its callers a DecisionWire.
+ */
+export interface AnswerWire {
+  /** The body as JSON text, keys in request order. */
+  json: string;
+  timings: DecisionTimings;
+  /** The device that ran it (a lost WebGPU device moves the engine to WASM mid-session). */
+  device: DeviceName;
+  /** Only when asked for (`DecideWireOptions.logits`): as `DecisionWire.logits`. */
+  logits?: number[][];
+  calibrated?: CalibratedDecision;
+  untrained?: UntrainedPart[];
+}
+
 /** The worker's surface, as Comlink exposes it. */
 export interface WorkerApi {
   load(
     options: LoadOptionsWire,
     onProgress?: (p: LoadProgress) => void,
   ): Promise<WireResult<HostInfo>>;
-  /** `calibration`: ask for `DecisionWire.calibrated` (absent: the plain decision). */
   systemone(
     id: number,
     body: unknown,
-    calibration?: CalibrationAsk,
-  ): Promise<WireResult<DecisionWire>>;
+    options?: DecideWireOptions,
+  ): Promise<WireResult<AnswerWire>>;
   cancel(id: number): Promise<boolean>;
   /**
    * Takes the Web Lock `name` and holds it until the worker ends, resolving once it is held: the

@@ -16,7 +16,8 @@ import {
 import { errorDetail, type ClefDecisionDetail, type ClefErrorDetail } from './events.js';
 import { questionsFromChildren } from './question-elements.js';
 import { progressBar, progressBarStyles } from './progress-bar.js';
-import { pageRecorder } from '../../client/records.js';
+import { answeringEngine, pageRecorder } from '../../client/records.js';
+import { pageDecide } from '../../client/clef.js';
 import { warnUnknownAttributes } from './unknown-attributes.js';
 import { calibrationAsk } from '../../calibrate/index.js';
 
@@ -260,9 +261,16 @@ export class ClefDecide extends LitElement {
       const below = this.abstainBelow;
       const calibration =
         below !== undefined && Number.isFinite(below) ? { abstainBelow: below } : this.calibrated;
-      const wire = await clef.decide(request, { signal: controller.signal, calibration });
-      if (this.record)
-        await recordElementDecision(request, wire, calibrationAsk(calibration), await clef.info());
+      const recorder = this.record ? recordElementDecision : undefined;
+      const inPage = pageDecide(clef);
+      // The element reads no logits, and its record comes with the answer.
+      const wire = inPage
+        ? await inPage(request, { signal: controller.signal, calibration, recorder })
+        : await clef.decide(request, { signal: controller.signal, calibration });
+      if (recorder && !inPage) {
+        const engine = answeringEngine(await clef.info());
+        await recorder(request, wire, calibrationAsk(calibration), engine);
+      }
       // Replaced, or cancelled by typing: the answer describes a state that is gone.
       if (this.controller !== controller || controller.signal.aborted) return null;
       const detail: ClefDecisionDetail = { request, ...wire };
