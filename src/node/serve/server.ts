@@ -19,6 +19,7 @@ import { checkBearer } from '../../http/bearer.js';
 import { allowedHostHeaders, checkAccessOptions } from './access.js';
 import { LaneQueue } from '../../core/lanes.js';
 import type { NodeEngine } from '../engine.js';
+import { nodeModelCards } from './model-cards.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
 import { refusalBody } from './refusals.js';
@@ -45,12 +46,7 @@ export type { ServeEngine } from './dispatch.js';
 
 /** A loaded package as the server's engine; its model cards list the name, then the aliases. */
 export function nodeEngineBackend(engine: NodeEngine): ServeEngine {
-  const { model, variant } = engine.manifest;
-  const cards = engine.models.map((name) => ({
-    name,
-    description: `${model.name} (${variant.dtype}) served by clef-web on ${engine.runtime === 'js' ? 'the js device' : 'onnxruntime-node'}`,
-    release_date: model.releaseDate,
-  }));
+  const cards = nodeModelCards(engine);
   return {
     decide: (body) => engine.decide(body),
     modelCards: () => cards,
