@@ -32,7 +32,7 @@ import {
   type PackageManifest,
   type KvDtype,
 } from '../core/manifest.js';
-import type { JobContext } from '../core/queue.js';
+import { LaneQueue, type JobContext } from '../core/queue.js';
 import { type BackboneStage, type RunnerGraphs, type SessionLike } from '../core/runner.js';
 import type { SystemOneResponse, ValidRequest } from '../protocol/types.js';
 import {
@@ -157,12 +157,6 @@ export interface NodeEngine {
   ): Promise<{ logits: Float32Array[]; encoded: EncodedRequest }>;
   dispose(): Promise<void>;
 }
-
-/** Node runs one request at a time to completion: nothing cancels it. */
-const NEVER_CANCELLED: JobContext = {
-  cancelled: () => false,
-  throwIfCancelled: () => undefined,
-};
 
 /** Reads and checks `<dir>/manifest.json`. */
 export async function readPackageManifest(dir: string): Promise<PackageManifest> {
@@ -377,17 +371,16 @@ function newEngine(
 ): NodeEngine {
   const model = decisionModel(manifest, tokenizer, calibration);
   // One request at a time: a runner's prefix cache and state tensors are not re-entrant.
-  let tail: Promise<unknown> = Promise.resolve();
-  const serial = <T>(job: () => Promise<T>): Promise<T> => {
-    const next = tail.then(job, job);
-    tail = next.catch(() => undefined);
-    return next;
-  };
+  // Nothing cancels a Node request, so a job's context never reports one.
+  const queue = new LaneQueue(1);
+  let nextJob = 1;
+  const serial = <T>(job: (ctx: JobContext) => Promise<T>): Promise<T> =>
+    queue.push(nextJob++, job);
   let disposed = false;
   const run = (encoded: EncodedRequest, options: RunOptions) =>
-    serial(async () => {
+    serial(async (ctx) => {
       if (disposed) throw new Error('The engine was disposed');
-      return runners.get(options.chunkTokens).run(encoded, NEVER_CANCELLED);
+      return runners.get(options.chunkTokens).run(encoded, ctx);
     });
   return {
     manifest,
