@@ -22,6 +22,7 @@ import { handleRoute } from '../http/routes.js';
 import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { BUNDLED_MODEL_PATH } from '../wire/assets.js';
 import { DEFAULT_CACHE_BUDGET_BYTES } from '../core/defaults.js';
+import { modelCards } from '../core/model-card.js';
 import type { DeviceRequest } from '../core/devices.js';
 import {
   answeringEngine,
@@ -388,11 +389,13 @@ async function openClef(options: ClefOptions, build: WorkerBuild): Promise<Clef>
 
   const models = async (): Promise<ModelCard[]> => {
     const current = await currentInfo();
-    return [current.model, ...current.aliases].map((name) => ({
-      name,
-      description: `${current.model} (${current.dtype}) running in this browser on ${current.device}`,
-      release_date: current.releaseDate,
-    }));
+    return modelCards({
+      names: [current.model, ...current.aliases],
+      model: current.model,
+      dtype: current.dtype,
+      releaseDate: current.releaseDate,
+      where: `running in this browser on ${current.device}`,
+    });
   };
 
   const clef: Clef = {

@@ -9,19 +9,18 @@
  */
 import { ClefError, EngineError } from '../wire/errors.js';
 import { graphFor } from './graph-choice.js';
-import { backboneGroups, type BackboneGroupSpec } from '../core/graph-spec.js';
 import { filesWithRole, requireFile, type ManifestFile } from '../core/manifest.js';
 import { deviceOf, type DeviceName } from '../core/devices.js';
 import { createSession, drainGpuQueue, startRuntime, type RuntimeBuild } from './ort.js';
 import { buildFor, defaultWasmBase, missingRuntimeFile, servedBuilds } from './runtime-files.js';
 import type { FileLoan, PackageSource } from './package-fetch.js';
 import { LEXICON_IN_MEMORY_BELOW_BYTES, openLexicon } from './lexicon-open.js';
-import { ClefRunner, type BackboneStage, type SessionLike } from '../core/runner.js';
+import { ClefRunner } from '../core/runner.js';
 import type { DecisionSession, SessionOptions } from './session.js';
 import type { GroupLoad } from '../wire/telemetry.js';
 import { packageChunkTokens } from '../core/defaults.js';
 import { runtimeAdapter } from '../core/runtime-types.js';
-import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';
+import { openRunnerGraphs, type OpenedGraphs } from '../core/runner-graphs.js';
 
 function runtimeOptions(threads: number, wasmBuild?: RuntimeBuild) {
   return { wasmBase: defaultWasmBase(), threads, wasmBuild };
@@ -41,10 +40,9 @@ export async function createOrtDecisionSession(
   const sessionMs: Record<string, number> = {};
   const groupLoads: GroupLoad[] = [];
   const fetchMsBefore = pkg.stats.downloadMs + pkg.stats.verifyMs;
-  const groups = backboneGroups(m, options.kvDtype ?? 'float32');
   const gpu = deviceOf(device).gpu;
-  const sessions: SessionLike[] = [];
   const loans: Array<{ release(): void }> = [];
+  let graphs: OpenedGraphs | null = null;
   let prepared = 0;
   try {
     const { ort, start } = await startRuntime(
@@ -53,78 +51,69 @@ export async function createOrtDecisionSession(
     );
     const choose = (graph: ManifestFile) =>
       graphFor(m, graph, device, options.preparedGraphs ?? true);
-    const create = async (
-      name: string,
-      source: ManifestFile,
-      data: readonly ManifestFile[],
-      keepOnGpu: readonly string[],
-      shared?: FileLoan,
-    ): Promise<{ session: SessionLike; fetchMs: number; createMs: number; bytes: number }> => {
-      const t0 = performance.now();
-      const graph = choose(source);
-      // A shared loan (the head graphs share their data files) is fetched once, released by
-      // the caller once every session that needs it exists.
-      const loan = shared ?? (await pkg.fetchFiles([graph.file, ...data]));
-      if (!shared) loans.push(loan);
-      const t1 = performance.now();
-      const session = await createSession(
-        ort,
-        loan.read(graph.file),
-        data.map((f) => ({ path: f.path, data: loan.read(f) })),
-        device,
-        gpu ? keepOnGpu : [],
-        graph.optimization,
-      );
-      if (graph.prepared) prepared++;
-      sessions.push(session);
-      // The runtime has its own copy now (wasm heap, or GPU buffers once the queue drains).
-      if (!shared) loan.release();
-      if (gpu) await drainGpuQueue(ort);
-      const t2 = performance.now();
-      sessionMs[name] = t2 - t1;
-      return { session, fetchMs: t1 - t0, createMs: t2 - t1, bytes: loan.bytes };
+    // The head graphs share their data files: fetched once with both graphs, and let go once
+    // both sessions exist.
+    let headLoan: FileLoan | null = null;
+    const fetchHeads = async () => {
+      const files = [requireFile(m, 'head-memory'), requireFile(m, 'head-decide')];
+      headLoan = await pkg.fetchFiles([
+        ...files.map((f) => choose(f).file),
+        ...filesWithRole(m, 'head-data'),
+      ]);
+      loans.push(headLoan);
+      return headLoan;
     };
-    const headData = filesWithRole(m, 'head-data');
-    const memoryFile = requireFile(m, 'head-memory');
-    const decideFile = requireFile(m, 'head-decide');
-    // The memory rows stay on the GPU too (fed back as past_memory, cached, read by
-    // head_decide): reading them back cost 4·width bytes per prefix token on every miss.
-    const headLoan = await pkg.fetchFiles([
-      choose(memoryFile).file,
-      choose(decideFile).file,
-      ...headData,
-    ]);
-    loans.push(headLoan);
-    const headMemory = guardSession(
-      (await create('headMemory', memoryFile, headData, ['memory'], headLoan)).session,
-      memoryFile.path,
-      REQUIRED_INPUTS.headMemory,
-    );
-    const headDecide = guardSession(
-      (await create('headDecide', decideFile, headData, [], headLoan)).session,
-      decideFile.path,
-      REQUIRED_INPUTS.headDecide,
-    );
-    headLoan.release();
-    const { lexicon, lexiconLoan, lexiconSource } = await openLexicon(
-      pkg,
-      requireFile(m, 'lexicon'),
-      options.lexiconInMemoryBelowBytes ?? LEXICON_IN_MEMORY_BELOW_BYTES,
-    );
-    if (lexiconLoan) loans.push(lexiconLoan);
-    const backbone: BackboneStage[] = [];
-    for (const g of groups) {
-      const name = groups.length === 1 ? 'backbone' : `backbone.${g.index}`;
-      const out = await create(name, g.graph, g.data, gpuOutputs(g));
-      const session = guardSession(out.session, g.graph.path, backboneInputs(g));
-      backbone.push({ session, states: g.states, input: g.input, output: g.output });
-      const { fetchMs, createMs, bytes } = out;
-      groupLoads.push({ group: g.index, layers: g.layers, bytes, fetchMs, createMs });
-    }
+    // Opened between the heads and the backbone, as the graphs' files are fetched.
+    const opened: { lexicon?: Awaited<ReturnType<typeof openLexicon>> } = {};
+    graphs = await openRunnerGraphs(m, options.kvDtype, {
+      open: async ({ name, file, data, keepOnDevice, group }) => {
+        const t0 = performance.now();
+        const graph = choose(file);
+        const shared = group ? null : (headLoan ?? (await fetchHeads()));
+        const loan = shared ?? (await pkg.fetchFiles([graph.file, ...data]));
+        if (!shared) loans.push(loan);
+        const t1 = performance.now();
+        const session = await createSession(
+          ort,
+          loan.read(graph.file),
+          data.map((f) => ({ path: f.path, data: loan.read(f) })),
+          device,
+          gpu ? keepOnDevice : [],
+          graph.optimization,
+        );
+        if (graph.prepared) prepared++;
+        // The runtime has its own copy now (wasm heap, or GPU buffers once the queue drains).
+        if (!shared) loan.release();
+        if (gpu) await drainGpuQueue(ort);
+        const t2 = performance.now();
+        sessionMs[name] = t2 - t1;
+        if (group) {
+          const { index, layers } = group;
+          groupLoads.push({
+            group: index,
+            layers,
+            bytes: loan.bytes,
+            fetchMs: t1 - t0,
+            createMs: t2 - t1,
+          });
+        }
+        return session;
+      },
+      afterHeads: async () => {
+        headLoan?.release();
+        opened.lexicon = await openLexicon(
+          pkg,
+          requireFile(m, 'lexicon'),
+          options.lexiconInMemoryBelowBytes ?? LEXICON_IN_MEMORY_BELOW_BYTES,
+        );
+        if (opened.lexicon.lexiconLoan) loans.push(opened.lexicon.lexiconLoan);
+      },
+    });
+    const { lexicon, lexiconLoan, lexiconSource } = opened.lexicon!;
     const chunkTokens = packageChunkTokens(m);
     const runner = new ClefRunner(
       runtimeAdapter(ort.Tensor),
-      { backbone, headMemory, headDecide },
+      graphs.graphs,
       lexicon,
       { chunkTokens, cacheBudgetBytes: options.cacheBudgetBytes },
       m.architecture.headWidth,
@@ -155,7 +144,7 @@ export async function createOrtDecisionSession(
     };
   } catch (e) {
     for (const loan of loans) loan.release();
-    await Promise.all(sessions.map((s) => s.release().catch(() => undefined)));
+    await graphs?.release();
     // A file that failed to arrive or verify is the package's problem, not the device's.
     if (e instanceof ClefError) throw e;
     // So is a runtime nobody serves: say so (and which device needed it) rather than try others.
@@ -167,9 +156,4 @@ export async function createOrtDecisionSession(
       device,
     });
   }
-}
-
-/** On WebGPU a group's stream and state outputs stay GPU buffers (read by the next run). */
-function gpuOutputs(g: BackboneGroupSpec): string[] {
-  return [g.output, ...g.states.map((s) => s.output)];
 }

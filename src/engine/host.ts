@@ -28,7 +28,7 @@ import { noDeviceError, readOwnFiles, result } from './host-util.js';
 import { runtimeProblem, servedBuilds } from './runtime-files.js';
 import { cpuDevice, deviceOf, type Capabilities, type DeviceName } from '../core/devices.js';
 import type { RuntimeBuild } from '../wire/assets.js';
-import { SerialQueue, type DecisionStage, type JobContext } from '../core/queue.js';
+import { LaneQueue, type DecisionStage, type JobContext } from '../core/queue.js';
 import type { RunOptions } from '../core/runner.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
 import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
@@ -63,7 +63,7 @@ export class EngineHost implements WorkerApi {
   private session: DecisionSession | null = null;
   private options: LoadOptionsWire | null = null;
   private infoBase: Omit<HostInfo, 'counters'> | null = null;
-  private readonly queue = new SerialQueue();
+  private readonly queue = new LaneQueue(1);
   private disposed = false;
   private readonly counters = { decisions: 0, backboneTokens: 0, prefixHits: 0, prefixMisses: 0 };
   /** The engine's own warm-up decision, until it has settled (not a request: not pending). */

@@ -4,7 +4,7 @@
  * (a MessagePort) gets the engine's own surface (SharedEngineApi); the package is loaded once,
  * by the first tab, and every later tab joins it.
  *
- * - Fairness: requests go through a fair queue with one lane (src/core/lanes.ts), each tab its
+ * - Fairness: requests go through a fair queue with one lane (src/core/queue.ts), each tab its
  *   own line, so the engine holds one request at a time and a tab sending one request while
  *   another bursts waits for at most the decision that is running.
  * - Tab liveness: a SharedWorker is told nothing when a tab closes, navigates or crashes, so
@@ -19,7 +19,7 @@
  */
 import * as Comlink from 'comlink';
 import { engineKey } from '../core/engine-key.js';
-import { LaneQueue } from '../core/lanes.js';
+import { LaneQueue } from '../core/queue.js';
 import { DisposedError, EngineError, WorkerLostError } from '../wire/errors.js';
 import {
   type AnswerWire,

@@ -14,14 +14,14 @@
  * counted and never reads or fills the prefix cache.
  */
 import { AbortedError } from '../wire/errors.js';
-import type { JobContext, SerialQueue } from '../core/queue.js';
+import type { JobContext, LaneQueue } from '../core/queue.js';
 
 export const WARM_UP_TRIES = 3;
 const WARM_UP_IDLE_MS = 250;
 
 export interface WarmUpHost {
   modelName: string;
-  queue: SerialQueue;
+  queue: LaneQueue;
   /** A decision without test hooks and without the prefix cache. */
   decide(body: unknown, ctx: JobContext): Promise<unknown>;
   /** The counters the decision moves; put back as they were after each try. */

@@ -21,7 +21,6 @@ import { encodeRequest, type EncodedRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
 import { IntegrityError, PackageError } from '../wire/errors.js';
-import { backboneGroups } from '../core/graph-spec.js';
 import {
   isSafePackagePath,
   MANIFEST_FILE,
@@ -32,8 +31,8 @@ import {
   type PackageManifest,
   type KvDtype,
 } from '../core/manifest.js';
-import type { JobContext } from '../core/queue.js';
-import { type BackboneStage, type RunnerGraphs, type SessionLike } from '../core/runner.js';
+import { LaneQueue, type JobContext } from '../core/queue.js';
+import { openRunnerGraphs, type OpenedGraphs } from '../core/runner-graphs.js';
 import type { SystemOneResponse, ValidRequest } from '../protocol/types.js';
 import {
   calibrationAsk,
@@ -48,7 +47,6 @@ import { readPackageCalibration } from '../core/calibration.js';
 import { refuseUnknownOptions } from '../core/option-names.js';
 import { openNodeRuntime, type NodeRuntimeName, type NodeRuntimeRequest } from './node-runtime.js';
 import { checkChunkTokens, RunnerSet } from './runner-set.js';
-import { backboneInputs, guardSession, REQUIRED_INPUTS } from '../core/input-guard.js';
 
 /** Files the engine reads itself: up to this size they are read once and held. */
 const IN_MEMORY_MAX_BYTES = 256 * 2 ** 20;
@@ -157,12 +155,6 @@ export interface NodeEngine {
   ): Promise<{ logits: Float32Array[]; encoded: EncodedRequest }>;
   dispose(): Promise<void>;
 }
-
-/** Node runs one request at a time to completion: nothing cancels it. */
-const NEVER_CANCELLED: JobContext = {
-  cancelled: () => false,
-  throwIfCancelled: () => undefined,
-};
 
 /** Reads and checks `<dir>/manifest.json`. */
 export async function readPackageManifest(dir: string): Promise<PackageManifest> {
@@ -320,39 +312,22 @@ export async function loadNodePackage(
     parseJsonFile(tokenizerFile, bytesOf(tokenizerFile)),
     configFile ? parseJsonFile(configFile, bytesOf(configFile)) : undefined,
   );
-  const groups = backboneGroups(manifest, options.kvDtype ?? 'float32');
   const lexiconFile = requireFile(manifest, 'lexicon');
 
-  const sessions: SessionLike[] = [];
+  let opened: OpenedGraphs | null = null;
   let handle: FileHandle | null = null;
   try {
-    const create = async (file: ManifestFile, required: readonly string[]) => {
-      const session = await runtime.createSession(file, manifest.files, pathOf);
-      sessions.push(session);
-      return guardSession(session, file.path, required);
-    };
-    // A split backbone: one session per group, in run order (each reads its own data files).
-    const backbone: BackboneStage[] = [];
-    for (const g of groups) {
-      const session = await create(g.graph, backboneInputs(g));
-      backbone.push({ session, states: g.states, input: g.input, output: g.output });
-    }
-    const headMemory = await create(
-      requireFile(manifest, 'head-memory'),
-      REQUIRED_INPUTS.headMemory,
-    );
-    const headDecide = await create(
-      requireFile(manifest, 'head-decide'),
-      REQUIRED_INPUTS.headDecide,
-    );
-    const opened = await openLexicon(pathOf(lexiconFile), bytesOf(lexiconFile));
-    handle = opened.handle;
-    const graphs: RunnerGraphs = { backbone, headMemory, headDecide };
+    // The runtime finds a graph's external data among the package's verified files.
+    opened = await openRunnerGraphs(manifest, options.kvDtype, {
+      open: ({ file }) => runtime.createSession(file, manifest.files, pathOf),
+    });
+    const lexicon = await openLexicon(pathOf(lexiconFile), bytesOf(lexiconFile));
+    handle = lexicon.handle;
     const cacheBudgetBytes = options.cacheBudgetBytes ?? DEFAULT_CACHE_BUDGET_BYTES;
     const runners = new RunnerSet(
       runtime.adapter,
-      graphs,
-      opened.lexicon,
+      opened.graphs,
+      lexicon.lexicon,
       chunkTokens,
       cacheBudgetBytes,
       manifest.architecture.headWidth,
@@ -360,7 +335,7 @@ export async function loadNodePackage(
     );
     return newEngine(manifest, manifestSha256, tokenizer, runners, handle, calibration, runtime);
   } catch (e) {
-    await Promise.all(sessions.map((s) => s.release().catch(() => undefined)));
+    await opened?.release();
     await handle?.close();
     throw e;
   }
@@ -377,17 +352,16 @@ function newEngine(
 ): NodeEngine {
   const model = decisionModel(manifest, tokenizer, calibration);
   // One request at a time: a runner's prefix cache and state tensors are not re-entrant.
-  let tail: Promise<unknown> = Promise.resolve();
-  const serial = <T>(job: () => Promise<T>): Promise<T> => {
-    const next = tail.then(job, job);
-    tail = next.catch(() => undefined);
-    return next;
-  };
+  // Nothing cancels a Node request, so a job's context never reports one.
+  const queue = new LaneQueue(1);
+  let nextJob = 1;
+  const serial = <T>(job: (ctx: JobContext) => Promise<T>): Promise<T> =>
+    queue.push(nextJob++, job);
   let disposed = false;
   const run = (encoded: EncodedRequest, options: RunOptions) =>
-    serial(async () => {
+    serial(async (ctx) => {
       if (disposed) throw new Error('The engine was disposed');
-      return runners.get(options.chunkTokens).run(encoded, NEVER_CANCELLED);
+      return runners.get(options.chunkTokens).run(encoded, ctx);
     });
   return {
     manifest,

@@ -1,7 +1,9 @@
 // Issue 27, "use the machine": `clef-web serve --workers N` runs N engines in worker threads.
 // Proven here on the tiny package: answers byte for byte what one in-process engine gives, with
 // both workers busy at once (the whole request is routed in a worker: JSON, validation,
-// tokenizing and the model); errors keep their status and body.
+// tokenizing and the model); errors keep their status and body. The pool holds no queue (the
+// server's is the one a request waits in): a job past its N workers is refused, and a worker
+// that exits fails its job and is replaced.
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadNodePackage, type NodeEngine } from '../../src/node/engine.js';
@@ -148,4 +150,51 @@ describe('serve --workers 2', () => {
       expect(got).toEqual(want);
     }
   });
+});
+
+describe('the engine pool holds no queue of its own', () => {
+  const decision = (i: number) => ({
+    model: TINY_MODEL,
+    state: `pool job ${i}`,
+    questions: { q: { type: 'noul' } },
+  });
+
+  it('refuses a job past its N workers at once, and takes one again when a worker is free', async () => {
+    const jobs = [pool.decide(decision(1)), pool.decide(decision(2))];
+    await expect(pool.decide(decision(3))).rejects.toThrow(/All 2 engine workers are deciding/);
+    const answers = await Promise.all(jobs);
+    expect(answers.map((a) => a.json)).toEqual([
+      (await engine.decide(decision(1))).json,
+      (await engine.decide(decision(2))).json,
+    ]);
+    expect((await pool.decide(decision(4))).json).toBe((await engine.decide(decision(4))).json);
+  });
+
+  it('fails the job of a worker that exits, starts another in its place, and decides on it', async () => {
+    const victims: Worker[] = [];
+    const post = Worker.prototype.postMessage;
+    const spy = vi.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (
+      this: Worker,
+      message: any,
+      transfer?: any,
+    ) {
+      if (message?.type === 'decide') victims.push(this);
+      return post.call(this, message, transfer);
+    });
+    let lost: Promise<unknown>;
+    try {
+      lost = pool.decide(decision(5));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(victims).toHaveLength(1);
+    await victims[0]!.terminate();
+    await expect(lost).rejects.toThrow(/The engine worker exited \(1\) while deciding/);
+    // Both slots take a job again: the one refilled waits for its new worker to load.
+    const again = await Promise.all([pool.decide(decision(6)), pool.decide(decision(7))]);
+    expect(again.map((a) => a.json)).toEqual([
+      (await engine.decide(decision(6))).json,
+      (await engine.decide(decision(7))).json,
+    ]);
+  }, 60_000);
 });

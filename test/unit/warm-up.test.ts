@@ -1,16 +1,16 @@
-// The engine's warm-up (src/engine/warm-up.ts) on a real SerialQueue with a fake decision of
-// three stages: it gives way to requests, runs again once the queue has been idle, gives up
-// after WARM_UP_TRIES tries, never retries a failure, leaves the counters as they were, and
-// says when it is in the queue.
+// The engine's warm-up (src/engine/warm-up.ts) on a real one-lane queue (src/core/queue.ts)
+// with a fake decision of three stages: it gives way to requests, runs again once the queue has
+// been idle, gives up after WARM_UP_TRIES tries, never retries a failure, leaves the counters as
+// they were, and says when it is in the queue.
 import { describe, expect, it } from 'vitest';
-import { SerialQueue, type JobContext } from '../../src/core/queue.js';
+import { LaneQueue, type JobContext } from '../../src/core/queue.js';
 import { WARM_UP_TRIES, warmUp, type WarmUpHost } from '../../src/engine/warm-up.js';
 
 function host(decide: (ctx: JobContext) => Promise<void>) {
   const log: string[] = [];
   const h: WarmUpHost & { log: string[]; finishedMs: number[] } = {
     modelName: 'clef-nano',
-    queue: new SerialQueue(),
+    queue: new LaneQueue(1),
     counters: { decisions: 0 },
     disposed: () => false,
     idleMs: 20,
@@ -36,7 +36,7 @@ const stages = (counters: { decisions: number }) => async (ctx: JobContext) => {
   counters.decisions++;
 };
 
-const request = (h: { queue: SerialQueue; log: string[] }, name: string) =>
+const request = (h: { queue: LaneQueue; log: string[] }, name: string) =>
   h.queue.push(1, async () => {
     h.log.push(name);
   });

@@ -1,14 +1,15 @@
 /**
  * Where a request past the gate goes in `clef-web serve`: a POST into an engine worker
  * (`ServeEngine.route`), anything else through `handleRoute` on this thread. Either way a
- * decision waits in the fair queue (lanes.ts), in its client address's line, and a full queue
- * answers 503 overloaded with `Retry-After`.
+ * decision waits in the fair queue (src/core/queue.ts), in its client address's line, and a full
+ * queue answers 503 overloaded with `Retry-After`. It is the only place a request waits: the queue
+ * starts no more decisions than the engine has lanes, so the engine takes each one at once.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { handleRoute } from '../../http/routes.js';
 import { overloadedError } from '../../protocol/errors.js';
 import { AbortedError } from '../../wire/errors.js';
-import { QueueFullError, type LaneQueue } from '../../core/lanes.js';
+import { QueueFullError, type LaneQueue } from '../../core/queue.js';
 import type { RouteReply, RouteRequest } from './route-job.js';
 import { refuse, RETRY_AFTER_S, sendRouted } from './send.js';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
@@ -74,7 +75,7 @@ export interface Routed {
   /** Fires if the client leaves before its answer: a queued decision is then dropped. */
   signal: AbortSignal;
   ticket: { job: number };
-  /** Whose line in the decision queue it waits in (lanes.ts): the client's address. */
+  /** Whose line in the decision queue it waits in (src/core/queue.ts): the client's address. */
   client: string;
 }
 

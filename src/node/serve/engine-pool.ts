@@ -1,11 +1,13 @@
 /**
  * `clef-web serve`'s engines: N worker threads (engine-worker.ts), each with its own copy of the
  * package loaded, so decisions run on N cores at once and the HTTP event loop never waits for a
- * tokenizer or a model run. The server hands out at most `lanes` (= N) decisions at a time, fairly
- * between client addresses (lanes.ts); the pool gives each to an idle worker. Every worker holds the whole
+ * tokenizer or a model run. The server's queue (src/core/queue.ts) starts at most `lanes` (= N)
+ * decisions at a time, fairly between client addresses; the pool gives each to an idle worker at
+ * once, and refuses a job past N rather than hold a second queue. Every worker holds the whole
  * package and its own prefix cache: memory grows with N (docs/reliability.md, "Cores").
  *
- * A worker that dies fails the decision it was running (500) and is replaced (no test kills one).
+ * A worker that dies fails the decision it was running (500) and is replaced; a job given its
+ * slot meanwhile waits for the new worker (serve-workers.test.ts kills one).
  *
  * With a record log (`serve --record`), each worker makes every decision's record line and
  * sends it here; this thread appends it to the one file and answers when it is synced, and only
@@ -54,9 +56,13 @@ type JobSpec = { id: number } & (
 );
 type Job = JobSpec & { resolve: (out: never) => void; reject: (error: unknown) => void };
 
-interface Lane {
-  worker: Worker;
+/** A worker's place in the pool: the job it runs, if any. */
+interface Slot {
+  /** Null while its replacement starts (the worker exited). */
+  worker: Worker | null;
   job: Job | null;
+  /** The replacement worker starting, if one is. */
+  starting: Promise<Worker> | null;
 }
 
 /**
@@ -156,74 +162,110 @@ export async function startEnginePool(
   }
   const first = (started[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof startWorker>>>)
     .value.ready;
-  const lanes: Lane[] = [];
-  const waiting: Job[] = [];
+  // One slot per worker: the server's queue starts at most `workers` jobs at once, so a job
+  // finds a free slot and is posted at once (the pool holds no queue of its own). A slot whose
+  // worker died is refilled; a job that takes it meanwhile waits for the new worker.
+  const slots: Slot[] = [];
   let nextId = 1;
   let disposed = false;
 
-  const dispatch = () => {
-    for (const lane of lanes) {
-      if (lane.job !== null || waiting.length === 0) continue;
-      const job = waiting.shift()!;
-      lane.job = job;
-      if (job.kind === 'route') {
-        const message: PoolRequest = { type: 'route', id: job.id, ...job.request };
-        lane.worker.postMessage(message, job.request.body ? [job.request.body] : []);
-      } else {
-        const message: PoolRequest = { type: 'decide', id: job.id, body: job.body };
-        if (job.ask !== undefined) message.ask = job.ask;
-        lane.worker.postMessage(message);
+  const refill = (slot: Slot): Promise<Worker> => {
+    slot.worker = null;
+    const fresh = startWorker(dir, perWorker, recording).then(({ worker }) => {
+      if (disposed) {
+        void worker.terminate();
+        throw new EngineError('The engine pool was disposed');
       }
-    }
+      watch(slot, worker);
+      return worker;
+    });
+    slot.starting = fresh;
+    // Until a job needs the slot nobody waits for it; a failed start is tried again then.
+    fresh.then(
+      () => (slot.starting = null),
+      () => (slot.starting = null),
+    );
+    return fresh;
   };
 
-  const adopt = (worker: Worker) => {
-    const lane: Lane = { worker, job: null };
-    lanes.push(lane);
+  const watch = (slot: Slot, worker: Worker) => {
+    slot.worker = worker;
     worker.on('message', (m: PoolReply) => {
-      const job = lane.job;
+      const job = slot.job;
       if (job === null || !('id' in m) || m.id !== job.id) return;
-      lane.job = null;
+      slot.job = null;
       const resolve = job.resolve as (out: unknown) => void;
       if (m.type === 'answer') {
         resolve(m.calibrated !== undefined ? { json: m.json, calibrated: m.calibrated } : m);
       } else if (m.type === 'routed') {
         resolve({ status: m.status, headers: m.headers, body: m.body });
       } else if (m.type === 'failed') job.reject(fromWireError(m.error));
-      dispatch();
     });
     worker.once('exit', (code) => {
-      lanes.splice(lanes.indexOf(lane), 1);
-      lane.job?.reject(new EngineError(`The engine worker exited (${code}) while deciding`));
-      if (disposed) return;
-      // Replace it; until it is ready the other lanes go on.
-      void startWorker(dir, perWorker, recording).then(
-        ({ worker: fresh }) => {
-          if (disposed) void fresh.terminate();
-          else {
-            adopt(fresh);
-            dispatch();
-          }
-        },
-        () => undefined,
-      );
+      const job = slot.job;
+      slot.job = null;
+      job?.reject(new EngineError(`The engine worker exited (${code}) while deciding`));
+      if (!disposed) void refill(slot).catch(() => undefined);
+      else slot.worker = null;
     });
   };
+
+  const post = (worker: Worker, job: Job) => {
+    if (job.kind === 'route') {
+      const message: PoolRequest = { type: 'route', id: job.id, ...job.request };
+      worker.postMessage(message, job.request.body ? [job.request.body] : []);
+    } else {
+      const message: PoolRequest = { type: 'decide', id: job.id, body: job.body };
+      if (job.ask !== undefined) message.ask = job.ask;
+      worker.postMessage(message);
+    }
+  };
+
   for (const s of started) {
-    adopt((s as PromiseFulfilledResult<Awaited<ReturnType<typeof startWorker>>>).value.worker);
+    const slot: Slot = { worker: null, job: null, starting: null };
+    slots.push(slot);
+    watch(
+      slot,
+      (s as PromiseFulfilledResult<Awaited<ReturnType<typeof startWorker>>>).value.worker,
+    );
   }
 
-  const enqueue = <T>(make: (id: number) => JobSpec) =>
+  const start = <T>(make: (id: number) => JobSpec) =>
     new Promise<T>((resolve, reject) => {
       if (disposed) {
         reject(new EngineError('The engine pool was disposed'));
         return;
       }
-      waiting.push({ ...make(nextId++), resolve, reject } as unknown as Job);
-      dispatch();
+      // A free slot with a worker first; else a free one whose worker is being replaced.
+      const slot =
+        slots.find((l) => l.job === null && l.worker !== null) ?? slots.find((l) => l.job === null);
+      if (slot === undefined) {
+        reject(
+          new EngineError(
+            `All ${workers} engine workers are deciding: give the pool at most ${workers} jobs at once`,
+          ),
+        );
+        return;
+      }
+      const job = { ...make(nextId++), resolve, reject } as unknown as Job;
+      slot.job = job;
+      if (slot.worker !== null) {
+        post(slot.worker, job);
+        return;
+      }
+      (slot.starting ?? refill(slot)).then(
+        (worker) => {
+          if (slot.job === job) post(worker, job);
+        },
+        (e: unknown) => {
+          if (slot.job !== job) return;
+          slot.job = null;
+          reject(e);
+        },
+      );
     });
   const submit = (body: unknown, ask?: CalibrationAsk) =>
-    enqueue<{ json: string; calibrated?: CalibratedDecision }>((id) =>
+    start<{ json: string; calibrated?: CalibratedDecision }>((id) =>
       ask !== undefined ? { id, kind: 'decide', body, ask } : { id, kind: 'decide', body },
     );
 
@@ -233,21 +275,26 @@ export async function startEnginePool(
     modelCards: () => first.cards,
     decide: (body) => submit(body),
     decideCalibrated: (body, ask) => submit(body, ask),
-    route: (request) => enqueue<RouteReply>((id) => ({ id, kind: 'route', request })),
+    route: (request) => start<RouteReply>((id) => ({ id, kind: 'route', request })),
     async dispose() {
       disposed = true;
-      for (const job of waiting.splice(0))
-        job.reject(new EngineError('The engine pool was disposed'));
+      for (const slot of slots) {
+        if (slot.worker !== null) continue;
+        // Waiting for a worker that will not come.
+        slot.job?.reject(new EngineError('The engine pool was disposed'));
+        slot.job = null;
+      }
       await Promise.all(
-        lanes.map(
-          (lane) =>
-            new Promise<void>((resolve) => {
-              lane.worker.once('exit', () => resolve());
-              lane.worker.postMessage({ type: 'dispose' });
-              // A worker stuck in a run is ended after a grace period.
-              setTimeout(() => void lane.worker.terminate(), 5000).unref();
-            }),
-        ),
+        slots.map((slot) => {
+          const worker = slot.worker;
+          if (worker === null) return undefined;
+          return new Promise<void>((resolve) => {
+            worker.once('exit', () => resolve());
+            worker.postMessage({ type: 'dispose' });
+            // A worker stuck in a run is ended after a grace period.
+            setTimeout(() => void worker.terminate(), 5000).unref();
+          });
+        }),
       );
     },
   };

@@ -11,9 +11,9 @@ import { toWireError } from '../../wire/error-wire.js';
 import { loadNodePackage, type NodeEngine } from '../engine.js';
 import { recordLine } from '../../core/record.js';
 import { recordingEngine, type RecordLog } from '../record/log.js';
+import { nodeModelCards } from './model-cards.js';
 import type { EngineWorkerData, PoolReply, PoolRequest, RecordedReply } from './engine-pool.js';
 import { escapeLoneSurrogates } from '../../http/json-text.js';
-import { nodeDeviceOf } from '../../core/devices.js';
 
 const port = parentPort;
 if (port === null) throw new Error('engine-worker.ts runs as a worker thread only');
@@ -70,12 +70,7 @@ try {
         { surface: 'serve', requestSha256Only: record.requestSha256Only },
       )
     : loaded;
-  const { model, variant } = engine.manifest;
-  const cards = engine.models.map((name) => ({
-    name,
-    description: `${model.name} (${variant.dtype}) served by clef-web on ${nodeDeviceOf(engine.runtime).label}`,
-    release_date: model.releaseDate,
-  }));
+  const cards = nodeModelCards(engine);
   port.on('message', (m: PoolRequest | RecordedReply | { type: 'dispose' }) => {
     if (m.type === 'recorded') {
       const waiting = waitingRecords.get(m.seq);

@@ -6,8 +6,8 @@
  * CORS headers and refuses requests that carry another origin's `Origin`, so a web page can
  * neither read its answers nor spend its CPU; it refuses a `Host` other than the address it
  * serves (DNS rebinding); it caps body size, queued requests and the time a client may take to
- * send its request. Decisions start fairly between client addresses (lanes.ts), as many at once
- * as the engine has lanes (workers).
+ * send its request. Decisions start fairly between client addresses (src/core/queue.ts), as many
+ * at once as the engine has lanes (workers).
  *
  * One request passes the gate (request-gate.ts), has its body read (request-body.ts), and is
  * routed in an engine worker or here (dispatch.ts); send.ts writes the answer.
@@ -17,8 +17,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { checkBearer } from '../../http/bearer.js';
 import { allowedHostHeaders, checkAccessOptions } from './access.js';
-import { LaneQueue } from '../../core/lanes.js';
+import { LaneQueue } from '../../core/queue.js';
 import type { NodeEngine } from '../engine.js';
+import { nodeModelCards } from './model-cards.js';
 
 export { allowedHostHeaders, ServeConfigError } from './access.js';
 import { refusalBody } from './refusals.js';
@@ -40,18 +41,12 @@ import { targetOf } from './request-target.js';
 import { passGate, type Gate } from './request-gate.js';
 import { receiveBody, type BodyLimits } from './request-body.js';
 import { refuse } from './send.js';
-import { nodeDeviceOf } from '../../core/devices.js';
 
 export type { ServeEngine } from './dispatch.js';
 
 /** A loaded package as the server's engine; its model cards list the name, then the aliases. */
 export function nodeEngineBackend(engine: NodeEngine): ServeEngine {
-  const { model, variant } = engine.manifest;
-  const cards = engine.models.map((name) => ({
-    name,
-    description: `${model.name} (${variant.dtype}) served by clef-web on ${nodeDeviceOf(engine.runtime).label}`,
-    release_date: model.releaseDate,
-  }));
+  const cards = nodeModelCards(engine);
   return {
     decide: (body) => engine.decide(body),
     modelCards: () => cards,
@@ -102,7 +97,7 @@ export interface ResponseLogEntry {
   seq: number;
   /**
    * Place in the engine queue, from 1 (0: never queued): one client address's decisions are
-   * answered in this order (between clients the queue is fair, lanes.ts).
+   * answered in this order (between clients the queue is fair, src/core/queue.ts).
    */
   job: number;
   method: string;

@@ -1,9 +1,10 @@
-// The server's decision queue with N lanes (src/core/lanes.ts): one client's jobs start in
-// arrival order, never more than N at once; between clients the one that used the least engine
-// time goes next; a full queue refuses the largest holder's excess, not a newcomer; a waiting job
-// can be cancelled; one cancelled while running finishes and then rejects, as SerialQueue's do.
+// The one decision queue (src/core/queue.ts) of the page engine, the Node engine and the server:
+// one client's jobs start in arrival order, never more than `lanes` at once; between clients the
+// one that used the least engine time goes next; a full queue refuses the largest holder's
+// excess, not a newcomer; a waiting job can be cancelled; one cancelled while running sees it
+// and then rejects; dispose rejects what waits; a failing job never stalls the queue.
 import { describe, expect, it } from 'vitest';
-import { LaneQueue, QueueFullError } from '../../src/core/lanes.js';
+import { LaneQueue, QueueFullError, type JobContext } from '../../src/core/queue.js';
 import { AbortedError } from '../../src/wire/errors.js';
 
 function gate() {
@@ -129,5 +130,67 @@ describe('LaneQueue', () => {
     g.open();
     expect(await newcomer).toBe('b');
     expect(await Promise.all(flood.slice(0, 3))).toEqual(['a0', 'a1', 'a2']);
+  });
+
+  it('tells a running job it was cancelled; cancel says whether it found the job', async () => {
+    const q = new LaneQueue(1);
+    const g = gate();
+    const seen: boolean[] = [];
+    const running = q.push(1, async (ctx: JobContext) => {
+      seen.push(ctx.cancelled());
+      await g.opened;
+      seen.push(ctx.cancelled());
+      ctx.throwIfCancelled();
+      return 'not reached';
+    });
+    const waiting = q.push(2, async () => 'second');
+    expect(q.cancel(1)).toBe(true);
+    expect(q.cancel(2)).toBe(true);
+    expect(q.cancel(2)).toBe(false);
+    expect(q.cancel(99)).toBe(false);
+    g.open();
+    const error = await running.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortedError);
+    expect((error as Error).message).toMatch(/while running/);
+    expect(seen).toEqual([false, true]);
+    await expect(waiting).rejects.toThrow(/while queued/);
+    expect(q.size).toBe(0);
+    expect(await q.push(3, async (ctx) => ctx.cancelled())).toBe(false);
+  });
+
+  it('rejectAll rejects every waiting job with its error and cancels the running one', async () => {
+    const q = new LaneQueue(1);
+    const g = gate();
+    let cancelledSeen = false;
+    const running = q.push(1, async (ctx) => {
+      await g.opened;
+      cancelledSeen = ctx.cancelled();
+      return 'done';
+    });
+    const waiting = [q.push(2, async () => 2, 'a'), q.push(3, async () => 3, 'b')];
+    const disposed = new Error('disposed');
+    q.rejectAll(disposed);
+    for (const w of waiting) await expect(w).rejects.toBe(disposed);
+    expect(q.size).toBe(1);
+    g.open();
+    await expect(running).rejects.toBeInstanceOf(AbortedError);
+    expect(cancelledSeen).toBe(true);
+    expect(q.size).toBe(0);
+    expect(await q.push(4, async () => 'after')).toBe('after');
+  });
+
+  it('goes on after a job that throws, at once or later', async () => {
+    const q = new LaneQueue(1);
+    const syncThrow = q.push(1, (() => {
+      throw new Error('at once');
+    }) as () => Promise<never>);
+    const asyncThrow = q.push(2, async () => {
+      throw new Error('later');
+    });
+    const after = q.push(3, async () => 'after');
+    await expect(syncThrow).rejects.toThrow('at once');
+    await expect(asyncThrow).rejects.toThrow('later');
+    expect(await after).toBe('after');
+    expect(q.size).toBe(0);
   });
 });
