@@ -31,7 +31,7 @@ describe('modelCards', () => {
 });
 
 describe('nodeModelCards', () => {
-  const engine = (runtime: 'js' | 'onnxruntime') =>
+  const engine = (runtime: NodeEngine['runtime']) =>
     ({
       manifest: { model: { name: 'tiny', releaseDate: '2024-12-31' }, variant: { dtype: 'q4' } },
       models: ['tiny', 'tiny-alias'],
@@ -39,7 +39,7 @@ describe('nodeModelCards', () => {
     }) as unknown as NodeEngine;
 
   it('names the runtime that answers: onnxruntime-node or the js device', () => {
-    expect(nodeModelCards(engine('onnxruntime'))).toEqual([
+    expect(nodeModelCards(engine('onnxruntime-node'))).toEqual([
       {
         name: 'tiny',
         description: 'tiny (q4) served by clef-web on onnxruntime-node',
