@@ -16,6 +16,9 @@
  *   N·2/3 out-of-scope ones), 150-way and 10-option accuracy on every 5th in-scope test query
  *   (`--curve-every`: 900 of 4,500; a 151-option request takes ~50-90 ms here).
  * - `--package DIR` also keeps the main run's package there (how models/clef-nano is made).
+ * - `--evaluate DIR [--every N]`: no training; the test figures of the package in DIR (e.g.
+ *   models/clef-nano) on every Nth query of `test` + `oos_test` (and every Nth of `test` for the
+ *   10-option requests).
  * - `--described`: each training and held-out query also as a 10-option choice with descriptions
  *   (tools/train/intent-descriptions.json), as pages ask clef-nano; the calibration fits the
  *   2-12 and 13-255 option bands on their own.
@@ -60,6 +63,8 @@ const { values } = parseArgs({
     'skip-main': { type: 'boolean', default: false },
     described: { type: 'boolean', default: false },
     'curve-every': { type: 'string', default: '5' },
+    evaluate: { type: 'string' },
+    every: { type: 'string', default: '1' },
   },
 });
 const work = values.out as string;
@@ -251,7 +256,11 @@ async function run(perIntent: number | null) {
 
 const machine = { cpus: cpus().length, model: cpus()[0]?.model, loadBefore: loadavg() };
 const results: unknown[] = [];
-if (!values['skip-main']) {
+if (values.evaluate !== undefined) {
+  const figures = await evaluate(values.evaluate, data, true, Number(values.every));
+  results.push({ run: 'evaluate', dir: values.evaluate, every: Number(values.every), ...figures });
+  console.log(JSON.stringify(figures, null, 2));
+} else if (!values['skip-main']) {
   const main = await run(null);
   results.push(main);
   console.log(JSON.stringify(main, null, 2));
