@@ -44,7 +44,7 @@ const DOCUMENTED: Example[] = [
   },
   {
     source: 'docs/element.md',
-    state: 'My card was charged twice for one order.',
+    state: 'There are two charges on my card from a shop I have never been to.',
     instructions: 'Which team should handle this ticket?',
     criteria: {
       report_fraud: 'Reports fraudulent charges.',
