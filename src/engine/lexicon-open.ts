@@ -11,7 +11,7 @@ import type { PackageSource } from './package-fetch.js';
 /**
  * Rows files from this size on are read row by row from their cached copy (Chromium keeps Cache
  * Storage bodies on disk) instead of being held in the worker: Clef-flash's is ~1 GB, of which a
- * request reads a few rows. Smaller ones (clef-nano's is 1 MB) stay in memory.
+ * request reads a few rows. Smaller ones (clef-nano's is 1.2 MB) stay in memory.
  */
 export const LEXICON_IN_MEMORY_BELOW_BYTES = 64 * 2 ** 20;
 

@@ -37,7 +37,7 @@ export interface AssetOptions {
    * 26.8 MB wasm is over Cloudflare Pages' 25 MiB limit).
    */
   runtimeBuilds?: readonly RuntimeBuild[];
-  /** The bundled clef-nano (default true; 3.7 MB). */
+  /** The bundled clef-nano (default true; 4.1 MB). */
   bundledModel?: boolean;
   /** The prebuilt `<clef-decide>` script and its worker under /clef-web/ (default false). */
   elementBundle?: boolean;

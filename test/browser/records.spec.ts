@@ -16,7 +16,7 @@ const REQUESTS = [
     questions: {
       route: {
         type: 'choice',
-        criteria: { report_fraud: 'Fraudulent charges', card_declined: null, none: null },
+        criteria: { report_fraud: 'Reports fraudulent charges.', card_declined: null, none: null },
       },
       upset: { type: 'noul' },
     },

@@ -1,6 +1,6 @@
 // Devices as data (src/core/devices.ts): one ordered list with a descriptor each, and the engine
 // reads what differs between devices from it instead of comparing names.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -119,11 +119,24 @@ describe('the device list', () => {
 
 describe('the cost model (src/core/device-cost.ts)', () => {
   it("reads a package's sizes from its manifest (the bundled clef-nano)", () => {
-    const m = JSON.parse(readFileSync(join(ROOT, 'models/clef-nano/manifest.json'), 'utf8'));
+    const dir = join(ROOT, 'models/clef-nano');
+    const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
     const facts = costFacts(m);
-    // 1,897,408 bytes of backbone data, of which the 4,033 × 104 float32 embedding table.
-    expect(facts.weights).toBe((1_897_408 - 4033 * 104 * 4) / 4);
-    expect(facts).toMatchObject({ layers: 2, attentionLayers: 2, linearLayers: 0, hidden: 104 });
+    // Expected from the package's own files, not its manifest: the backbone's data files on disk
+    // less the float32 embedding table that clef_config.json's vocabulary and width make.
+    expect(m.variant.dtype).toBe('fp32');
+    const text = JSON.parse(readFileSync(join(dir, 'clef_config.json'), 'utf8')).config.text_config;
+    const backboneData = readdirSync(dir)
+      .filter((f) => f.startsWith('backbone') && f.endsWith('.data'))
+      .reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+    expect(facts.weights).toBe((backboneData - text.vocab_size * text.hidden_size * 4) / 4);
+    const layerTypes = text.layer_types as string[];
+    expect(facts).toMatchObject({
+      layers: text.num_hidden_layers,
+      attentionLayers: layerTypes.filter((t) => t === 'full_attention').length,
+      linearLayers: layerTypes.filter((t) => t === 'linear_attention').length,
+      hidden: text.hidden_size,
+    });
     const graphs = ['backbone.onnx', 'backbone.onnx.data', 'head_memory.onnx', 'head_decide.onnx'];
     const bytes = (m.files as Array<{ path: string; role: string; bytes: number }>)
       .filter((f) => graphs.includes(f.path) || f.role === 'head-data')
