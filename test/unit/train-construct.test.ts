@@ -100,7 +100,7 @@ describe('the constructed release computes the model', () => {
         normDims,
         withPairs ? DEFAULT_PAIR_SHAPE : null,
       );
-      const fitted = fitModel(setup, encoded, {
+      const fitted = await fitModel(setup, encoded, {
         settings: { lambda: 0.1, normScale: 0.5, bias: 1 },
         maxIterations: 1,
       });

@@ -25,7 +25,7 @@ import { seedLine, testSeed } from '../support/seed.js';
 const ABS = 1e-7;
 
 describe("the trainer's gradients", () => {
-  it('equal central differences of the loss at random parameters, the order layer included', () => {
+  it('equal central differences of the loss at random parameters, the order layer included', async () => {
     const SEED = testSeed('train-gradient');
     const rng = new Rng(SEED);
     const examples = parseLabelledExamples(orderJsonl(24, SEED), {
@@ -42,7 +42,7 @@ describe("the trainer's gradients", () => {
       DEFAULT_PAIR_SHAPE,
     );
     // Two iterations give parameters of the right shapes; then every array is jittered.
-    const { params } = fitModel(setup, encoded, {
+    const { params } = await fitModel(setup, encoded, {
       settings: { ...DEFAULT_SETTINGS, pairLambda: 1 },
       maxIterations: 2,
     });

@@ -38,7 +38,7 @@ function accuracy(params: Parameters<typeof modelLogits>[0], examples: readonly 
 }
 
 describe('the order layer', () => {
-  it('answers the planted order task on fresh draws (≥ 95%; target 99%), where the bag of words is at chance', () => {
+  it('answers the planted order task on fresh draws (≥ 95%; target 99%), where the bag of words is at chance', async () => {
     const SEED = testSeed('train-order');
     const train = parse(orderJsonl(480, SEED));
     const fresh = parse(orderJsonl(400, SEED + 1));
@@ -50,11 +50,11 @@ describe('the order layer', () => {
     const groups = [{ examples: train, encoded }];
     const options = { rmsEps: RMS_EPS };
 
-    const plain = fitModel(learnerSetup(data, questions, groups, options, null), encoded, {
+    const plain = await fitModel(learnerSetup(data, questions, groups, options, null), encoded, {
       settings: DEFAULT_SETTINGS,
       maxIterations: MAX_ITERATIONS,
     });
-    const ordered = fitModel(
+    const ordered = await fitModel(
       learnerSetup(data, questions, groups, options, DEFAULT_PAIR_SHAPE),
       encoded,
       {

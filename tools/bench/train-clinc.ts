@@ -4,7 +4,7 @@
  * the reverse. Prints the figures and their targets (issue 24) and writes them as JSON.
  *
  *   npx tsx tools/bench/train-clinc.ts --out bench/work/clinc [--per-intent 10,25,50,100]
- *       [--package models/clef-nano] [--label NAME]
+ *       [--package models/clef-nano] [--label NAME] [--threads N] [--eval-every N]
  *
  * - The main run: training time and the peak resident memory of this process, the package's
  *   bytes, then test 150-way accuracy (in scope, `none` left out of the argmax), 151-way
@@ -15,8 +15,13 @@
  * - `--per-intent`: the learning curve, the same run on N training queries per intent (and
  *   N·2/3 out-of-scope ones), 150-way and 10-option accuracy on every 5th in-scope test query
  *   (`--curve-every`: 900 of 4,500; a 151-option request takes ~50-90 ms here).
+ * - `--threads N`: the fit's threads (`clef-web train --threads`; default: the cores, at most 4).
+ *   The training time is printed with the CPU time of the whole process (every thread) and the
+ *   load average at its start and end: the machine may be shared.
+ * - `--eval-every N`: the main run's figures on every Nth test query only (default 1: all);
+ *   0 skips the evaluation (a run that only times the training).
  * - `--package DIR` also keeps the main run's package there (how models/clef-nano is made).
- * - `--evaluate DIR [--every N]`: no training; the test figures of the package in DIR (e.g.
+ * - `--evaluate DIR [--eval-every N]`: no training; the test figures of the package in DIR (e.g.
  *   models/clef-nano) on every Nth query of `test` + `oos_test` (and every Nth of `test` for the
  *   10-option requests).
  * - `--described`: each training and held-out query also as a 10-option choice with descriptions
@@ -64,7 +69,8 @@ const { values } = parseArgs({
     described: { type: 'boolean', default: false },
     'curve-every': { type: 'string', default: '5' },
     evaluate: { type: 'string' },
-    every: { type: 'string', default: '1' },
+    threads: { type: 'string' },
+    'eval-every': { type: 'string', default: '1' },
   },
 });
 const work = values.out as string;
@@ -217,7 +223,13 @@ async function run(perIntent: number | null) {
   const examples = jsonl(trainRows(perIntent), values.described === true);
   const heldOut = jsonl([...data.val, ...data.oos_val], values.described === true);
   let peakRss = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
+  let peakLoad = loadavg()[0] as number;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    peakLoad = Math.max(peakLoad, loadavg()[0] as number);
+  }, 200);
+  const loadAtStart = loadavg();
+  const cpuAtStart = process.cpuUsage();
   const started = Date.now();
   const result = await trainDecisionModel({
     examples,
@@ -225,6 +237,7 @@ async function run(perIntent: number | null) {
     out,
     name: CLINC_MODEL,
     seed: 1,
+    threads: values.threads === undefined ? undefined : Number(values.threads),
     fidelityRequests: perIntent === null ? 2 : 0,
     cardNotes: readFileSync(join('tools', 'train', 'clef-nano-card.md'), 'utf8'),
     calibrationBands: [
@@ -238,18 +251,29 @@ async function run(perIntent: number | null) {
   });
   clearInterval(sampler);
   const trainMs = Date.now() - started;
-  const every = perIntent === null ? 1 : Number(values['curve-every']);
-  const figures = await evaluate(out, data, perIntent === null, every);
+  const cpu = process.cpuUsage(cpuAtStart);
+  const loadAtEnd = loadavg();
+  const every = Number(values[perIntent === null ? 'eval-every' : 'curve-every']);
+  const figures = every === 0 ? null : await evaluate(out, data, perIntent === null, every);
   return {
     run: name,
     trainExamples: result.examples.train,
     trainMs,
+    trainCpuMs: Math.round((cpu.user + cpu.system) / 1000),
+    /** The 1-, 5- and 15-minute load averages at the training's start and end, and the 1-minute's peak. */
+    load: { atStart: loadAtStart, atEnd: loadAtEnd, peak1min: peakLoad },
     phasesMs: result.timingsMs,
     peakRssBytes: Math.max(peakRss, process.resourceUsage().maxRSS * 1024),
     packageBytes: dirBytes(out),
     settings: result.selection.settings,
     maxPackageDeltaP: result.maxPackageDeltaP,
-    ...figures,
+    ...(figures ?? {
+      accuracy150: null,
+      aurocNone: null,
+      ece151Raw: null,
+      ece151Calibrated: null,
+      accuracy10: null,
+    }),
     dir: out,
   };
 }
@@ -257,8 +281,13 @@ async function run(perIntent: number | null) {
 const machine = { cpus: cpus().length, model: cpus()[0]?.model, loadBefore: loadavg() };
 const results: unknown[] = [];
 if (values.evaluate !== undefined) {
-  const figures = await evaluate(values.evaluate, data, true, Number(values.every));
-  results.push({ run: 'evaluate', dir: values.evaluate, every: Number(values.every), ...figures });
+  const figures = await evaluate(values.evaluate, data, true, Number(values['eval-every']));
+  results.push({
+    run: 'evaluate',
+    dir: values.evaluate,
+    every: Number(values['eval-every']),
+    ...figures,
+  });
   console.log(JSON.stringify(figures, null, 2));
 } else if (!values['skip-main']) {
   const main = await run(null);
@@ -271,7 +300,8 @@ if (values.evaluate !== undefined) {
       `AUROC(none) ${main.aurocNone?.toFixed(4)} (≥ 0.92)`,
       `ECE 151-way calibrated ${main.ece151Calibrated?.toFixed(4)} (≤ 0.03; raw ${main.ece151Raw?.toFixed(4)})`,
       `10-option ${pct(main.accuracy10)} (≥ 97%)`,
-      `train ${(main.trainMs / 60000).toFixed(1)} min (≤ 10), peak RSS ${(main.peakRssBytes / 2 ** 30).toFixed(2)} GiB (≤ 2)`,
+      `train ${(main.trainMs / 60000).toFixed(1)} min (≤ 10; CPU ${(main.trainCpuMs / 60000).toFixed(1)} min, ` +
+        `load ${main.load.atStart[0]?.toFixed(2)} at the start, ${main.load.atEnd[0]?.toFixed(2)} at the end, ${main.load.peak1min.toFixed(2)} at most), peak RSS ${(main.peakRssBytes / 2 ** 30).toFixed(2)} GiB (≤ 2)`,
       `package ${(main.packageBytes / 2 ** 20).toFixed(2)} MiB (≤ 4)`,
     ].join('\n'),
   );

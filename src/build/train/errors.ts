@@ -19,6 +19,8 @@ export type TrainErrorCode =
   | 'train_verification_failed'
   /** The teacher (`--teacher`) could not label the texts: unreachable, refusing, or not System One. */
   | 'teacher_failed'
+  /** A thread of the fit (Node's worker threads) failed: out of memory, or a bug to report. */
+  | 'train_thread_failed'
   /** The run was stopped (SIGINT, SIGTERM, an abort): its partial folders were removed. */
   | 'train_interrupted';
 

@@ -29,7 +29,9 @@ import {
   FOLDS,
   score,
   type CandidateScore,
+  type CrossFit,
 } from './select.js';
+import type { ShardPool } from './shards.js';
 
 /** Largest training part that is cross-fitted; a larger one is judged on its held-out part. */
 export const CROSS_FIT_MAX = 2000;
@@ -54,6 +56,8 @@ export interface FitPhaseOptions {
   order?: OrderMode;
   seed: number;
   rmsEps: number;
+  /** Threads for the fits' shards (learner.ts FitOptions.pool). */
+  pool?: ShardPool;
   /** Progress: fits done and in all, and every ITERATION_REPORT iterations of the one under way. */
   onFit?: (done: number, total: number, iteration?: number) => void;
 }
@@ -149,13 +153,14 @@ export function orderConsidered(mode: OrderMode, trainExamples: number): boolean
   return mode === 'on' || (mode === 'auto' && trainExamples <= CROSS_FIT_MAX);
 }
 
-export function fitPhase(
+export async function fitPhase(
   data: PreparedData,
   questions: readonly TrainedQuestion[],
   train: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
   heldOut: { examples: readonly LabelledExample[]; encoded: readonly ModelExample[] },
   options: FitPhaseOptions,
-): FitPhase {
+): Promise<FitPhase> {
+  const pool = options.pool;
   const setupWith = (pairs: PairShape | null): LearnerSetup =>
     learnerSetup(data, questions, [train, heldOut], options, pairs);
   const examples = train.encoded;
@@ -181,14 +186,15 @@ export function fitPhase(
       if (iteration % ITERATION_REPORT === 0) options.onFit?.(done, total, iteration);
     };
     const scores: CandidateScore[] = [];
-    let best: { setup: LearnerSetup; cross: ReturnType<typeof crossFit> } | null = null;
+    let best: { setup: LearnerSetup; cross: CrossFit } | null = null;
     if (plain !== null) {
-      const cross = crossFit(plain, examples, {
+      const cross = await crossFit(plain, examples, {
         candidates,
         seed: options.seed,
         maxIterations: MAX_ITERATIONS,
         onFit: tick,
         onIteration,
+        pool,
       });
       scores.push(...cross.scores);
       best = { setup: plain, cross };
@@ -205,10 +211,10 @@ export function fitPhase(
       total += 1;
       const settings = orderSettings(best.cross.best);
       const held = examples.filter((_, i) => fold[i] === 0);
-      const fitted = fitModel(
+      const fitted = await fitModel(
         ordered,
         examples.filter((_, i) => fold[i] !== 0),
-        { settings, maxIterations: MAX_ITERATIONS, onIteration },
+        { settings, maxIterations: MAX_ITERATIONS, onIteration, pool },
       );
       tick();
       const plainOut = best.cross.outOfFold.filter((_, i) => fold[i] === 0);
@@ -221,12 +227,13 @@ export function fitPhase(
     }
     if (ordered !== null && tryOrder && probed) {
       total += k;
-      const cross = crossFit(ordered, examples, {
+      const cross = await crossFit(ordered, examples, {
         candidates: [orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS)],
         seed: options.seed,
         maxIterations: MAX_ITERATIONS,
         onFit: tick,
         onIteration,
+        pool,
       });
       const score = cross.scores[0] as CandidateScore;
       scores.push(score);
@@ -234,11 +241,12 @@ export function fitPhase(
         best === null ? Infinity : Math.min(...best.cross.scores.map((c) => c.logLoss));
       if (mode === 'on' || score.logLoss < plainLoss) best = { setup: ordered, cross };
     }
-    const chosen = best as { setup: LearnerSetup; cross: ReturnType<typeof crossFit> };
-    const model = fitModel(chosen.setup, examples, {
+    const chosen = best as { setup: LearnerSetup; cross: CrossFit };
+    const model = await fitModel(chosen.setup, examples, {
       settings: chosen.cross.best,
       maxIterations: MAX_ITERATIONS,
       onIteration,
+      pool,
     });
     tick();
     return {
@@ -270,13 +278,14 @@ export function fitPhase(
   let best: { model: FittedModel; setup: LearnerSetup; logLoss: number } | null = null;
   const scores: CandidateScore[] = [];
   const maxIterations = large ? LARGE_MAX_ITERATIONS : MAX_ITERATIONS;
-  tries.forEach(({ setup, settings }, i) => {
-    const model = fitModel(setup, examples, {
+  for (const [i, { setup, settings }] of tries.entries()) {
+    const model = await fitModel(setup, examples, {
       settings,
       maxIterations,
       onIteration: (iteration) => {
         if (iteration % ITERATION_REPORT === 0) options.onFit?.(i, tries.length, iteration);
       },
+      pool,
     });
     const judged = score(
       heldOut.encoded,
@@ -286,7 +295,7 @@ export function fitPhase(
     if (best === null || judged.logLoss < best.logLoss)
       best = { model, setup, logLoss: judged.logLoss };
     options.onFit?.(i + 1, tries.length);
-  });
+  }
   const chosen = best as unknown as { model: FittedModel; setup: LearnerSetup };
   return {
     setup: chosen.setup,

@@ -74,6 +74,30 @@ export function clearGradients(grads: Gradients): void {
       a.fill(0);
 }
 
+/** The gradient's arrays in a fixed order (the same as paramArrays' for the parameters). */
+export function gradientArrays(grads: Gradients): Float64Array[] {
+  const out = [grads.theta, grads.rho, grads.rows];
+  if (grads.emb !== undefined) out.push(grads.emb);
+  const p = grads.pairs;
+  if (p !== undefined) out.push(p.u, p.z, p.zBias, p.b, p.bBias, p.wo);
+  return out;
+}
+
+/**
+ * Adds `part` into `total`, entry by entry. A sharded objective (shards.ts) adds its shards'
+ * gradients with this, in shard order, wherever they were computed.
+ */
+export function addGradients(total: Gradients, part: Gradients): void {
+  const to = gradientArrays(total);
+  const from = gradientArrays(part);
+  to.forEach((a, k) => {
+    const b = from[k] as Float64Array;
+    for (let i = 0; i < a.length; i++) a[i] = (a[i] as number) + (b[i] as number);
+  });
+  total.scaleLogit += part.scaleLogit;
+  total.logBias += part.logBias;
+}
+
 /**
  * Adds the gradient of the summed cross-entropy of the batch's labelled questions, each question
  * weighted by `weight` (e.g. 1 / the number of questions in the whole objective); returns the

@@ -55,6 +55,11 @@ export interface TrainInput extends Omit<
    * its confident answers, and train on them (teacher.ts).
    */
   teacher?: Omit<TeacherOptions, 'dir'> & { dir?: string };
+  /**
+   * Node only: threads the fit runs on (default: the cores Node may use, at most 4); 1 fits in
+   * the calling thread. The same bytes for any count (shards.ts).
+   */
+  threads?: number;
   onProgress?: (progress: TrainProgress | TeacherProgress) => void;
 }
 

@@ -19,19 +19,28 @@ export interface LbfgsOptions {
 
 /** `evaluate(x, grad)` writes the gradient into `grad` and returns the objective. */
 export type Objective = (x: Float64Array, grad: Float64Array) => number;
+export type AsyncObjective = (x: Float64Array, grad: Float64Array) => Promise<number>;
 
-export function minimize(
-  objective: Objective,
-  start: Float64Array,
-  options: LbfgsOptions,
-): { x: Float64Array; value: number; iterations: number } {
+/** A point to evaluate: the objective's value at `x` is sent back, its gradient written in `grad`. */
+interface Ask {
+  x: Float64Array;
+  grad: Float64Array;
+}
+
+type Minimum = { x: Float64Array; value: number; iterations: number };
+
+/**
+ * The method itself, as a generator that asks for each evaluation it needs: one algorithm for a
+ * synchronous objective (minimize) and for one whose shards run elsewhere (minimizeAsync).
+ */
+function* search(start: Float64Array, options: LbfgsOptions): Generator<Ask, Minimum, number> {
   const n = start.length;
   const m = options.history ?? 8;
   const gtol = options.gradientTolerance ?? 1e-6;
   const rtol = options.relativeTolerance ?? 1e-7;
   let x = start.slice();
   let g = new Float64Array(n);
-  let f = objective(x, g);
+  let f = yield { x, grad: g };
   const ss: Float64Array[] = [];
   const ys: Float64Array[] = [];
   const rhos: number[] = [];
@@ -76,7 +85,7 @@ export function minimize(
     let fNext = Infinity;
     for (let tries = 0; tries < 30; tries++) {
       for (let i = 0; i < n; i++) next[i] = (x[i] as number) + step * (direction[i] as number);
-      fNext = objective(next, gNext);
+      fNext = yield { x: next, grad: gNext };
       if (Number.isFinite(fNext) && fNext <= f + 1e-4 * step * slope) break;
       step *= 0.5;
     }
@@ -111,6 +120,29 @@ export function minimize(
     }
   }
   return { x, value: f, iterations };
+}
+
+export function minimize(
+  objective: Objective,
+  start: Float64Array,
+  options: LbfgsOptions,
+): Minimum {
+  const steps = search(start, options);
+  let step = steps.next();
+  while (!step.done) step = steps.next(objective(step.value.x, step.value.grad));
+  return step.value;
+}
+
+/** minimize with an objective that answers later (the same steps, so the same result). */
+export async function minimizeAsync(
+  objective: AsyncObjective,
+  start: Float64Array,
+  options: LbfgsOptions,
+): Promise<Minimum> {
+  const steps = search(start, options);
+  let step = steps.next();
+  while (!step.done) step = steps.next(await objective(step.value.x, step.value.grad));
+  return step.value;
 }
 
 function dot(a: Float64Array, b: Float64Array): number {

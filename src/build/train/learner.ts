@@ -4,10 +4,11 @@
  * bias weight β fitted together by L-BFGS on the mean cross-entropy plus an L2 penalty. The
  * objective is smooth and nearly convex (the content directions are fixed, so the model is a
  * linear classifier over tf-idf weighted features seen through a cosine), and L-BFGS needs no
- * learning rate: the same examples and λ give the same weights.
+ * learning rate: the same examples and λ give the same weights. The objective is a sum over
+ * shards of the examples (shards.ts): on one thread or several, the same bits.
  */
-import { accumulate, clearGradients, zeroGradients } from './gradients.js';
-import { minimize } from './lbfgs.js';
+import { zeroGradients } from './gradients.js';
+import { minimizeAsync } from './lbfgs.js';
 import {
   backTheta,
   composeTheta,
@@ -31,6 +32,7 @@ import type { ClefTokenizer } from '../../clef/tokenizer.js';
 import { Rng } from '../../calibrate/prng.js';
 import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
 import { log, normal } from './portable-math.js';
+import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
 
 /** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
 export const MARKER_RHO = -3;
@@ -221,6 +223,10 @@ export interface FitOptions {
   seed?: number;
   maxIterations: number;
   onIteration?: (iteration: number, value: number) => void;
+  /** Threads to run the objective's shards on (Node); without one, this thread runs them. */
+  pool?: ShardPool;
+  /** Shards of the examples instead of shardRanges' count (tests and benchmarks on small files). */
+  shards?: number;
 }
 
 /** A block of the parameter vector L-BFGS sees: where it lives, and its L2 weight. */
@@ -231,12 +237,41 @@ interface Block {
   l2: number;
 }
 
+/** A fit's objective over the packed parameter vector, its start, and the model at a point. */
+export interface FitObjective {
+  start: Float64Array;
+  /** Writes the gradient into `grad`; returns the mean cross-entropy plus the penalties. */
+  objective: (x: Float64Array, grad: Float64Array) => Promise<number>;
+  /** The fitted model at `x` (its arrays are the objective's own: call once, at the end). */
+  model: (x: Float64Array, iterations: number) => FittedModel;
+  /** Lets go of the shards' examples on the pool's threads. */
+  close: () => void;
+}
+
 /** Fits the model to `train` (examples whose questions carry labels). */
-export function fitModel(
+export async function fitModel(
   setup: LearnerSetup,
   train: readonly ModelExample[],
   options: FitOptions,
-): FittedModel {
+): Promise<FittedModel> {
+  const fit = fitObjective(setup, train, options);
+  try {
+    const result = await minimizeAsync(fit.objective, fit.start, {
+      maxIterations: options.maxIterations,
+      onIteration: options.onIteration,
+    });
+    return fit.model(result.x, result.iterations);
+  } finally {
+    fit.close();
+  }
+}
+
+/** The objective fitModel minimises (exported for the benchmark that times one evaluation). */
+export function fitObjective(
+  setup: LearnerSetup,
+  train: readonly ModelExample[],
+  options: Pick<FitOptions, 'settings' | 'seed' | 'pool' | 'shards'>,
+): FitObjective {
   const { shape, features, classWidth } = setup;
   const { lambda, normScale, bias } = options.settings;
   const width = shape.heads * shape.headDim;
@@ -308,10 +343,22 @@ export function fitModel(
     if (params.emb !== undefined && pairShape !== undefined)
       composeTheta(features, embWeights, idf, params.emb, pairShape.m);
   };
-  const objective = (x: Float64Array, grad: Float64Array): number => {
+  const ranges = shardRanges(train.length, options.shards);
+  const fit = {
+    shape,
+    rowOf: params.rowOf,
+    baseNorm: params.baseNorm,
+    ...(params.pairs === undefined ? {} : { pairOutDims: params.pairs.outDims }),
+    examples: train,
+    ranges,
+    weight: 1 / Math.max(questions, 1),
+  };
+  let shards: ShardSession | null = null;
+  const objective = async (x: Float64Array, grad: Float64Array): Promise<number> => {
     unpack(x);
-    clearGradients(grads);
-    const { loss } = accumulate(params, train, grads, 1 / Math.max(questions, 1), false);
+    shards ??=
+      options.pool !== undefined && ranges.length > 1 ? options.pool.open(fit) : localShards(fit);
+    const loss = await shards.evaluate(params, grads);
     dWeights.u.fill(0);
     dWeights.g.fill(0);
     backTheta(features, idf, grads.theta, width, dWeights);
@@ -356,12 +403,15 @@ export function fitModel(
       at += b.values.length;
     }
   }
-  const result = minimize(objective, start, {
-    maxIterations: options.maxIterations,
-    onIteration: options.onIteration,
-  });
-  unpack(result.x);
-  return { params, weights, idf, settings: options.settings, iterations: result.iterations };
+  return {
+    start,
+    objective,
+    model: (x, iterations) => {
+      unpack(x);
+      return { params, weights, idf, settings: options.settings, iterations };
+    },
+    close: () => (shards as ShardSession | null)?.close(),
+  };
 }
 
 /** Logits of every example (each question, in option order). */

@@ -52,6 +52,7 @@ import { hiddenOf, type FitSettings } from './learner.js';
 import { hiddenLayout, modelLogits, type ModelExample, type ModelParams } from './model.js';
 import { TrainError } from './errors.js';
 import { checkModelNames } from './model-names.js';
+import type { ShardPool } from './shards.js';
 
 export type TrainPhase =
   'check' | 'tokenizer' | 'fit' | 'release' | 'convert' | 'verify' | 'calibrate' | 'card';
@@ -146,6 +147,11 @@ export interface TrainHost {
   wasmGraphs: boolean;
   /** The converter's runtime (onnxruntime-node, the Node engine); the page's asks for neither. */
   convertRuntime?: ConvertRuntime;
+  /**
+   * Threads the fit's shards run on (Node: worker threads, shard-pool.ts); without one, this
+   * thread runs them. The same bytes either way (shards.ts).
+   */
+  shardPool?: ShardPool;
   /** The engine openPackage runs, as the model card names it. */
   engineName: string;
   /** Told the temporary folders before the first is written (Node removes them on SIGINT). */
@@ -276,7 +282,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
   const split = { heldOut: prepared.heldOutExamples, train: prepared.trainExamples };
 
   const fitStart = Date.now();
-  const fitted = fitPhase(
+  const fitted = await fitPhase(
     data,
     questions,
     { examples: split.train, encoded: prepared.train },
@@ -287,6 +293,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       order: options.order,
       seed,
       rmsEps: RMS_EPS,
+      pool: host.shardPool,
       onFit: (done, total, iteration) => {
         const per = done === 0 ? 0 : (Date.now() - fitStart) / done;
         progress({

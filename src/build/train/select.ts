@@ -8,6 +8,7 @@
  */
 import { Rng } from '../../calibrate/prng.js';
 import { fitModel, type FitSettings, type LearnerSetup } from './learner.js';
+import type { ShardPool } from './shards.js';
 import { modelLogits, type ModelExample } from './model.js';
 import { exp, log } from './portable-math.js';
 
@@ -81,34 +82,38 @@ export interface CrossFitOptions {
   onFit?: (done: number, total: number) => void;
   /** Each L-BFGS iteration of the fit under way. */
   onIteration?: (iteration: number) => void;
+  /** Threads for the fits' shards (learner.ts FitOptions.pool). */
+  pool?: ShardPool;
 }
 
-export function crossFit(
+export async function crossFit(
   setup: LearnerSetup,
   examples: readonly ModelExample[],
   options: CrossFitOptions,
-): CrossFit {
+): Promise<CrossFit> {
   const candidates = options.candidates ?? CANDIDATES;
   const k = Math.min(options.folds ?? FOLDS, examples.length);
   const fold = assignFolds(examples, k, options.seed);
   const total = candidates.length * k;
   let done = 0;
-  const results = candidates.map((settings) => {
+  const results = [];
+  for (const settings of candidates) {
     const outOfFold = new Array<Float64Array[]>(examples.length);
     for (let f = 0; f < k; f++) {
       const train = examples.filter((_, i) => fold[i] !== f);
-      const fitted = fitModel(setup, train, {
+      const fitted = await fitModel(setup, train, {
         settings,
         maxIterations: options.maxIterations,
         onIteration: options.onIteration,
+        pool: options.pool,
       });
       examples.forEach((e, i) => {
         if (fold[i] === f) outOfFold[i] = modelLogits(fitted.params, e);
       });
       options.onFit?.(++done, total);
     }
-    return { settings, outOfFold, ...score(examples, outOfFold) };
-  });
+    results.push({ settings, outOfFold, ...score(examples, outOfFold) });
+  }
   const best = results.reduce((a, b) => (b.logLoss < a.logLoss ? b : a));
   return {
     best: best.settings,

@@ -13,7 +13,8 @@
  * sends it here; this thread appends it to the one file and answers when it is synced, and only
  * then does the worker answer the request (an answered decision is a recorded one).
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { moduleWorker } from '../module-worker.js';
 import type { CalibratedDecision, CalibrationAsk } from '../../calibrate/index.js';
 import type { PackageManifest } from '../../core/manifest.js';
 import type { ModelCard } from '../../protocol/types.js';
@@ -65,18 +66,9 @@ interface Slot {
   starting: Promise<Worker> | null;
 }
 
-/**
- * A worker running engine-worker beside this module: the built .js, or (when this module runs
- * from source under tsx, as in the unit tests) the .ts through tsx's loader, registered inside
- * the worker (a worker does not inherit the loaders of the thread that starts it).
- */
+/** A worker running engine-worker beside this module (module-worker.ts). */
 function newWorker(workerData: unknown): Worker {
-  if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./engine-worker.js', import.meta.url), { workerData });
-  }
-  const source = JSON.stringify(new URL('./engine-worker.ts', import.meta.url).href);
-  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${source}); })`;
-  return new Worker(code, { eval: true, workerData });
+  return moduleWorker(import.meta.url, 'engine-worker', workerData);
 }
 
 /** Records the pool keeps: where, and whether requests are kept as their SHA-256 only. */

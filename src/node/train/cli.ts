@@ -59,6 +59,8 @@ output and training:
   --fidelity N           random requests the converter checks against the float64 reference (default 2)
   --context N            context length in tokens (default 4096)
   --card-notes FILE      markdown appended to the generated model card (a licence, a credit)
+  --threads N            threads the fit runs on (default: the cores, at most 4; 1: no worker
+                         threads); files over 2,000 examples use them; the same bytes for any N
   --quiet                no progress lines
 Ctrl-C stops a run and removes its partial folders; with --teacher it first finishes the
 requests in flight, so a rerun asks nothing twice. docs/training.md has the formats, a worked
@@ -148,6 +150,7 @@ export async function trainMain(argv: string[]): Promise<number> {
         fidelity: { type: 'string' },
         'card-notes': { type: 'string' },
         context: { type: 'string' },
+        threads: { type: 'string' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -233,6 +236,7 @@ export async function trainMain(argv: string[]): Promise<number> {
           : new TextDecoder().decode(read(values['card-notes'])),
       fit: lambda === undefined ? undefined : { ...DEFAULT_SETTINGS, lambda },
       order,
+      threads: number('threads', values.threads),
       onProgress: (p) => {
         // The teacher's phase is over once training starts: signals are training's again.
         if (p.phase !== 'teacher') stopSignals();

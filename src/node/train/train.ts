@@ -2,9 +2,11 @@
  * `trainDecisionModel` in Node: the pipeline (pipeline.ts) on the disk, the package verified on
  * onnxruntime-node, WASM-prepared graphs written. Before any work: onnxruntime-node is there,
  * the output folders can be written, the input reads (input.ts); partial folders a dead run
- * left are removed, and this run's are removed on SIGINT/SIGTERM (interrupts.ts).
+ * left are removed, and this run's are removed on SIGINT/SIGTERM (interrupts.ts). The fit's
+ * shards run on worker threads (shard-pool.ts), which end with the run however it ends.
  */
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { loadNodePackage } from '../engine.js';
 import { loadOrtNode } from '../ort-node.js';
@@ -15,6 +17,7 @@ import type { PlainQuestion } from '../../build/train/question.js';
 import { labelWithTeacher } from './teacher.js';
 import { guardPartials, removeStalePartials } from './interrupts.js';
 import { runTraining, type TrainResult } from '../../build/train/pipeline.js';
+import { MAX_DEFAULT_THREADS, nodeShardPool, type NodeShardPool } from './shard-pool.js';
 
 /** What needs onnxruntime-node, as the missing-dependency message says it. */
 export const TRAIN_NEEDS_ORT = 'Training (the package it writes is verified on onnxruntime-node)';
@@ -68,7 +71,24 @@ async function teacherLabels(input: TrainInput, out: string) {
   return { rows, question: read.question as PlainQuestion };
 }
 
+/** The fit's threads by default: the cores this process may use, at most MAX_DEFAULT_THREADS. */
+export function defaultTrainThreads(): number {
+  return Math.max(1, Math.min(availableParallelism(), MAX_DEFAULT_THREADS));
+}
+
+function threadsOf(input: TrainInput): number {
+  const threads = input.threads ?? defaultTrainThreads();
+  if (!Number.isInteger(threads) || threads < 1 || threads > 64) {
+    throw new TrainError(
+      'train_options_invalid',
+      `threads must be an integer from 1 to 64, got ${threads} (nothing was written)`,
+    );
+  }
+  return threads;
+}
+
 export async function trainDecisionModel(input: TrainInput): Promise<TrainResult> {
+  const threads = threadsOf(input);
   await loadOrtNode(TRAIN_NEEDS_ORT);
   const out = resolve(input.out);
   const releaseDir = resolve(input.releaseDir ?? `${out}-release`);
@@ -88,6 +108,7 @@ export async function trainDecisionModel(input: TrainInput): Promise<TrainResult
     });
   }
   const held: { guard?: ReturnType<typeof guardPartials> } = {};
+  const pool: NodeShardPool | undefined = threads > 1 ? nodeShardPool(threads) : undefined;
   const onProgress = options.onProgress;
   try {
     return await runTraining(
@@ -105,10 +126,12 @@ export async function trainDecisionModel(input: TrainInput): Promise<TrainResult
         wasmGraphs: true,
         convertRuntime: nodeBuildRuntime,
         engineName: 'onnxruntime-node',
+        shardPool: pool,
         writing: (partials) => (held.guard = guardPartials(partials)),
       },
     );
   } finally {
     held.guard?.dispose();
+    await pool?.close();
   }
 }

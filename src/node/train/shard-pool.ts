@@ -1,0 +1,181 @@
+/**
+ * The fit's shards (src/build/train/shards.ts) on worker threads (shard-worker.ts), for
+ * `clef-web train` in Node. The threads start with the first fit that has more than one shard
+ * (a small file never starts one), get each fit's examples once, and per evaluation the
+ * parameters through a SharedArrayBuffer; each thread takes the next shard not yet taken (a slow
+ * core does fewer) and writes its loss and gradient into the shard's own slot of another shared
+ * buffer. This thread then adds the slots in shard order, so the sum is the same bits whichever
+ * thread did which shard, and the same as one thread's.
+ *
+ * Whoever makes the pool closes it (trainDecisionModel: in a finally, on success, error and
+ * interrupt): the threads are terminated. A thread that fails fails the run (train_thread_failed).
+ */
+import type { Worker } from 'node:worker_threads';
+import { TrainError } from '../../build/train/errors.js';
+import type { Gradients } from '../../build/train/gradients.js';
+import type { ModelParams } from '../../build/train/model.js';
+import {
+  shardLayout,
+  sumShards,
+  writeParams,
+  type ShardFit,
+  type ShardLayout,
+  type ShardPool,
+  type ShardSession,
+} from '../../build/train/shards.js';
+import { moduleWorker } from '../module-worker.js';
+
+/** What the pool sends a thread. */
+export type ShardRequest =
+  | {
+      type: 'open';
+      fit: ShardFit;
+      layout: ShardLayout;
+      /** Float64: the parameters (shardLayout). */
+      params: SharedArrayBuffer;
+      /** Float64: one gradient slot per shard. */
+      grads: SharedArrayBuffer;
+      /** Int32: [next shard to take, shards done]. */
+      control: SharedArrayBuffer;
+    }
+  | { type: 'evaluate'; id: number }
+  | { type: 'close' };
+
+/** What a thread sends back. */
+export type ShardReply =
+  { type: 'done'; id: number } | { type: 'failed'; id: number; message: string; stack?: string };
+
+/** Threads at most by default: the fit's 8 shards share out evenly, memory stays modest. */
+export const MAX_DEFAULT_THREADS = 4;
+
+export interface NodeShardPool extends ShardPool {
+  /** Terminates the threads (an evaluation under way fails); the pool cannot be used after. */
+  close(): Promise<void>;
+  /** Threads started and not yet ended. */
+  running(): number;
+}
+
+interface Thread {
+  worker: Worker;
+  /** The evaluation it runs, if any. */
+  waiting: { id: number; done: () => void; failed: (e: Error) => void } | null;
+}
+
+function threadFailed(message: string, details: Record<string, unknown> = {}): TrainError {
+  return new TrainError(
+    'train_thread_failed',
+    `a training thread failed: ${message} (run again with --threads 1 to fit in one thread)`,
+    details,
+  );
+}
+
+export function nodeShardPool(threads: number): NodeShardPool {
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new TrainError(
+      'train_options_invalid',
+      `threads must be an integer >= 1, got ${threads}`,
+    );
+  }
+  const pool: Thread[] = [];
+  let running = 0;
+  let broken: TrainError | null = null;
+  let closed = false;
+  let session = 0;
+  let evaluation = 0;
+
+  const fail = (error: TrainError): void => {
+    broken ??= error;
+    for (const t of pool) {
+      t.waiting?.failed(error);
+      t.waiting = null;
+    }
+  };
+
+  const start = (): Thread => {
+    const thread: Thread = {
+      worker: moduleWorker(import.meta.url, 'shard-worker', null),
+      waiting: null,
+    };
+    thread.worker.on('message', (m: ShardReply) => {
+      const waiting = thread.waiting;
+      if (waiting === null || m.id !== waiting.id) return;
+      thread.waiting = null;
+      if (m.type === 'done') waiting.done();
+      else fail(threadFailed(m.message, { stack: m.stack }));
+    });
+    thread.worker.on('error', (e) => fail(threadFailed(e.message, { stack: e.stack })));
+    thread.worker.on('exit', (code) => {
+      if (!closed) fail(threadFailed(`it exited (code ${code})`, { exitCode: code }));
+    });
+    running++;
+    thread.worker.once('exit', () => running--);
+    pool.push(thread);
+    return thread;
+  };
+
+  return {
+    threads,
+    open(fit: ShardFit): ShardSession {
+      if (closed) throw new Error('the shard pool is closed');
+      if (broken !== null) throw broken;
+      const shards = fit.ranges.length;
+      const used = Math.min(threads, shards);
+      while (pool.length < used) start();
+      const layout = shardLayout(fit);
+      const request = {
+        type: 'open' as const,
+        fit,
+        layout,
+        params: new SharedArrayBuffer(layout.params * 8),
+        grads: new SharedArrayBuffer(layout.gradient * shards * 8),
+        control: new SharedArrayBuffer(8),
+      };
+      const paramBuffer = new Float64Array(request.params);
+      const gradBuffer = new Float64Array(request.grads);
+      const control = new Int32Array(request.control);
+      const mine = pool.slice(0, used);
+      for (const t of mine) t.worker.postMessage(request satisfies ShardRequest);
+      const id = ++session;
+      return {
+        async evaluate(params: ModelParams, total: Gradients): Promise<number> {
+          if (broken !== null) throw broken;
+          if (id !== session || closed) throw new Error('this fit is no longer open in the pool');
+          writeParams(params, layout, paramBuffer);
+          Atomics.store(control, 1, 0);
+          // The store to the shard counter publishes the parameters (the threads' Atomics.add
+          // on it reads them after).
+          Atomics.store(control, 0, 0);
+          const n = ++evaluation;
+          await Promise.all(
+            mine.map(
+              (t) =>
+                new Promise<void>((done, failed) => {
+                  t.waiting = { id: n, done, failed };
+                  t.worker.postMessage({ type: 'evaluate', id: n } satisfies ShardRequest);
+                }),
+            ),
+          );
+          const finished = Atomics.load(control, 1);
+          if (finished !== shards) throw threadFailed(`${finished} of ${shards} shards came back`);
+          return sumShards(fit, layout, gradBuffer, shards, total);
+        },
+        close(): void {
+          if (id !== session || closed || broken !== null) return;
+          for (const t of mine) t.worker.postMessage({ type: 'close' } satisfies ShardRequest);
+        },
+      };
+    },
+    running: () => running,
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      for (const t of pool) {
+        t.waiting?.failed(new Error('the shard pool was closed during an evaluation'));
+        t.waiting = null;
+      }
+      const stopping = pool.map((t) => t.worker.terminate());
+      pool.length = 0;
+      await Promise.all(stopping);
+    },
+  };
+}
