@@ -2,7 +2,7 @@ import { defineConfig } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './tools/chromium.mjs';
 import { DEVICE_NAMES } from './src/core/devices.js';
 
-/** A per-device test carries its device's tag (test/browser/engine-helpers.ts deviceTag). */
+/** A per-device test carries its device's tag (test/browser/support/engine.ts deviceTag). */
 const tagged = (devices: readonly string[]) => new RegExp(`@(${devices.join('|')})\\b`);
 
 const PORT = Number(process.env.CLEF_TEST_PORT || 5179);

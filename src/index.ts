@@ -3,7 +3,7 @@
  * it may catch, and the System One routes for a service worker or a fetch handler. The
  * protocol's helpers are `clef-web/protocol`. Importable in Node without a DOM: nothing here
  * touches `window`, `document` or the ML runtime at import time. Every name is listed here on
- * purpose; test/unit/api-report.test.ts pins the list.
+ * purpose; test/unit/package/api-report.test.ts pins the list.
  */
 export {
   BUNDLED_MODEL_URL,

@@ -1,7 +1,7 @@
 /**
  * `clef-web/protocol`: the System One contract in TypeScript, for people who want it without
  * the engine. Pure: no DOM, no ML runtime, importable in Node. Every name is listed here on
- * purpose; test/unit/api-report.test.ts pins the list.
+ * purpose; test/unit/package/api-report.test.ts pins the list.
  */
 export type {
   Answer,

@@ -1,6 +1,6 @@
 /**
  * Each package entry's exports, as the TypeScript checker resolves them (re-export chains
- * included); test/unit/api-report.test.ts pins the lists. Run it to print the counts:
+ * included); test/unit/package/api-report.test.ts pins the lists. Run it to print the counts:
  *
  *   npx tsx tools/api-report.ts [--list] [entry.ts ...]
  */

@@ -3,7 +3,7 @@
  * platform (no Math.random, no crypto), so a seed names one set of fixture weights, trained
  * weights, verify requests, fuzz cases or calibration split everywhere, in Node and in the
  * browser alike. Here, under calibration, because both the build tools and the calibration core
- * may import it (test/unit/layout.test.ts).
+ * may import it (test/unit/repo/layout.test.ts).
  */
 
 /** xoshiro128** seeded through splitmix32: small, fast, and the same on every platform. */

@@ -14,7 +14,9 @@ import type { SystemOneResponse } from '../protocol/types.js';
 export const RECORD_FORMAT = 'clef-web.decision-record';
 export const RECORD_VERSION = 1;
 
-/** clef-web's version (package.json's; test/unit/records.test.ts keeps the two equal). */
+/**
+ * clef-web's version (package.json's; test/unit/node/record/records.test.ts keeps the two equal).
+ */
 export const ENGINE_VERSION = '0.1.0';
 
 /** Which surface made the decision. */

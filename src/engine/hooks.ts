@@ -1,9 +1,9 @@
 /**
  * What a test or benchmark build of the worker may add to the engine, injected as the
  * SessionFactory is. The shipped worker (workers/clef.worker.ts) passes none: it has no fault
- * paths and patches no globals. test/worker/instrumented.worker.ts passes its fault simulations
- * (read from load options of its own) and its resource counters. Every hook is optional; the
- * host calls each at one point and does nothing else when it is absent.
+ * paths and patches no globals. test/support/instrumented-worker/instrumented.worker.ts passes its
+ * fault simulations (read from load options of its own) and its resource counters. Every hook is
+ * optional; the host calls each at one point and does nothing else when it is absent.
  */
 import type { Capabilities } from '../core/devices.js';
 import type { DeviceName } from '../core/devices.js';

@@ -139,9 +139,9 @@ export interface RuntimePhases {
   initMs: number;
   /**
    * Of initMs, the wasm's fetch, compile and instantiation (`WebAssembly.instantiateStreaming`),
-   * timed only by the instrumented test worker (test/worker/wasm-timing.ts): null from the
-   * shipped worker, and when the runtime did not stream it. The rest is the runtime's own start
-   * (its environment and first session, on WebGPU its device too).
+   * timed only by the instrumented test worker (test/support/instrumented-worker/wasm-timing.ts):
+   * null from the shipped worker, and when the runtime did not stream it. The rest is the runtime's
+   * own start (its environment and first session, on WebGPU its device too).
    */
   instantiateMs: number | null;
   /** The wasm's fetch as resource timing saw it (ms), when it did. */

@@ -21,7 +21,7 @@ import {
   openPage,
   randomRequests,
   stateOfLength,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 const SPLIT = { fp32: '/models/tiny-split/', q4: '/models/tiny-q4-split/' } as const;
 const SINGLE = { fp32: FP32, q4: Q4 } as const;

@@ -4,7 +4,7 @@
  * order it sent them, none lost, and every answer is byte for byte the one a serial call gets.
  */
 import { expect, test } from '@playwright/test';
-import { MODEL, openPage, randomRequests } from './engine-helpers.js';
+import { MODEL, openPage, randomRequests } from './support/engine.js';
 
 const PAGE = '/test/browser/pages/reliability.html';
 const ELEMENTS = 12;

@@ -29,7 +29,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startFirefox, type RunningFirefox } from '../firefox/support/launch.js';
-import { ELEMENT_PAGE, MAIN_JS, NODE_TS, TYPED_TS, TYPED_TSX } from './consumer-fixtures.js';
+import {
+  ELEMENT_PAGE,
+  MAIN_JS,
+  NODE_TS,
+  TYPED_TS,
+  TYPED_TSX,
+} from './support/consumer-app-sources.js';
 import {
   answerShown,
   expectRecipeAnswer,
@@ -37,7 +43,7 @@ import {
   readmeFiles,
   readmeSection,
   writeFiles,
-} from './consumer-recipes.js';
+} from './support/consumer-app-recipes.js';
 import {
   leftoverProcesses,
   decideOnStaticSite,
@@ -50,7 +56,7 @@ import {
   staticServer,
   typecheck,
   type PackResult,
-} from './consumer-helpers.js';
+} from './support/consumer-app.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MIB = 1024 * 1024;

@@ -20,9 +20,9 @@ import {
   ruleHost,
   vercelHeaders,
   type RunningHost,
-} from '../support/host-headers.js';
+} from './support/host-headers.js';
 import { startFirefox } from '../firefox/support/launch.js';
-import { expectFraudRoute, firstDecisionInFirefox } from './consumer-helpers.js';
+import { expectFraudRoute, firstDecisionInFirefox } from './support/consumer-app.js';
 
 test.describe.configure({ mode: 'serial', timeout: 120_000 });
 

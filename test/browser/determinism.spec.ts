@@ -17,7 +17,7 @@ import {
   openPage,
   randomRequests,
   reference,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 const PAGE = '/test/browser/pages/reliability.html';
 

@@ -6,7 +6,10 @@
  * reports its phases, and a WASM load fetches only the plain wasm build.
  */
 import { expect, test, type Page } from '@playwright/test';
-import type { FaultSimulation, TestEngineInfo } from '../worker/instrumented-wire.js';
+import type {
+  FaultSimulation,
+  TestEngineInfo,
+} from '../support/instrumented-worker/instrumented-wire.js';
 import {
   FP32,
   MODEL,
@@ -16,7 +19,7 @@ import {
   mustLoad,
   openPage,
   type Outcome,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 const GOOD = {
   model: MODEL,

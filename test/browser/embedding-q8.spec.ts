@@ -16,7 +16,7 @@ import {
   mustLoad,
   openPage,
   randomRequests,
-} from './engine-helpers.js';
+} from './support/engine.js';
 import { SEED_ENV, testSeed } from '../support/seed.js';
 
 const Q8_EMBEDDING = '/models/tiny-q8emb/';

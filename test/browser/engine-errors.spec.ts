@@ -27,7 +27,7 @@ import {
   reference,
   stateOfLength,
   type ErrorData,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 const GOOD = {
   model: MODEL,

@@ -21,7 +21,7 @@ import {
   openPage,
   reference,
   stateOfLength,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 /** Records every request of the page's context: the page's own and its workers'. */
 function recordRequests(page: Page): string[] {

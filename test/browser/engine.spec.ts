@@ -36,7 +36,7 @@ import {
   randomRequests,
   reference,
   stateOfLength,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 /**
  * Logits of the browser's 256-token chunks vs onnxruntime-node over the whole input at once

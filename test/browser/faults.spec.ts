@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import type { DecisionStage } from '../../src/core/queue.js';
-import type { TestEngineInfo } from '../worker/instrumented-wire.js';
+import type { TestEngineInfo } from '../support/instrumented-worker/instrumented-wire.js';
 import {
   FP32,
   MODEL,
@@ -23,7 +23,7 @@ import {
   stateOfLength,
   type ErrorData,
   type Outcome,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 const PAGE = '/test/browser/pages/reliability.html';
 const CACHE_NAME = 'clef-web-packages-v1';

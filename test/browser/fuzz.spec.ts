@@ -24,7 +24,7 @@ import {
   mustLoad,
   openPage,
   reference,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 const SEED = 20261130;
 const OPTIONS: GenerateOptions = { model: MODEL, alias: 'clef-tiny-random', transport: 'http' };

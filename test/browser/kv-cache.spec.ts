@@ -1,9 +1,9 @@
 /**
  * The float16 KV cache in the browser (issue 16 §5). On WASM, asked for, it decides within the
- * bound test/unit/kv-float16.test.ts sets of the float32 cache, over states long enough to be
- * carried through several runs and through a prefix-cache hit. On WebGPU it needs shader-f16,
- * which SwiftShader lacks: `auto` keeps float32 and says why; asking for float16 there is a
- * DeviceError naming the feature. (A GPU with shader-f16 takes the float16 path under `auto`;
+ * bound test/unit/build/convert/kv-float16.test.ts sets of the float32 cache, over states long
+ * enough to be carried through several runs and through a prefix-cache hit. On WebGPU it needs
+ * shader-f16, which SwiftShader lacks: `auto` keeps float32 and says why; asking for float16 there
+ * is a DeviceError naming the feature. (A GPU with shader-f16 takes the float16 path under `auto`;
  * none is at hand here.)
  */
 import { expect, test } from '@playwright/test';
@@ -17,9 +17,12 @@ import {
   openPage,
   stateOfLength,
   type ErrorData,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
-/** test/unit/kv-float16.test.ts's MAX_ABS_DP: float16 against float32 KV, any probability. */
+/**
+ * test/unit/build/convert/kv-float16.test.ts's MAX_ABS_DP: float16 against float32 KV, any
+ * probability.
+ */
 const MAX_ABS_DP = 5e-4;
 
 test('WASM with a float16 KV cache answers within the bound of float32, hits included', async ({

@@ -6,7 +6,7 @@
  * memory figures; run by hand.)
  */
 import { expect, test } from '@playwright/test';
-import { FP32, MODEL, mustLoad, openPage, randomRequests } from './engine-helpers.js';
+import { FP32, MODEL, mustLoad, openPage, randomRequests } from './support/engine.js';
 
 test('100 varied decisions, bad and aborted requests included: tensors back to baseline', async ({
   page,
@@ -15,7 +15,8 @@ test('100 varied decisions, bad and aborted requests included: tensors back to b
   await openPage(page, '/test/browser/pages/reliability.html');
   const off = await mustLoad(page, 'off', { model: FP32, device: 'wasm', cacheBudgetBytes: 0 });
   await mustLoad(page, 'on', { model: FP32, device: 'wasm' });
-  // The test pages' instrumented worker (test/worker) counts the platform's resources too.
+  // The test pages' instrumented worker (test/support/instrumented-worker) counts the platform's
+  // resources too.
   expect(off.counters.wasmMemoryBytes).toBeGreaterThan(0);
   // Four sizes of state (6 to 200 words), 3-4 questions each.
   const requests = [6, 24, 80, 200].flatMap((words, k) => randomRequests(300 + k, 25, words));

@@ -6,7 +6,7 @@
  * in memory.
  */
 import { expect, test } from '@playwright/test';
-import { FP32, mustDecide, mustLoad, openPage, randomRequests } from './engine-helpers.js';
+import { FP32, mustDecide, mustLoad, openPage, randomRequests } from './support/engine.js';
 
 test('rows read from Cache Storage decide byte for byte as rows in memory', async ({ page }) => {
   await openPage(page);

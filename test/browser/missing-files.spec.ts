@@ -5,7 +5,7 @@
  * to), and the engine's worker script.
  */
 import { expect, test } from '@playwright/test';
-import { loadClef, openPage } from './engine-helpers.js';
+import { loadClef, openPage } from './support/engine.js';
 
 const BUNDLED = '/clef-web/models/clef-nano/';
 const FIX = /clef-web\/vite plugin.*npx clef-web assets <dir>/s;
@@ -70,8 +70,9 @@ test("the worker's script not served: WorkerLostError saying so, not 'crashed'",
 }) => {
   await openPage(page);
   // The checkout's dev server serves the worker from its source (the test pages' instrumented
-  // one, test/worker/, and the shipped one); a page without it gets a 404.
-  const workerScript = /\/(workers\/clef|test\/worker\/instrumented)\.worker\.ts/;
+  // one, test/support/instrumented-worker/, and the shipped one); a page without it gets a 404.
+  const workerScript =
+    /\/(workers\/clef|test\/support\/instrumented-worker\/instrumented)\.worker\.ts/;
   await page.context().route(workerScript, (r) => r.fulfill({ status: 404 }));
   const out = await loadClef(page, 'm', { model: BUNDLED, device: 'wasm' });
   expect(out.ok).toBe(false);

@@ -5,7 +5,7 @@
  */
 import { expect, test } from '@playwright/test';
 import { readFileSync } from 'node:fs';
-import { FP32, mustLoad, openPage } from './engine-helpers.js';
+import { FP32, mustLoad, openPage } from './support/engine.js';
 
 test('each package file the engine reads is fetched exactly once, with the cache off', async ({
   page,

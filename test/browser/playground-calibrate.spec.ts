@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { parseCalibration } from '../../src/calibrate/index.js';
-import { openPlayground } from './playground-helpers.js';
+import { openPlayground } from './support/playground.js';
 
 const lines = Array.from({ length: 40 }, (_, i) =>
   JSON.stringify({

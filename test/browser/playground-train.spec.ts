@@ -26,7 +26,7 @@ import {
   TRAINED_PLANTED,
 } from '../../tools/train/planted.js';
 import { testSeed } from '../support/seed.js';
-import { openPlayground } from './playground-helpers.js';
+import { openPlayground } from './support/playground.js';
 
 const QUESTION = { route: plantedRequest('x').questions.route };
 const csvField = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);

@@ -238,7 +238,7 @@ test('works offline after the first visit, on the bundled clef-nano', async () =
     await waitForModel();
     await expect(logCount()).toHaveText(String(before));
     // A fresh page starts on the CLINC routing example, which clef-nano was trained for: its
-    // message reports a stolen card number (test/unit/clef-nano-examples.test.ts asks it too).
+    // message reports a stolen card number (test/unit/package/clef-nano-examples.test.ts asks it too).
     await decide();
     await expect(answers()).toHaveCount(1);
     const response = JSON.parse((await page.locator('#json-panel').textContent())!);

@@ -7,7 +7,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { readFileSync } from 'node:fs';
-import { FP32, loadClef, openPage, type ErrorData } from './engine-helpers.js';
+import { FP32, loadClef, openPage, type ErrorData } from './support/engine.js';
 
 const manifest = JSON.parse(readFileSync('public/models/tiny/manifest.json', 'utf8'));
 const largest = manifest.variant.largestTensor as { name: string; bytes: number };

@@ -7,7 +7,7 @@
  * `preparedGraphs: false`, and on WebGPU, the package graphs load as before.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { FP32, mustDecide, mustLoad, openPage, randomRequests } from './engine-helpers.js';
+import { FP32, mustDecide, mustLoad, openPage, randomRequests } from './support/engine.js';
 import { SEED_ENV, testSeed } from '../support/seed.js';
 
 const Q4_SPLIT = '/models/tiny-q4-split/';

@@ -20,7 +20,7 @@ import {
   mustLoad,
   openPage,
   type Outcome,
-} from './engine-helpers.js';
+} from './support/engine.js';
 
 const GOOD = { model: MODEL, state: 'Where is my parcel?', questions: { late: { type: 'noul' } } };
 

@@ -6,7 +6,7 @@
  * (written here by hand from docs/interop.md's mapping); nothing leaves the page's origin.
  */
 import { expect, test, type Request } from '@playwright/test';
-import { FP32, MODEL, mustLoad, openPage } from './engine-helpers.js';
+import { FP32, MODEL, mustLoad, openPage } from './support/engine.js';
 
 const STATE = 'I was charged twice for one order and the parcel is late.';
 

@@ -7,11 +7,11 @@
  */
 import { expect, test, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { countingProxy, type CountingProxy } from '../support/counting-proxy.js';
-import { FP32, MODEL, Q4, maxAbsDiff, randomRequests, type Outcome } from './engine-helpers.js';
+import { FP32, MODEL, Q4, maxAbsDiff, randomRequests, type Outcome } from './support/engine.js';
 import type { Answer } from './pages/shared-page.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
 import type { EngineInfo } from '../../src/wire/telemetry.js';
-import type { TestEngineInfo } from '../worker/instrumented-wire.js';
+import type { TestEngineInfo } from '../support/instrumented-worker/instrumented-wire.js';
 
 const PAGE = '/test/browser/pages/shared.html';
 const SHARED = { model: FP32, device: 'wasm', shared: true, warmUp: false } as const;
@@ -26,7 +26,10 @@ test.afterAll(async () => {
   await proxy?.close();
 });
 
-/** A tab of the app, through the proxy, with Vite's HMR socket stubbed (engine-helpers). */
+/**
+ * A tab of the app, through the proxy, with Vite's HMR socket stubbed
+ * (test/browser/support/engine.ts).
+ */
 async function openTab(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
   await page.routeWebSocket(/.*/, () => undefined);

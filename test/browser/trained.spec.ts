@@ -18,7 +18,7 @@ import {
   TRAINED_PLANTED,
 } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';
-import { DEVICES, deviceTag, mustDecide, mustLoad, openPage, TOLERANCE } from './engine-helpers.js';
+import { DEVICES, deviceTag, mustDecide, mustLoad, openPage, TOLERANCE } from './support/engine.js';
 
 /** fp32 against the float64 reference, a trained package's logits (see below). */
 const TRAINED_LOGIT_TOLERANCE = 2e-4;

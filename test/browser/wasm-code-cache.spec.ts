@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../tools/chromium.mjs';
 import { startWasmTrace } from '../../tools/bench/wasm-trace.js';
-import { FP32, MODEL } from './engine-helpers.js';
+import { FP32, MODEL } from './support/engine.js';
 
 const REQUEST = {
   model: MODEL,

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'puppeteer-core';
-import { ELEMENT_PAGE } from '../browser/consumer-fixtures.js';
+import { ELEMENT_PAGE } from '../browser/support/consumer-app-sources.js';
 import { connectFirefox, origin, type Firefox } from './support/firefox.js';
 import { staticSite } from '../support/static-site.js';
 

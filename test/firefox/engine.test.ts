@@ -3,7 +3,8 @@
  * and threaded (the page is cross-origin isolated; the threaded engine's worker sees 4 cores,
  * see pages/many-cores.ts), and on js, answering like the float64 reference forward, the System
  * One contract's errors rebuilt on the page side, `clef.fetch`, Cache Storage across loads, and
- * the service-worker routes with the unmodified TypeSafe SDK. The numbers' checks are the Chromium suite's (engine-helpers.ts).
+ * the service-worker routes with the unmodified TypeSafe SDK. The numbers' checks are the Chromium
+ * suite's (test/browser/support/engine.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'puppeteer-core';
@@ -16,7 +17,7 @@ import {
   randomRequests,
   reference,
   type Outcome,
-} from '../browser/engine-helpers.js';
+} from '../browser/support/engine.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
 import type { EngineInfo } from '../../src/wire/telemetry.js';
 import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';

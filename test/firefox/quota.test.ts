@@ -5,7 +5,7 @@
  * says why in `info().cacheProblem`; nothing is half-written into the cache.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { FP32, MODEL, type Outcome } from '../browser/engine-helpers.js';
+import { FP32, MODEL, type Outcome } from '../browser/support/engine.js';
 import type { EngineInfo } from '../../src/wire/telemetry.js';
 import {
   TUNED_STORAGE_LIMIT_KIB,

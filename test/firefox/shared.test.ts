@@ -13,10 +13,10 @@ import {
   maxAbsDiff,
   randomRequests,
   type Outcome,
-} from '../browser/engine-helpers.js';
+} from '../browser/support/engine.js';
 import type { Answer } from '../browser/pages/shared-page.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
-import type { TestEngineInfo } from '../worker/instrumented-wire.js';
+import type { TestEngineInfo } from '../support/instrumented-worker/instrumented-wire.js';
 import { countingProxy, type CountingProxy } from '../support/counting-proxy.js';
 import { connectFirefox, origin, type Firefox } from './support/firefox.js';
 

@@ -21,7 +21,7 @@ import {
   randomRequests,
   reference,
   type Outcome,
-} from '../browser/engine-helpers.js';
+} from '../browser/support/engine.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
 import type { EngineInfo } from '../../src/wire/telemetry.js';
 import { FIREFOX_WEBGPU_PREFS, WEBGPU_INSTALL_HINT } from '../../tools/firefox.mjs';

@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import type { Page } from '@playwright/test';
 import type { PackageManifest } from '../../src/core/manifest.js';
 import type { DecisionTimings } from '../../src/wire/telemetry.js';
-import type { TestEngineInfo } from '../../test/worker/instrumented-wire.js';
+import type { TestEngineInfo } from '../../test/support/instrumented-worker/instrumented-wire.js';
 import { loadTokenizerSync } from '../../src/clef/tokenizer.js';
 import { encodeRequest } from '../../src/clef/prompt.js';
 import { validateRequest } from '../../src/protocol/validate.js';

@@ -14,8 +14,9 @@
  *    as `clef-web/node` users run it: the engine on the HTTP thread, no workers): the worst and
  *    p99 delay (monitorEventLoopDelay) while 4 bodies of one `--word-kib` single-word state are
  *    refused and `GET /v1/models` is polled, `--rounds` times, against the same polling alone,
- *    with their ratio. (test/unit/serve-hostile.test.ts asserts why it stays small, by counting:
- *    such a state never reaches the BPE.) Parts 1-3 need the built CLI; part 4 runs from source.
+ *    with their ratio. (test/unit/node/serve/serve-hostile.test.ts asserts why it stays small, by
+ *    counting: such a state never reaches the BPE.) Parts 1-3 need the built CLI; part 4 runs from
+ *    source.
  *
  *   npx tsx tools/bench/serve-hostile.ts [--package models/clef-nano] [--words 100]
  *     [--word-kib 1000] [--seconds 10] [--idle 300] [--client-timeout-ms 3000]

@@ -1,7 +1,8 @@
 /**
  * Sends fuzz cases to a running `clef-web serve` over real HTTP (keep-alive connections, a few
  * in flight at once) and checks every answer against the case's expectation and the headers
- * every response must carry. Shared by test/unit/fuzz-serve.test.ts and tools/fuzz/run-serve.ts.
+ * every response must carry. Shared by test/unit/node/serve/fuzz-serve.test.ts and
+ * tools/fuzz/run-serve.ts.
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { generateCase, type GenerateOptions } from './cases.js';

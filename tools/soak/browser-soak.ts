@@ -23,7 +23,7 @@ import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../chromium.mjs';
-import type { TestEngineInfo } from '../../test/worker/instrumented-wire.js';
+import type { TestEngineInfo } from '../../test/support/instrumented-worker/instrumented-wire.js';
 
 const { values } = parseArgs({
   options: {

@@ -2,7 +2,7 @@
  * SHA-256 as the build tools call it, synchronously (`createHash('sha256')`, Node's name): Node's
  * own in Node; elsewhere (the page's train worker) this file's FIPS 180-4 implementation, since
  * SubtleCrypto only hashes asynchronously. Checked against node:crypto on random inputs
- * (test/unit/train-web.test.ts).
+ * (test/unit/train-web/train-web.test.ts).
  */
 import { nodeBuiltin } from './node-builtins.js';
 

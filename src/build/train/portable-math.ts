@@ -6,7 +6,7 @@
  * weights, so the same file trained in the page and in Node gave different package bytes. IEEE
  * 754 makes the four operations (and sqrt) exact everywhere, so these give the same bits in
  * every engine. Accuracy: within 1 ulp of the true value (fdlibm's bound), checked against
- * Math.exp/Math.log in test/unit/portable-math.test.ts.
+ * Math.exp/Math.log in test/unit/build/train/portable-math.test.ts.
  */
 
 const LN2_HI = 6.9314718036912381649e-1;

@@ -1,3 +1,3 @@
 // The instrumented engine worker with the test fault hooks installed first (see fault-hooks.ts).
 import './fault-hooks.js';
-import '../../worker/instrumented.worker.js';
+import '../../support/instrumented-worker/instrumented.worker.js';

@@ -5,8 +5,8 @@
  */
 import * as Comlink from 'comlink';
 import type { ClefOptions } from '../../../src/client/clef.js';
-import type { InstrumentedWorkerApi } from '../../worker/hooks.js';
-import type { FaultSimulation } from '../../worker/instrumented-wire.js';
+import type { InstrumentedWorkerApi } from '../../support/instrumented-worker/hooks.js';
+import type { FaultSimulation } from '../../support/instrumented-worker/instrumented-wire.js';
 import { createTestClef as createClef, type TestOptions } from './test-clef.js';
 import '../../../src/element/index.js';
 import { sharedRegistry } from '../../../src/element/index.js';

@@ -1,9 +1,9 @@
 /**
  * createClef as the test pages and benchmarks use it: on the instrumented worker
- * (test/worker/instrumented.worker.ts) unless the caller gives its own, whose EngineHooks act
- * on `simulate` (sent as a load option of that worker's) and fill the resource counters (as a
- * SharedWorker with `shared: true`), and with the benchmarks' switches. The shipped worker and
- * the shipped types have none of it.
+ * (test/support/instrumented-worker/instrumented.worker.ts) unless the caller gives its own, whose
+ * EngineHooks act on `simulate` (sent as a load option of that worker's) and fill the resource
+ * counters (as a SharedWorker with `shared: true`), and with the benchmarks' switches. The shipped
+ * worker and the shipped types have none of it.
  */
 import {
   createClefWithBuild,
@@ -11,7 +11,10 @@ import {
   type ClefOptions,
   type WorkerBuild,
 } from '../../../src/client/clef.js';
-import type { FaultSimulation, TestEngineInfo } from '../../worker/instrumented-wire.js';
+import type {
+  FaultSimulation,
+  TestEngineInfo,
+} from '../../support/instrumented-worker/instrumented-wire.js';
 
 /** The test and benchmark switches, beside ClefOptions. */
 export interface TestOptions extends Pick<WorkerBuild, 'wasmBuild' | 'sharedWorker'> {
@@ -26,18 +29,24 @@ export interface TestClef extends Omit<Clef, 'info'> {
 
 /** A new instrumented worker (named as the shipped one is, unless `name` is given). */
 export function instrumentedWorker(name = 'clef-web'): Worker {
-  return new Worker(new URL('../../worker/instrumented.worker.ts', import.meta.url), {
-    type: 'module',
-    name,
-  });
+  return new Worker(
+    new URL('../../support/instrumented-worker/instrumented.worker.ts', import.meta.url),
+    {
+      type: 'module',
+      name,
+    },
+  );
 }
 
 /** A new instrumented worker run as a SharedWorker named `name` (for `shared: true`). */
 export function instrumentedSharedWorker(name: string): SharedWorker {
-  return new SharedWorker(new URL('../../worker/instrumented.worker.ts', import.meta.url), {
-    type: 'module',
-    name,
-  });
+  return new SharedWorker(
+    new URL('../../support/instrumented-worker/instrumented.worker.ts', import.meta.url),
+    {
+      type: 'module',
+      name,
+    },
+  );
 }
 
 export async function createTestClef(options: ClefOptions & TestOptions = {}): Promise<TestClef> {

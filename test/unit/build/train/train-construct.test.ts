@@ -1,0 +1,158 @@
+/**
+ * The trainer's construction is exact: for random model parameters, the Clef release it writes,
+ * run through the project's float64 reference forward (src/build/reference, written from the
+ * public Clef and Qwen3.5 code, not from the trainer's model), gives the model's logits. Requests
+ * with several questions, descriptions, JSON states, the marker words inside a state, and an
+ * unlabelled question are all covered.
+ *
+ * The bound, 1e-4 on logits: the release stores float32 (relative rounding 6e-8) and the pooling
+ * scores are about 100, so a key's rounded angle moves its token's weight by up to ~1e-5
+ * relative (measured: see the console line). Construction faults are far larger: a dim read from
+ * the wrong place, a leaked template token or an unsaturated gate moves logits by 1e-2 or more.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
+import { referenceDecide } from '../../../../src/build/reference/decide.js';
+import { Rng } from '../../../../src/calibrate/prng.js';
+import { RMS_EPS, writeRelease } from '../../../../src/build/train/construct.js';
+import { encodeExamples, prepareTokenizer } from '../../../../src/build/train/data.js';
+import { classDims, fitModel, setupLearner } from '../../../../src/build/train/learner.js';
+import { modelLogits, WEIGHT_RANGE } from '../../../../src/build/train/model.js';
+import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
+import { validateRequest } from '../../../../src/protocol/validate.js';
+import { plantedJsonl, plantedRequest } from '../../../../tools/train/planted.js';
+import { seedLine, testSeed } from '../../../support/seed.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function parse(lines: string) {
+  return parseLabelledExamples(lines, { validateRequest: (b) => validateRequest(b) });
+}
+
+describe('the constructed release computes the model', () => {
+  it.each([
+    [0, false],
+    [8, false],
+    [8, true],
+  ])(
+    'norm dims %i, order layer %s: the float64 reference forward equals the model on random weights',
+    async (normDims, withPairs) => {
+      const SEED = testSeed(`train-construct ${normDims} ${withPairs}`);
+      const rng = new Rng(SEED + normDims);
+      const corpus = parse(plantedJsonl(80, SEED));
+      const data = prepareTokenizer(corpus, 600);
+      const requests = [
+        plantedRequest(
+          'please refund the invoice SCHEMA and STATE words stay in the bag? no: SCHEMA ends it',
+        ),
+        plantedRequest('parcel'),
+        {
+          model: 'm',
+          state: { order: 12, text: 'my parcel never came', urgent: true },
+          questions: {
+            route: plantedRequest('').questions.route,
+            urgent: {
+              type: 'choice',
+              instructions: 'Urgent?',
+              criteria: { yes: 'Needs an answer today', no: null },
+            },
+            mood: { type: 'noul', instructions: 'Is the writer angry?' },
+          },
+        },
+      ];
+      const lines = requests
+        .map((r) => JSON.stringify({ request: r, labels: { route: 'other' } }))
+        .join('\n');
+      const examples = parse(lines);
+      const trained = ['route', 'urgent'];
+      const encoded = encodeExamples(examples, data, 4096, new Set(trained));
+      const optionIds = [
+        Object.keys(plantedRequest('').questions.route.criteria).sort(),
+        ['no', 'yes'],
+      ];
+      const { dimOf, width } = classDims(optionIds);
+      const spans: Array<{ tokens: Int32Array; dim: number }> = [];
+      const seen = new Set<Int32Array>();
+      examples.forEach((example, i) => {
+        const asked = example.valid.questions.filter((q) => trained.includes(q.id));
+        asked.forEach((q, j) => {
+          const k = trained.indexOf(q.id);
+          const ids = [...(optionIds[k] as string[])];
+          encoded[i]!.questions[j]!.options.forEach((tokens, o) => {
+            if (seen.has(tokens)) return;
+            seen.add(tokens);
+            spans.push({ tokens, dim: dimOf.get(`${k}\u0000${ids[o]}`) as number });
+          });
+        });
+      });
+      const setup = setupLearner(
+        data.tokenizer,
+        data.files.vocabSize,
+        data.markers,
+        data.template,
+        width,
+        spans,
+        RMS_EPS,
+        normDims,
+        withPairs ? DEFAULT_PAIR_SHAPE : null,
+      );
+      const fitted = await fitModel(setup, encoded, {
+        settings: { lambda: 0.1, normScale: 0.5, bias: 1 },
+        maxIterations: 1,
+      });
+      const params = fitted.params;
+      // Random everything (not just the fit's starting point): weights across their whole range.
+      for (let i = 0; i < params.rho.length; i++) params.rho[i] = 2 * rng.normal();
+      for (const t of setup.frozen) params.rho[t] = -3;
+      for (let i = 0; i < params.theta.length; i++) params.theta[i] = 1.5 * rng.normal();
+      const stride = params.theta.length / params.shape.vocab;
+      for (const t of setup.frozen) params.theta.fill(0, t * stride, (t + 1) * stride);
+      for (let i = 0; i < params.rows.length; i++) params.rows[i] = rng.normal();
+      params.logBias = rng.normal();
+      if (params.pairs !== undefined && params.emb !== undefined) {
+        // Pair embeddings, projections and out_proj across their range; frozen tokens have none.
+        const m = DEFAULT_PAIR_SHAPE.m;
+        for (let i = 0; i < params.emb.length; i++) params.emb[i] = rng.normal();
+        for (const t of setup.frozen) params.emb.fill(0, t * m, (t + 1) * m);
+        for (const a of [params.pairs.u, params.pairs.z, params.pairs.b, params.pairs.wo])
+          for (let i = 0; i < a.length; i++) a[i] = rng.normal();
+        for (const a of [params.pairs.zBias, params.pairs.bBias])
+          for (let i = 0; i < a.length; i++) a[i] = 2 * rng.normal();
+      }
+      const dir = mkdtempSync(join(tmpdir(), 'clef-construct-'));
+      dirs.push(dir);
+      writeRelease(dir, params, {
+        contextTokens: 4096,
+        tokenizerJson: data.files.tokenizerJson,
+        tokenizerConfig: data.files.tokenizerConfig,
+        markers: data.markers,
+      });
+      let worst = 0;
+      let spread = 0;
+      for (const [i, example] of examples.entries()) {
+        const expected = modelLogits(params, encoded[i] as (typeof encoded)[number]);
+        const got = await referenceDecide(dir, example.valid);
+        const asked = example.valid.questions
+          .map((q, k) => ({ q, k }))
+          .filter(({ q }) => trained.includes(q.id));
+        asked.forEach(({ k }, j) => {
+          const e = expected[j] as Float64Array;
+          const g = got.logits[k] as Float64Array;
+          expect(g.length).toBe(e.length);
+          e.forEach((v, n) => {
+            worst = Math.max(worst, Math.abs(v - (g[n] as number)));
+            spread = Math.max(spread, Math.abs(v));
+          });
+        });
+      }
+      console.log(`max |Δlogit| ${worst.toExponential(2)}, logits up to ${spread.toFixed(2)}`);
+      expect(spread).toBeGreaterThan(1); // the logits are not all zero: the check has teeth
+      expect(worst, seedLine(`train-construct ${normDims} ${withPairs}`, SEED)).toBeLessThan(1e-4);
+      expect(WEIGHT_RANGE).toBe(12);
+    },
+  );
+});

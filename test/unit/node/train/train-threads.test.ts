@@ -1,0 +1,165 @@
+/**
+ * The fit on worker threads (src/node/train/shard-pool.ts) gives the same bits as the fit in one
+ * thread (shards.ts): the shards are fixed by the example count, each is summed from zero, and
+ * the shards' sums are added in shard order wherever they were computed. A planted file is
+ * fitted with its examples in 5 shards on this thread, on 2 threads and on 3; every fitted array
+ * must be identical to the bit. The check is sharp enough to see a shard-order slip: the same
+ * shards added in reverse order (a pool that sums them as they come back, say) differ in the
+ * last bits. And the threads end: after a fit, and after a thread fails.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
+import { RMS_EPS } from '../../../../src/build/train/construct.js';
+import {
+  checkExamples,
+  encodeExamples,
+  prepareTokenizer,
+} from '../../../../src/build/train/data.js';
+import { TrainError } from '../../../../src/build/train/errors.js';
+import { learnerSetup } from '../../../../src/build/train/fit.js';
+import { fitModel, type FittedModel } from '../../../../src/build/train/learner.js';
+import type { ModelExample } from '../../../../src/build/train/model.js';
+import {
+  localShards,
+  shardCount,
+  shardRanges,
+  SHARD_EXAMPLES,
+  type ShardPool,
+} from '../../../../src/build/train/shards.js';
+import { nodeShardPool, type NodeShardPool } from '../../../../src/node/train/shard-pool.js';
+import { trainDecisionModel } from '../../../../src/node/train/train.js';
+import { validateRequest } from '../../../../src/protocol/validate.js';
+import { plantedJsonl } from '../../../../tools/train/planted.js';
+import { seedLine, testSeed } from '../../../support/seed.js';
+
+const SEED = testSeed('train-threads');
+const examples = parseLabelledExamples(plantedJsonl(200, SEED), {
+  validateRequest: (b) => validateRequest(b),
+});
+const questions = checkExamples(examples);
+const data = prepareTokenizer(examples, 512);
+const encoded = encodeExamples(examples, data, 4096, new Set(questions.map((q) => q.id)));
+const setup = learnerSetup(data, questions, [{ examples, encoded }], { rmsEps: RMS_EPS }, null);
+const SETTINGS = { lambda: 0.01, normScale: 0.3, bias: 1 };
+const SHARDS = 5;
+
+const pools: NodeShardPool[] = [];
+const root = mkdtempSync(join(tmpdir(), 'clef-train-threads-'));
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.close()));
+  rmSync(root, { recursive: true, force: true });
+});
+
+function fit(pool?: ShardPool): Promise<FittedModel> {
+  return fitModel(setup, encoded, {
+    settings: SETTINGS,
+    maxIterations: 30,
+    shards: SHARDS,
+    pool,
+  });
+}
+
+/** SHA-256 of every array the fit produced, byte for byte (-0 and +0 differ too). */
+function bits(model: FittedModel): Record<string, string> {
+  const hash = (a: Float64Array) =>
+    createHash('sha256')
+      .update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength))
+      .digest('hex');
+  return {
+    theta: hash(model.params.theta),
+    rows: hash(model.params.rows),
+    u: hash(model.weights.u),
+    g: hash(model.weights.g),
+    iterations: String(model.iterations),
+  };
+}
+
+function maxAbsDiff(a: Float64Array, b: Float64Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs((a[i] as number) - (b[i] as number)));
+  return m;
+}
+
+describe('the fit on worker threads', () => {
+  it('gives the same bits on 1, 2 and 3 threads, and a shard-order slip would show', async () => {
+    const one = await fit();
+    expect(one.iterations, seedLine('train-threads', SEED)).toBeGreaterThan(5);
+    const two = nodeShardPool(2);
+    const three = nodeShardPool(3);
+    pools.push(two, three);
+    const onTwo = await fit(two);
+    const onThree = await fit(three);
+    expect(two.running(), 'both threads ran').toBe(2);
+    expect(three.running(), 'three threads ran').toBe(3);
+    expect(bits(onTwo), seedLine('train-threads', SEED)).toEqual(bits(one));
+    expect(bits(onThree), seedLine('train-threads', SEED)).toEqual(bits(one));
+
+    // The same shards, added last to first: the sum of the same numbers in another order.
+    const reversed: ShardPool = {
+      threads: 1,
+      open: (f) => localShards({ ...f, ranges: [...f.ranges].reverse() }),
+    };
+    const slipped = await fit(reversed);
+    expect(bits(slipped).theta, 'another order gives other bits').not.toBe(bits(one).theta);
+    // ... and only in the last bits: the same fit otherwise.
+    expect(maxAbsDiff(slipped.params.theta, one.params.theta)).toBeLessThan(1e-6);
+
+    await Promise.all([two.close(), three.close()]);
+    expect(two.running() + three.running(), 'no thread left after close').toBe(0);
+  }, 120_000);
+
+  it('has one shard below 2 × SHARD_EXAMPLES examples and at most 8, whatever the threads', () => {
+    expect(shardCount(2 * SHARD_EXAMPLES - 1)).toBe(1);
+    expect(shardCount(2 * SHARD_EXAMPLES)).toBe(2);
+    expect(shardCount(13_590)).toBe(8);
+    expect(shardCount(1_000_000)).toBe(8);
+    const ranges = shardRanges(13_590);
+    expect(ranges[0]?.[0]).toBe(0);
+    expect(ranges.at(-1)?.[1]).toBe(13_590);
+    for (let s = 1; s < ranges.length; s++) expect(ranges[s]?.[0]).toBe(ranges[s - 1]?.[1]);
+    const sizes = ranges.map(([a, b]) => b - a);
+    expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+  });
+
+  it('fails the fit with train_thread_failed when a thread fails, and ends its threads', async () => {
+    const pool = nodeShardPool(2);
+    pools.push(pool);
+    const bad = [...encoded] as ModelExample[];
+    // A question the threads cannot read (its options missing), in the fourth shard.
+    const broken = bad[150] as ModelExample;
+    bad[150] = {
+      ...broken,
+      questions: broken.questions.map((q) => ({ ...q, options: null as never })),
+    };
+    const error = await fitModel(setup, bad, {
+      settings: SETTINGS,
+      maxIterations: 5,
+      shards: SHARDS,
+      pool,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TrainError);
+    expect((error as TrainError).code).toBe('train_thread_failed');
+    expect((error as TrainError).message).toMatch(/a training thread failed: .*--threads 1/);
+    await pool.close();
+    expect(pool.running()).toBe(0);
+  }, 60_000);
+
+  it('refuses a thread count that is not a positive integer, before any work', async () => {
+    const out = join(root, 'refused');
+    for (const threads of [0, 1.5]) {
+      const error = await trainDecisionModel({
+        examples: plantedJsonl(40, SEED),
+        out,
+        threads,
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TrainError);
+      expect((error as TrainError).code).toBe('train_options_invalid');
+      expect((error as TrainError).message).toContain('threads must be an integer');
+      expect(existsSync(out)).toBe(false);
+    }
+  });
+});
