@@ -1,4 +1,4 @@
-// Processes a test run left behind (issue 30). `npm test` (tools/test-all.mjs) puts a fresh
+// Processes a test run left behind. `npm test` (tools/test-all.mjs) puts a fresh
 // CLEF_TEST_RUN=<id> in its environment, which every process the suite starts inherits (npx's
 // children, a Vite server, `clef-web serve`, Chromium) and keeps even when its parent dies and it
 // is re-parented. After each half of the suite has exited, any process still carrying the id

@@ -1,5 +1,5 @@
 /**
- * A split backbone (issue 16) in the browser: the package converted with one graph per layer
+ * A split backbone in the browser: the package converted with one graph per layer
  * group (/models/tiny-split/, from the same release as /models/tiny/) decides byte for byte as
  * the single-graph package on the same device, on WASM and on WebGPU (SwiftShader), where the
  * residual stream passes between the group sessions as GPU buffers; and the engine loads it one

@@ -1,5 +1,5 @@
 /**
- * Concurrency (issue 9): twelve `<clef-decide>` elements and three page scripts deciding at
+ * Concurrency: twelve `<clef-decide>` elements and three page scripts deciding at
  * once on one shared WASM engine. Every request is answered exactly once, each caller's in the
  * order it sent them, none lost, and every answer is byte for byte the one a serial call gets.
  */

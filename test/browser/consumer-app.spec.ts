@@ -77,13 +77,13 @@ const versionOf = (name: string) =>
   ).version;
 
 const VITE_VERSION = versionOf('vite');
-/** The bundlers the other apps are built with (issue 25), installed from the registry. */
+/** The bundlers the other apps are built with, installed from the registry. */
 const WEBPACK = 'webpack@5.113.0';
 const WEBPACK_CLI = 'webpack-cli@7.3.1';
 const ESBUILD = `esbuild@${versionOf('esbuild')}`;
 /** React's types, for the JSX typings of the elements. */
 const REACT_TYPES = '@types/react@19.3.3';
-/** Rollup (plain, and with the import-meta-assets plugin) and Parcel 2 (issue 37). */
+/** Rollup (plain, and with the import-meta-assets plugin) and Parcel 2. */
 const ROLLUP = ['rollup@4.68.9', '@rollup/plugin-node-resolve@16.0.3'];
 const ROLLUP_ASSETS = '@web/rollup-plugin-import-meta-assets@2.3.3';
 const PARCEL = 'parcel@2.16.4';
@@ -430,7 +430,7 @@ const TRANSFER_REQUEST = {
 
 test('without onnxruntime-node decide runs on the js device; each command needing it says so in one line; require(clef-web/node) says ESM-only', async () => {
   expect(existsSync(join(app, 'node_modules/onnxruntime-node'))).toBe(false);
-  // Issue 39: `npx clef-web decide` needs no native dependency (auto takes the js device).
+  // `npx clef-web decide` needs no native dependency (auto takes the js device).
   writeFileSync(join(app, 'in.jsonl'), JSON.stringify(TRANSFER_REQUEST) + '\n');
   const decided = await runToExit(
     'npx',

@@ -1,5 +1,5 @@
 /**
- * Issue 9: the page API and `<clef-decide>` expose nothing to other frames. A page loads an
+ * The page API and `<clef-decide>` expose nothing to other frames. A page loads an
  * engine and an element, then a frame from another origin (https://evil.example, served by
  * Playwright's router: no request leaves the machine) tries everything a hostile frame can:
  * reach into the parent's globals, and post Comlink-shaped calls (with and without a transferred

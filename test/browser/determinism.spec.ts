@@ -1,5 +1,5 @@
 /**
- * Determinism (issue 9): on one device and dtype, the same request gives the same response byte
+ * Determinism: on one device and dtype, the same request gives the same response byte
  * for byte (JSON text and raw logits) across repeated runs, prefix-cache hits and misses, a page
  * reload (a new engine) and Cache Storage misses and hits (package from the network, then from
  * the cache). On WASM and on WebGPU (SwiftShader: small states, two loads).

@@ -1,5 +1,5 @@
 /**
- * Which device `auto` picks (issue 15), on the real adapter headless Chromium offers (WebGPU on
+ * Which device `auto` picks, on the real adapter headless Chromium offers (WebGPU on
  * SwiftShader, `isFallbackAdapter: true`) and with that adapter made to describe itself
  * differently (fault-hooks.ts): a software adapter is passed over for WASM and `info()` says
  * why; an explicit 'webgpu' still uses it; a hardware-looking adapter is taken. Each load
@@ -73,7 +73,7 @@ test('the real headless adapter is a software fallback, passed over by auto: js 
   });
   expect(adapter).toEqual({ vendor: 'google', architecture: 'swiftshader', fallback: true });
   let info!: TestEngineInfo;
-  // The tiny package is small: the js device answers first (issue 39), and nothing of
+  // The tiny package is small: the js device answers first, and nothing of
   // onnxruntime is fetched.
   const none = await ortRequests(page, async () => {
     info = await mustLoad(page, 'auto', { model: FP32, device: 'auto' });

@@ -1,5 +1,5 @@
 /**
- * The engine's failure paths (issue 4) on WASM and WebGPU: device fallback and refusal, a
+ * The engine's failure paths on WASM and WebGPU: device fallback and refusal, a
  * package file whose SHA-256 differs, each bad request's exact System One error (and the next
  * good request still answered), and aborted requests that free their slot.
  */

@@ -1,7 +1,7 @@
 /**
- * The engine from the outside (issue 4), on each device: nothing leaves the page's origin during
+ * The engine from the outside, on each device: nothing leaves the page's origin during
  * load and a run of decisions (see DECISIONS), and on the js device no onnxruntime file is
- * fetched at all (issue 39); the unmodified @typesafe-ai/sdk works
+ * fetched at all; the unmodified @typesafe-ai/sdk works
  * through `clef.fetch` (typed answers, its error classes for a 422 and a 400
  * max_tokens_exceeded); a second load reads the package from Cache Storage instead of the
  * network.

@@ -1,5 +1,5 @@
 /**
- * The in-browser engine's answers (issue 4), on WASM and on WebGPU (SwiftShader): equal to the
+ * The in-browser engine's answers, on WASM and on WebGPU (SwiftShader): equal to the
  * float64 reference forward within the tolerance written down per device and dtype, the same
  * from a prefix-cache hit as from a cold run, and still right for a state close to the
  * package's context (the tiny model's 4096 tokens on WASM; on WebGPU the same graphs and weights

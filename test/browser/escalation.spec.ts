@@ -1,4 +1,4 @@
-// Remote escalation from a page (issue 6), against a `clef-web serve` process this test starts on
+// Remote escalation from a page, against a `clef-web serve` process this test starts on
 // loopback (WASM only; the remote side is the CLI on onnxruntime-node).
 //
 // Why a proxy: the page is cross-origin isolated (COEP require-corp), and the remote is another

@@ -1,5 +1,5 @@
 /**
- * Faults (issue 9): the engine's worker dies mid-request, the WebGPU device is lost mid-request,
+ * Faults: the engine's worker dies mid-request, the WebGPU device is lost mid-request,
  * package bytes change between download and verify, Cache Storage is full, and a request is
  * aborted at every stage. Each time the caller gets a typed error or its answer (never a hang),
  * no queued request is lost, no tensor is left behind, and the engine answers afterwards.

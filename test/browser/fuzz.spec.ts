@@ -1,5 +1,5 @@
 /**
- * Browser fuzz (issue 9): 10,000 malformed or hostile requests from the seeded generator in
+ * Browser fuzz: 10,000 malformed or hostile requests from the seeded generator in
  * tools/fuzz (wrong types at every path, huge and deeply nested states, 64/65 questions, 255/256
  * options, lone surrogates, duplicate keys, non-JSON and invalid UTF-8 bodies, multi-megabyte
  * bodies), plus some valid ones, through the page API on WASM: each through `clef.fetch` (the

@@ -1,5 +1,5 @@
 /**
- * The float16 KV cache in the browser (issue 16 §5). On WASM, asked for, it decides within the
+ * The float16 KV cache in the browser. On WASM, asked for, it decides within the
  * bound test/unit/build/convert/kv-float16.test.ts sets of the float32 cache, over states long
  * enough to be carried through several runs and through a prefix-cache hit. On WebGPU it needs
  * shader-f16, which SwiftShader lacks: `auto` keeps float32 and says why; asking for float16 there

@@ -1,5 +1,5 @@
 /**
- * Leak counting (issue 9), the CI-sized soak: 100 decisions of varied size on WASM, with bad
+ * Leak counting, the CI-sized soak: 100 decisions of varied size on WASM, with bad
  * requests and aborted ones mixed in, leave no onnxruntime tensor behind: with the prefix cache
  * off the engine's live tensor count is back to exactly 0 after every batch, and with it on it
  * equals what the cache holds. (tools/soak/browser-soak.ts is the 1,000-decision version with

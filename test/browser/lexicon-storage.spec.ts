@@ -1,6 +1,6 @@
 /**
  * A big lexicon (Clef-flash's lm_head rows are ~1 GB) is read row by row from its cached copy
- * in Cache Storage instead of being held in the worker (issue 16: load without doubling
+ * in Cache Storage instead of being held in the worker (so a load does not double the
  * memory). The size threshold is forced here with `simulate.lexiconFromStorage` on the tiny
  * package: answers are byte-identical to the in-memory rows, and without a cache the rows stay
  * in memory.

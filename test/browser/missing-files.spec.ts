@@ -1,5 +1,5 @@
 /**
- * Issue 25: errors that say what to do when a file clef-web needs is not served (a new app
+ * Errors that say what to do when a file clef-web needs is not served (a new app
  * without the Vite plugin or `npx clef-web assets`): the bundled model's manifest, onnxruntime's
  * runtime files under /ort/ (naming the device the engine had chosen, not one it fell through
  * to), and the engine's worker script.

@@ -1,5 +1,5 @@
 /**
- * A load fetches every package file once (issue 16): files are fetched as the sessions need
+ * A load fetches every package file once: files are fetched as the sessions need
  * them, and the two head graphs share their data files, so a careless order would fetch those
  * twice (with the cache off, twice from the network: 240 MB for Clef-flash's head).
  */

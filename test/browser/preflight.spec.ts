@@ -1,5 +1,5 @@
 /**
- * The WebGPU preflight (issue 16): the converter records a package's biggest tensor, and the
+ * The WebGPU preflight: the converter records a package's biggest tensor, and the
  * engine compares it with the adapter's buffer limits once the manifest is read. A tensor that
  * cannot fit is refused with a typed error naming the limit before any other file is fetched;
  * `auto` moves to WASM instead and says why. The adapter's limits are narrowed with the

@@ -1,5 +1,5 @@
 /**
- * WASM-prepared graphs in the browser (issue 15): on WASM the engine fetches and creates the
+ * WASM-prepared graphs in the browser: on WASM the engine fetches and creates the
  * package's `*.wasm.onnx` graphs (optimised once by the converter) instead of the package
  * graphs, and decides bit for bit what the package graphs decide after onnxruntime-web
  * optimised them itself: on random requests drawn fresh each run (the seed printed; CLEF_TEST_SEED reruns it), on the single-graph fp32

@@ -1,5 +1,5 @@
 /**
- * Decision records in the page (issue 28, docs/records.md): createClef({ record }) and
+ * Decision records in the page (docs/records.md): createClef({ record }) and
  * <clef-decide record> keep their records in IndexedDB (or give them to the page's function),
  * every request the page makes stays on its own origin, and the exported JSONL replays as
  * identical in Node (`clef-web replay`) on the same package.

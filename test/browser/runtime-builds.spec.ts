@@ -1,9 +1,9 @@
 /**
- * An app ships only the onnxruntime-web builds of the devices it names (issue 37: the plugin's
- * and `clef-web assets`' `devices`), and the engine runs on what is there: `auto` passes over a
- * device whose runtime is not served, an explicit one names the missing file and the option that
- * ships it, and WASM runs on WebGPU's build where that is the only one. "Not served" is a 404,
- * or the HTML page a single-page-app host answers for every unknown path.
+ * An app ships only the onnxruntime-web builds of the devices it names (the `devices` option
+ * of the Vite plugin and of `clef-web assets`), and the engine runs on what is there: `auto`
+ * passes over a device whose runtime is not served, an explicit one names the missing file and
+ * the option that ships it, and WASM runs on WebGPU's build where that is the only one. "Not
+ * served" is a 404, or the HTML page a single-page-app host answers for every unknown path.
  */
 import { expect, test, type Page } from '@playwright/test';
 import type { EngineInfo } from '../../src/wire/telemetry.js';

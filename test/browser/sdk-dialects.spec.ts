@@ -1,6 +1,7 @@
 /**
- * Issue 14 in the browser (WASM, the tiny fixture): the unmodified `cloudflare` and `openai`
- * SDKs through `clef.fetch` and through the service-worker route. Cloudflare's `ai.run` posts
+ * The SDKs people already use, in the browser (WASM, the tiny fixture): the unmodified
+ * `cloudflare` and `openai` SDKs through `clef.fetch` and through the service-worker route.
+ * Cloudflare's `ai.run` posts
  * to the percent-encoded model path; OpenAI's `decisions.create` and `chat.completions.create`
  * get answers equal to the System One answers the page's engine gives for the same decision
  * (written here by hand from docs/interop.md's mapping); nothing leaves the page's origin.

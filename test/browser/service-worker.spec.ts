@@ -1,4 +1,4 @@
-// The same-origin System One routes (issue 6) in a real service worker: the page registers it
+// The same-origin System One routes in a real service worker: the page registers it
 // with `registerSystemOneRoute(clef)`, then the unmodified TypeSafe SDK (baseURL = the page's
 // origin) and plain fetch calls are answered by the page's engine. The worker script is a test
 // one (test/browser/pages/systemone-sw.ts) making exactly the calls sw-routes.ts documents.

@@ -1,5 +1,5 @@
 /**
- * One engine for every tab (issue 38): createClef({ shared: true }) in Chromium, on WASM and
+ * One engine for every tab: createClef({ shared: true }) in Chromium, on WASM and
  * the tiny package. Every tab is opened through a counting proxy (test/support/
  * counting-proxy.ts), which sees each request of every page and worker, the shared one
  * included. Memory and the first answers' speed are the benchmark's

@@ -1,5 +1,5 @@
 /**
- * A second visit starts from the compiled code of the first (issue 15). onnxruntime's wasm is
+ * A second visit starts from the compiled code of the first. onnxruntime's wasm is
  * served cacheable (the clef-web/vite plugin: `Cache-Control: no-cache` + ETag) and streamed
  * from its fetch response into `WebAssembly.instantiateStreaming`, so Chromium keeps V8's code
  * for it beside the HTTP cache entry, and the next visit in the same profile deserialises that

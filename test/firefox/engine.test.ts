@@ -76,7 +76,7 @@ describe('createClef on WASM and js', () => {
       )) as Outcome<EngineInfo>,
       'createClef (auto)',
     );
-    // The tiny package is small: the js device answers first (issue 39), and says why.
+    // The tiny package is small: the js device answers first, and says why.
     expect(info.device).toBe('js');
     expect(info.deviceReason).toMatch(
       /^auto: js, first 5 answers in \d+ ms against \d+ ms on WASM/,

@@ -1,5 +1,5 @@
 /**
- * One engine for every tab (issue 38) in Firefox ESR: the Chromium suite's checks
+ * One engine for every tab in Firefox ESR: the Chromium suite's checks
  * (test/browser/shared-engine.spec.ts) on WASM and the tiny package, every tab through a
  * counting proxy (test/support/counting-proxy.ts) that sees the shared worker's requests too.
  * Whether the worker is gone is read from the origin's Web Locks: each tab and the worker hold

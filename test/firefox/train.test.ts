@@ -31,7 +31,7 @@ it('trains the planted task in the page, then uses the model', async () => {
   writeFileSync(file, plantedJsonl(240, 11));
   const page = await firefox.newPage();
   await page.goto(`${origin()}/`);
-  // The bundled clef-nano loaded (auto: on the js device, issue 39).
+  // The bundled clef-nano loaded (auto: on the js device).
   await page.waitForFunction(
     () => /\b(js|wasm)\b/.test(document.querySelector('[data-testid=device]')?.textContent ?? ''),
     { timeout: 120_000 },

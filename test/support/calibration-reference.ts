@@ -1,6 +1,6 @@
 /**
  * A second implementation of what applying a calibration means (docs/calibration.md), for
- * tests' expected values (issue 30): written apart from src/calibrate and computed differently,
+ * tests' expected values: written apart from src/calibrate and computed differently,
  * so a mistake in the code under test does not reappear in what it is checked against.
  *
  * - probabilities: p_i = 1 / Σ_j exp((z_j − z_i) / T) (no max subtraction, no normalising pass;

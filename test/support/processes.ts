@@ -1,5 +1,5 @@
 /**
- * Child processes that tests start, ended on every path (issue 30). `spawnGroup` makes the
+ * Child processes that tests start, ended on every path. `spawnGroup` makes the
  * child the leader of its own process group, so that `stopGroup` reaches what it started in
  * turn (npx's node, Vite's esbuild service): a SIGTERM to the group, a SIGKILL to the group if
  * the leader has not exited after `graceMs`, then a SIGKILL to what is left of the group once

@@ -1,5 +1,5 @@
 /**
- * Seeds for tests that draw fresh random inputs each run (issue 30). A run's seed is printed, as
+ * Seeds for tests that draw fresh random inputs each run. A run's seed is printed, as
  * one line that is also the command's environment for reproducing it, and the test puts it in
  * every assertion message, so a failure reproduces from its log alone:
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Engine latency on each device, for issue 4's closing note:
+ * Engine latency on each device:
  *   node tools/bench/engine-latency.mjs [--devices wasm,webgpu] [--runs 20] [--model /models/tiny/]
  * Starts the Vite dev server, opens the test harness in Debian's Chromium (WebGPU on whatever
  * adapter the browser finds: SwiftShader here), and prints per device: load time (download,

@@ -1,5 +1,5 @@
 /**
- * Time to first answer (issue 15): `createClef` → first `systemone`, on WASM, per onnxruntime-web
+ * Time to first answer: `createClef` → first `systemone`, on WASM, per onnxruntime-web
  * build, cold (a new browser profile: nothing cached) and warm (the same profile reopened: a
  * second visit, package in Cache Storage, wasm in the HTTP cache where the server allows), with
  * each load phase from `info().loadMs`; and onnxruntime-node's load + first answer on the same

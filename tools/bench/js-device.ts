@@ -1,5 +1,5 @@
 /**
- * The js device against onnxruntime-web's WASM (issue 39), in one run, on a production build
+ * The js device against onnxruntime-web's WASM, in one run, on a production build
  * served over loopback, each visit in a fresh browser profile:
  *
  * - first answer: navigation → createClef → the first decision of a ~300-token request on the

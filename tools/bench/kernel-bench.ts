@@ -1,7 +1,7 @@
 /**
  * Single-op graphs at the backbone's shapes, timed on onnxruntime-web (WASM, in Chromium) and on
  * onnxruntime-node with the same thread count: GFLOP/s (or GB/s-ish element rates) per kernel,
- * the ratio that explains the prefill gap (issue 15). Graphs are written with the project's
+ * the ratio that explains the prefill gap. Graphs are written with the project's
  * GraphBuilder into .cache/kernel-bench/ and served by the dev server.
  *
  *   npx tsx tools/bench/kernel-bench.ts [--threads 1] [--min-ms 1500] [--only a,b] [--out X.json]

@@ -1,6 +1,6 @@
 /**
  * Where a prefill's time goes, per op type, on onnxruntime-web (WASM, in Chromium) and on
- * onnxruntime-node, same package graph, same tokens, same thread count (issue 15). Both run the
+ * onnxruntime-node, same package graph, same tokens, same thread count. Both run the
  * backbone over `--tokens` tokens in chunks of `--chunk` (state fed back as the engine does),
  * `--warm` times to settle the code, then once with onnxruntime's per-node profiler on; the
  * table sums each op type's kernel time over that last prefill.

@@ -3,7 +3,7 @@
  * hardware-specific layouts) into .cache/opt-nano/, beside a copy of the backbone's data, and
  * checks that the backbone optimised and run at 'disabled' answers bit for bit what the package
  * graph answers at 'all'. For `tools/bench/session-options.ts --first disabled --graphs
- * /.cache/opt-nano/` (issue 15; docs/benchmarks.md).
+ * /.cache/opt-nano/` (docs/benchmarks.md).
  *
  *   npx tsx tools/bench/optimized-graphs.ts
  */

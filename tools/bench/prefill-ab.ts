@@ -1,7 +1,7 @@
 /**
  * Prefill variants interleaved in one worker (WASM, tools/bench/pages/prefill-worker.js) and one process (onnxruntime-node): session
  * options and chunk sizes, A B C A B C ..., so a loaded machine's drift lands on all alike;
- * reports the minimum (least disturbed) and median ms per prefill of `--tokens` (issue 15).
+ * reports the minimum (least disturbed) and median ms per prefill of `--tokens`.
  *
  *   npx tsx tools/bench/prefill-ab.ts [--model public/models/tiny] [--tokens 2048] [--rounds 8]
  *       [--threads 1] [--variants '[{"label":"base","chunk":256,"options":{}}]'] [--out X.json]

@@ -1,5 +1,5 @@
 /**
- * What onnxruntime-web's start costs in a page (issue 15): the engine's `init` phase is its first
+ * What onnxruntime-web's start costs in a page: the engine's `init` phase is its first
  * session creation, which fetches, compiles and instantiates the wasm and then starts the
  * runtime. This splits it: `WebAssembly.instantiateStreaming` (fetch + compile + instantiate,
  * timed by wrapping it), the rest of the first one-node session's creation (the runtime's own

@@ -1,6 +1,6 @@
 /**
- * The three attacks of issue 27 against the built `clef-web serve` (`npm run build:node` first),
- * with the numbers docs/reliability.md quotes:
+ * Three ways one hostile client could hurt the others, run against the built `clef-web serve`
+ * (`npm run build:node` first), with the numbers docs/reliability.md quotes:
  * 1. `--words` distinct single-word states of `--word-kib` KiB each: the server's RSS before and
  *    after, and the slowest refusal;
  * 2. while 4 clients send such bodies back to back for `--seconds` from `--hostile-from`

@@ -1,5 +1,5 @@
 /**
- * Load on `clef-web serve` (issue 27): for each worker count, starts the built CLI
+ * Load on `clef-web serve`: for each worker count, starts the built CLI
  * (`bin/clef-web.mjs serve`, so `npm run build:node` first) on a package, and at each
  * concurrency sends requests from that many keep-alive clients, every state distinct (a seeded
  * sentence of 4-40 words) so no answer comes from a cache it would not get in production. Prints

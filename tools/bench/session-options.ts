@@ -1,5 +1,5 @@
 /**
- * What onnxruntime-web's session options cost at session creation (issue 15), on clef-nano's
+ * What onnxruntime-web's session options cost at session creation, on clef-nano's
  * three graphs in Chromium on WASM, one thread: graphOptimizationLevel, enableMemPattern, and
  * the three sessions created one after another against all at once. The first creation in a
  * page also compiles the runtime's code, so it is reported apart; the variants then alternate,

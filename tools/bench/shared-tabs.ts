@@ -2,7 +2,7 @@
  * `npx tsx tools/bench/shared-tabs.ts [--browser chromium|firefox|both] [--model /models/tiny/]
  *   [--label x] [--no-write]`
  *
- * What a shared engine (createClef({ shared: true }), issue 38) saves, in Debian's Chromium and
+ * What a shared engine (createClef({ shared: true })) saves, in Debian's Chromium and
  * Firefox ESR, on WASM, with the shipped worker. Per browser, one fresh browser; each scenario
  * in a fresh context (its own storage: the package comes from the network), its tabs open at
  * once, then closed:

@@ -1,7 +1,7 @@
 /**
  * `clef-web train` on CLINC150, measured: fit on train + oos_train, select (and calibrate) on
  * val + oos_val, report on all of test + oos_test through the package (onnxruntime-node), never
- * the reverse. Prints the figures and their targets (issue 24) and writes them as JSON.
+ * the reverse. Prints the figures and their targets (the model card's) and writes them as JSON.
  *
  *   npx tsx tools/bench/train-clinc.ts --out bench/work/clinc [--per-intent 10,25,50,100]
  *       [--package models/clef-nano] [--label NAME] [--threads N] [--eval-every N]

@@ -1,5 +1,5 @@
 /**
- * onnxruntime-web's two WebGPU builds side by side (issue 37): the JSPI build (16.8 MB of wasm,
+ * onnxruntime-web's two WebGPU builds side by side: the JSPI build (16.8 MB of wasm,
  * under static hosts' 25 MiB per-file limit) against the asyncify build (26.8 MB, over it), on
  * the same page, package and adapter. Per build: the first answer (createClef on WebGPU + the
  * first decision) on a cold visit (a new profile) and a warm one (the same profile reopened),

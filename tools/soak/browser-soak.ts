@@ -1,5 +1,5 @@
 /**
- * Browser soak (issue 9), run by hand, not in CI:
+ * Browser soak, run by hand, not in CI:
  *
  *   npm run models:tiny && node tools/sw/build-routes.mjs
  *   nice -n 5 npx tsx tools/soak/browser-soak.ts [--device wasm|webgpu|both] [--count 1000]

@@ -1,5 +1,5 @@
 /**
- * Soak of `clef-web serve` (issue 9): 10,000 decisions of varied size against a server in a
+ * Soak of `clef-web serve`: 10,000 decisions of varied size against a server in a
  * child process, after a warm-up, sampling the child's memory (RSS, JS heap, external and
  * ArrayBuffer memory, all after full GCs) and its live onnxruntime tensors, and printing a table
  * and JSON. Passes when every decision is answered and RSS and heap end within 5% of their level

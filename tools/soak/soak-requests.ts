@@ -39,7 +39,7 @@ export function request(
   const size = big ? sizes[i % sizes.length]! : sizes[Math.floor(sr() * sizes.length)]!;
   const stateWords = Array.from({ length: size }, () => WORDS[Math.floor(sr() * WORDS.length)]);
   // 'distinct': every state also starts with 3 made-up words the tokenizer has never seen, so
-  // its piece cache keeps meeting new entries (issue 27: it is bounded by bytes).
+  // its piece cache keeps meeting new entries (it is bounded by bytes).
   if (mode === 'distinct' && !big) {
     const made = () =>
       Array.from({ length: 4 + Math.floor(r() * 9) }, () =>

@@ -46,7 +46,7 @@ export async function swRoundTrip(MODEL: string) {
   const viaPage = await clef.fetch('/v1/systemone', init);
   const wai = await fetch(`/client/v4/accounts/acct/ai/run/@cf/cloudflare/${MODEL}`, init);
   // clef-web's own namespace: the worker answers it (a JSON 404 for the calibrated route it
-  // does not relay yet), so the page's server, an SPA fallback say, never does (issue 30).
+  // does not relay yet), so the page's server, an SPA fallback say, never does.
   const clefPaths = await Promise.all(
     ['/v1/clef/calibrated', '/v1/clef/unknown'].map(async (path) => {
       const r = await fetch(path, init);

@@ -1,4 +1,4 @@
-// Issue 25: long CLI steps (verify's and convert's fidelity requests, prepare's graphs) report
+// Long CLI steps (verify's and convert's fidelity requests, prepare's graphs) report
 // done/total, the time per item and what is left: a line every few seconds in a log, redrawn
 // in place on a terminal.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Key-bounded chunks (issue 16, long context): each chunk's tokens × keys stays within the
+// Key-bounded chunks for long states: each chunk's tokens × keys stays within the
 // budget, chunks cover the run exactly, short states keep the fixed chunk, and the tail stays
 // whole where it did before.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Key-bounded chunks in the runner (issue 16, long context): with a small score budget the
+// Key-bounded chunks in the runner, for long states: with a small score budget the
 // backbone runs follow the plan (every run's tokens × keys within the budget, chunks shrinking
 // as the state grows) and decide as the default chunking does, within float tolerance: the
 // backbone is chunk-invariant up to rounding (the state carries everything across chunks).

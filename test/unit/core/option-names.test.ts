@@ -1,4 +1,4 @@
-// Unknown options are refused, naming the option and the nearest known one (issue 38):
+// Unknown options are refused, naming the option and the nearest known one:
 // createClef, loadNodePackage, and <clef-decide>'s attributes (a console warning there). A typo
 // used to pass silently as the default.
 import { describe, expect, it, vi } from 'vitest';

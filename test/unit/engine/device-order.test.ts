@@ -1,6 +1,6 @@
-// Device choice (issue 15): what `auto` picks for each adapter, and what probing reports for
+// Device choice: what `auto` picks for each adapter, and what probing reports for
 // fake `navigator.gpu` objects (with the flag, without it, named SwiftShader or not); the js
-// device placed by its estimated first answers (issue 39).
+// device placed by its estimated first answers.
 import { describe, expect, it } from 'vitest';
 import {
   deviceBeforeManifest,
@@ -118,7 +118,7 @@ describe('deviceOrder', () => {
   });
 });
 
-describe('the js device in auto (issue 39)', () => {
+describe('the js device in auto', () => {
   it('goes first for a small package, with both estimates in the reason', () => {
     for (const c of [caps(null, false), caps('google swiftshader', true)]) {
       const plan = deviceOrder('auto', NANO, c);

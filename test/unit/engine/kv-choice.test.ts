@@ -1,4 +1,4 @@
-// The KV cache precision the engine runs (issue 16 §5), for every request × device × adapter ×
+// The KV cache precision the engine runs, for every request × device × adapter ×
 // package case: auto takes float16 only on WebGPU with shader-f16; an explicit float16 is
 // refused where it cannot run, with the error class that says whose problem it is.
 import { describe, expect, it } from 'vitest';

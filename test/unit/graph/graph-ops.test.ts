@@ -690,7 +690,7 @@ describe('products', () => {
 describe('LinearAttention (gated_delta)', () => {
   it.each([
     [9, 2, 4, 8, 6],
-    // The trained packages' size (issue 34): one key head of dim 4, 4 value heads of dim 8.
+    // The trained packages' size: one key head of dim 4, 4 value heads of dim 8.
     [13, 1, 4, 4, 8],
   ])(
     'matches onnxruntime over %i tokens from a random state: %i key heads, %i value heads of dims %i and %i',

@@ -1,4 +1,4 @@
-// The js device's whole decisions (issue 39) in Node, on a fresh random tiny release each run
+// The js device's whole decisions in Node, on a fresh random tiny release each run
 // (linear-attention, full-attention and MLP layers): the fp32 package within 1e-5 (max |Δp|) of
 // the float64 reference, whole and fed in small chunks; the fp16, q8 and q4 packages (q4 with its
 // 8-bit embedding table) and the float16-KV graphs within 1e-4 of onnxruntime-node on the same
@@ -22,9 +22,10 @@ const where = `(seed ${SEED})`;
 const MODEL = 'clef-tiny';
 
 /**
- * The layout trained packages are moving to (issue 34): a Gated DeltaNet layer between two
- * full-attention layers, at small odd sizes (hidden 75: ragged quantisation blocks; key heads of
- * dim 4 shared by 4 value heads of dim 8; rotary over 2 of 8 head dims).
+ * The layout of a trained package with the order layer (src/build/train/construct.ts): a Gated
+ * DeltaNet layer between two full-attention layers, at small odd sizes (hidden 75: ragged
+ * quantisation blocks; key heads of dim 4 shared by 4 value heads of dim 8; rotary over 2 of 8
+ * head dims).
  */
 const SMALL_ODD: TextShape = {
   ...TINY_TEXT,

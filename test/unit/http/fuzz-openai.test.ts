@@ -1,4 +1,4 @@
-// Issue 14, fuzzing the OpenAI dialects: for OpenAI Decisions (POST /v1/decisions) and Chat
+// Fuzzing the OpenAI dialects: for OpenAI Decisions (POST /v1/decisions) and Chat
 // Completions (POST /v1/chat/completions), 10,000 seeded hostile, malformed and valid bodies each
 // through the lossless parser and handleRoute, then 10,000 each over real HTTP through
 // `startServer` (keep-alive, 4 in flight; multi-megabyte bodies get 413). Behind both is System

@@ -1,4 +1,4 @@
-// Issue 37: an app ships only the onnxruntime-web builds its devices run on, no file over a
+// An app ships only the onnxruntime-web builds its devices run on, no file over a
 // static host's 25 MiB limit by default, and `clef-web assets` / the Vite plugin say what they
 // copied and how big it is. Sizes are the installed onnxruntime-web's real files.
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// A backbone split into groups (issue 16) decides exactly as the single graph converted from the
+// A backbone split into groups decides exactly as the single graph converted from the
 // same release: on onnxruntime-node, the response bytes and the raw logits are identical, for
 // fp32 and q4, split two ways (two layer groups; one layer per group), over long states fed in
 // uneven chunks, with prefix-cache hits and misses. Any fusion or reordering across a group

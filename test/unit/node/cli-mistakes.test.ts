@@ -1,4 +1,4 @@
-// Issue 37: the CLI never prints a stack trace for a user's mistake. Every message starts with
+// The CLI never prints a stack trace for a user's mistake. Every message starts with
 // its command's prefix (`clef-web serve: `), says what to do, and any option it suggests exists
 // on that command; an unknown option names the nearest known one; `--help` lists every option
 // the docs use. The in-process cases run `main` as bin/clef-web.mjs does; three run the compiled

@@ -1,4 +1,4 @@
-// Issue 25: the CLI behaves. --help/-h after every command and `help <command>` print that
+// The CLI behaves. --help/-h after every command and `help <command>` print that
 // command's usage on stdout and exit 0; --version prints the package's version; a missing
 // option is named in the message; `decide` without --package answers with the bundled model.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// `npx clef-web decide|serve|replay` where onnxruntime-node is not installed (issue 39): the
+// `npx clef-web decide|serve|replay` where onnxruntime-node is not installed: the
 // compiled CLI, in a process that cannot resolve onnxruntime-node, runs packages on the js
 // device and answers exactly as the js engine does in-process, without a word about
 // onnxruntime-node; asked for onnxruntime by name, it fails with the install line.

@@ -1,4 +1,4 @@
-// Issue 9: a manifest cannot point outside its package directory, in Node. Each hostile path
+// A manifest cannot point outside its package directory, in Node. Each hostile path
 // names a file outside the package that holds exactly the bytes (size and SHA-256) the manifest
 // claims, so following the path would pass every other check: the load must still fail with a
 // typed PackageError from the path check, naming the file. A tampered file inside the package is

@@ -1,4 +1,4 @@
-// Issue 25: what consumers' bundlers see in the shipped code. onnxruntime's self-URL must not
+// What consumers' bundlers see in the shipped code. onnxruntime's self-URL must not
 // look like an asset reference (webpack 5 failed on it, Vite warned), and `clef-web assets`
 // must find the engine's worker and every chunk it imports (esbuild leaves the worker to the page).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

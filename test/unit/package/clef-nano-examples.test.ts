@@ -67,7 +67,7 @@ const ASKED: Example[] = [
     expected: 'report_fraud',
   },
   {
-    source: 'a newcomer (issue 34)',
+    source: 'a newcomer (the message that got transactions 0.99 from the first clef-nano)',
     state: 'Someone used my card without my permission, I never made these purchases',
     criteria: NEWCOMER,
     expected: 'report_fraud',

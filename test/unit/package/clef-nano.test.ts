@@ -1,4 +1,4 @@
-// The committed clef-nano package (models/clef-nano, issue 8): it loads and verifies, and
+// The committed clef-nano package (models/clef-nano): it loads and verifies, and
 // routes plain support messages to the CLINC150 intent a person would pick (labels written by
 // hand here, not taken from the model), with `none` for an out-of-scope question. A smoke check
 // of the shipped artefact; the model card's figures come from tools/bench/train-clinc.ts.

@@ -1,4 +1,4 @@
-// Issue 25: custom-elements.json (the Custom Elements Manifest) lets Vue, Svelte and editors see
+// custom-elements.json (the Custom Elements Manifest) lets Vue, Svelte and editors see
 // the elements, their attributes and events. It is generated from the elements' source; these
 // tests pin what it says and that the React typings (types/react.d.ts) and the event map agree.
 import { readFileSync } from 'node:fs';

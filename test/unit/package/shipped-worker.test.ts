@@ -1,4 +1,4 @@
-// The shipped engine worker carries no test instrumentation (issue 26): built as the package
+// The shipped engine worker carries no test instrumentation: built as the package
 // builds it (vite.worker.config.ts, the config behind dist/lib/clef.worker.js), none of its
 // files names a fault simulation or `arm`, or patches a global (WebAssembly.instantiate*,
 // GPUDevice.createBuffer, any prototype). The instrumented test worker, built the same way,

@@ -1,4 +1,4 @@
-// Issue 9, fuzzing: 10,000 seeded malformed, hostile and valid request bodies through
+// Fuzzing: 10,000 seeded malformed, hostile and valid request bodies through
 // parseRequestJson + validateRequest. Each must end in one of the documented outcomes (a
 // JsonSyntaxError for a body that is not JSON, a SystemOneError with the status and body
 // system-one.md prescribes, or a validated request with the expected questions), never anything

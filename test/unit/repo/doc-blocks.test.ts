@@ -1,4 +1,4 @@
-// Issue 25: every TypeScript block in README.md and docs/ compiles against the package's types
+// Every TypeScript block in README.md and docs/ compiles against the package's types
 // (`clef-web`, `clef-web/sw` mapped to the source), with the SDKs the docs use. A block leaves
 // some names to the reader (`request`, `KEY`, ...): those are declared with their types, and
 // an import a block takes for granted is added; nothing else is changed. Service-worker blocks

@@ -1,6 +1,6 @@
-// Docs that tell the truth (issue 30), where it is cheap to check: every repository file, CLI
+// Docs that tell the truth, where it is cheap to check: every repository file, CLI
 // option, error code and error class that README.md or docs/*.md names in code font exists in
-// the code; and the figures this issue found wrong stay tied to the constants they describe.
+// the code; and the figures the docs once had wrong stay tied to the constants they describe.
 // A name that is another program's (npm's options, a browser API) is listed below with why.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';

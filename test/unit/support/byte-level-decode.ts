@@ -1,6 +1,6 @@
 /**
  * Token ids back to text for a byte-level BPE tokenizer.json (GPT-2's scheme, Qwen's file
- * format), written apart from src/clef/tokenizer (issue 30): a check on what the engine fed the
+ * format), written apart from src/clef/tokenizer: a check on what the engine fed the
  * model that does not go through the code under test. Added tokens decode to their content.
  */
 import { readFileSync } from 'node:fs';

@@ -134,7 +134,7 @@ describe('which requests the service worker answers', () => {
   });
 });
 
-describe("clef-web's own /v1/clef/ paths (issue 30)", () => {
+describe("clef-web's own /v1/clef/ paths", () => {
   it('are answered by the worker with a JSON 404, not left to the page server', async () => {
     // The calibrated route is not relayed yet; an unknown clef path is unknown. Unmatched, the
     // page's own server would answer them (an SPA fallback's 200 HTML): docs/interop.md says 404.

@@ -1,4 +1,4 @@
-// The suite's leak check (issue 30): `npm test` fails for a process that carries its run id
+// The suite's leak check: `npm test` fails for a process that carries its run id
 // after a half of the suite has exited. Checked here: a process started with the id is found,
 // so is one whose parent has exited (re-parented, as npx's child was when only npx was
 // signalled), and neither once ended; and stopGroup ends a wrapper and what it started.

@@ -1,4 +1,4 @@
-// The seeds of tests that draw fresh inputs each run (issue 30): the printed line carries the
+// The seeds of tests that draw fresh inputs each run: the printed line carries the
 // seed and the environment that reruns it, and that environment gives the same seed back.
 import { describe, expect, it, vi } from 'vitest';
 import { SEED_ENV, seedLine, testSeed } from '../../support/seed.js';

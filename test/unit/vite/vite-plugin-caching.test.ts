@@ -1,4 +1,4 @@
-// The clef-web/vite plugin serves onnxruntime's wasm cacheable (issue 15): `no-cache` with an
+// The clef-web/vite plugin serves onnxruntime's wasm cacheable: `no-cache` with an
 // ETag, answered 304 when unchanged, so the browser's HTTP cache keeps the file and Chromium
 // may keep its compiled code for the next visit. And the engine's reading of resource timing.
 import { createServer, type Server } from 'node:http';
@@ -62,7 +62,7 @@ describe('the plugin serves /ort/ cacheable and revalidated', () => {
 
 describe('the plugin serves /ort/ cross-origin isolated', () => {
   // onnxruntime starts its threads as workers from /ort/*.mjs; in a cross-origin-isolated page
-  // a worker script without COEP is refused, and threaded WASM hung at load (issue 29).
+  // a worker script without COEP is refused, and threaded WASM then hangs at load.
   it("sends COOP/COEP with onnxruntime's loader and wasm, as Vite does with the page", async () => {
     for (const path of ['/ort/ort-wasm-simd-threaded.mjs', WASM]) {
       const r = await fetch(base + path, { method: 'HEAD' });

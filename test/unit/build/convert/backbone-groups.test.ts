@@ -1,4 +1,4 @@
-// The converter's backbone split (issue 16): how groups are planned, what a grouped package's
+// The converter's backbone split: how groups are planned, what a grouped package's
 // manifest says (format 2, files tagged by group, each group's I/O), that the graphs have
 // exactly that I/O, that the manifest check refuses inconsistent groups, and that the default
 // stays one graph (format 1) for a small backbone.

@@ -1,4 +1,4 @@
-// Issue 3 §4: the converter measures each quantized variant on ≥ 200 fresh random requests
+// The converter measures each quantized variant on ≥ 200 fresh random requests
 // against the fp32 package and writes the figures into the manifest. This runs the real
 // `convertRelease` path (fp32 baseline conversion included) for q8, q4 and mixed and prints
 // the figures; the assertions check they were measured and written, not their size (the tiny

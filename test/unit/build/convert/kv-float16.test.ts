@@ -1,4 +1,4 @@
-// The float16 KV cache (issue 16 §5): the converter writes each backbone graph a second time with
+// The float16 KV cache: the converter writes each backbone graph a second time with
 // its KV in float16 over the same data files; on onnxruntime-node that graph keeps the past it
 // is given bit for bit, appends the chunk's keys and values rounded to float16 (checked against
 // an independent JS rounding of the float32 graph's), and decides within a written bound of the

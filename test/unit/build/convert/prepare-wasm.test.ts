@@ -1,4 +1,4 @@
-// WASM-prepared graphs (issue 15): the converter writes each graph WASM runs optimised once by
+// WASM-prepared graphs: the converter writes each graph WASM runs optimised once by
 // onnxruntime-node, over the original's data files. Checked here: the wire-format reader
 // round-trips real model files; a prepared graph names only its original's data files, holds
 // no copy of its weights, and run at 'disabled' answers bit for bit what the original answers

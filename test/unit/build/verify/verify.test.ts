@@ -1,4 +1,4 @@
-// Verification (issue 3 §4): the Node engine on converted packages against the float64 reference
+// Verification: the Node engine on converted packages against the float64 reference
 // forward (src/build/reference), package integrity checks, the random request generator and the
 // `clef-web verify` CLI, on the tiny fixture (fp32 release; fp32, q8 and q4 packages).
 import {

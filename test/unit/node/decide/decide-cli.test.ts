@@ -1,4 +1,4 @@
-// `clef-web decide` (issue 6): a JSONL file of requests answered line by line, errors per line,
+// `clef-web decide`: a JSONL file of requests answered line by line, errors per line,
 // progress and summary, and resuming after an interruption (a kill mid-run, a partial last line).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Decision records (issue 28, docs/records.md): the records `clef-web decide --record` and
+// Decision records (docs/records.md): the records `clef-web decide --record` and
 // `serve --record` write match the schema and replay as identical on the package that made them;
 // another package or calibration is reported as such (exit 1); a torn last line is reported and
 // skipped; a changed answer is reported with its |Δp| and the question whose pick changed.

@@ -1,4 +1,4 @@
-// Issue 9, fuzzing through `clef-web serve`: 10,000 seeded malformed, hostile and valid bodies
+// Fuzzing through `clef-web serve`: 10,000 seeded malformed, hostile and valid bodies
 // over real HTTP (keep-alive connections, 4 in flight) to a real server on the tiny package.
 // Every response must carry the status and body system-one.md prescribes (413 past the body cap),
 // the request-id header and no CORS header; none may go unanswered; and after each batch of

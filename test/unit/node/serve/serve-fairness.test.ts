@@ -1,4 +1,4 @@
-// Fairness between clients (issue 27): a client that floods the server with expensive requests
+// Fairness between clients: a client that floods the server with expensive requests
 // must not starve one that sends a request at a time, nor take the whole queue. Real HTTP over
 // loopback; the heavy client binds 127.0.0.2, the normal one 127.0.0.1 (the server tells clients
 // apart by address). The engines are stand-ins whose decisions take fixed times, so the test

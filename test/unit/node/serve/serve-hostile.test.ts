@@ -1,4 +1,4 @@
-// Issue 27, "The server under hostile load": one hostile client must not be able to grow the
+// The server under hostile load: one hostile client must not be able to grow the
 // server's memory, stall its event loop or take every connection slot. Each attack is run for
 // real over loopback against `clef-web serve`'s server on the tiny package, with small bounds so
 // the file stays quick when the defences hold (on the code before the fix each of the first four

@@ -1,4 +1,4 @@
-// Issue 14: the clients people already use, unmodified, against `clef-web serve` on the tiny
+// The clients people already use, unmodified, against `clef-web serve` on the tiny
 // package: Cloudflare's SDK (`cloudflare` 7.3.0, which percent-encodes the model's slashes),
 // OpenAI's (`openai` 7.55.0: `decisions.create` and `chat.completions.create`) and the TypeSafe
 // SDK, without and with `--api-key`. OpenAI answers must equal the System One answers the engine

@@ -1,4 +1,4 @@
-// Issue 9, "Security of clef-web serve": the defences serve.test.ts does not already prove, each
+// The security of `clef-web serve`: the defences serve.test.ts does not already prove, each
 // with real HTTP requests (raw sockets where a client library would fix the request up): Host
 // variants a DNS-rebinding page could send, requests with no or two Host headers, Origin values
 // a browser sends from other pages, preflights, `Expect: 100-continue` past the body cap, a

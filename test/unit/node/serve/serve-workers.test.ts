@@ -1,4 +1,4 @@
-// Issue 27, "use the machine": `clef-web serve --workers N` runs N engines in worker threads.
+// `clef-web serve --workers N` runs N engines in worker threads.
 // Proven here on the tiny package: answers byte for byte what one in-process engine gives, with
 // both workers busy at once (the whole request is routed in a worker: JSON, validation,
 // tokenizing and the model); errors keep their status and body. The pool holds no queue (the

@@ -1,6 +1,6 @@
-// `clef-web serve` (issue 6, and the server half of issue 9's security list): the official
-// TypeSafe SDK and hand-written fetch calls against the server on a tiny package, its defences
-// proven with real HTTP requests, graceful shutdown, and 100 concurrent requests.
+// `clef-web serve`: the official TypeSafe SDK and hand-written fetch calls against the server on
+// a tiny package, its defences proven with real HTTP requests, graceful shutdown, and 100
+// concurrent requests.
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -536,7 +536,8 @@ describe('under load', () => {
     expect(report.sequentialClientOrder).toEqual([...Array(20).keys()]);
     // Memory after the run against after the warm-up, both after full GCs. Tolerances: the JS
     // heap within 1 MiB (so anything kept per request above ~10 KB shows), RSS within 5%
-    // (issue 9's figure; allocator slack and onnxruntime's arena make up the rest). Measured
+    // (the soak's bound, docs/reliability.md; allocator slack and onnxruntime's arena make up
+    // the rest). Measured
     // here: heap +0.1 MiB, RSS +1%.
     const [warm, after] = report.memory as [
       { heapUsed: number; rss: number },
