@@ -129,6 +129,19 @@ function views(buffer: Float64Array, at: number, lengths: readonly number[]): Fl
   });
 }
 
+/**
+ * Puts `arrays` (paramArrays' order) in place of `target`'s arrays: parameters and gradients
+ * name their arrays alike.
+ */
+function attachArrays(target: ModelParams | Gradients, arrays: readonly Float64Array[]): void {
+  const [theta, rho, rows, emb, u, z, zBias, b, bBias, wo] = arrays;
+  Object.assign(target, { theta, rho, rows });
+  if (target.pairs !== undefined) {
+    Object.assign(target, { emb });
+    Object.assign(target.pairs, { u, z, zBias, b, bBias, wo });
+  }
+}
+
 /** Writes the parameters into a pool's parameter buffer. */
 export function writeParams(params: ModelParams, layout: ShardLayout, buffer: Float64Array): void {
   let at = 0;
@@ -150,18 +163,7 @@ export function paramsOver(
   buffer: Float64Array,
 ): { params: ModelParams; refresh: () => void } {
   const params = zeroParams(fit);
-  const [theta, rho, rows, ...rest] = views(buffer, 0, layout.lengths) as [
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    ...Float64Array[],
-  ];
-  Object.assign(params, { theta, rho, rows });
-  if (params.pairs !== undefined) {
-    const [emb, u, z, zBias, b, bBias, wo] = rest as Float64Array[];
-    Object.assign(params, { emb });
-    Object.assign(params.pairs, { u, z, zBias, b, bBias, wo });
-  }
+  attachArrays(params, views(buffer, 0, layout.lengths));
   const refresh = () => {
     params.scaleLogit = buffer[layout.params - 2] as number;
     params.logBias = buffer[layout.params - 1] as number;
@@ -179,18 +181,7 @@ export function gradientsOver(
 ): Gradients {
   const base = shard * layout.gradient;
   const grads = zeroGradients(zeroParams(fit));
-  const [theta, rho, rows, ...rest] = views(buffer, base, layout.lengths) as [
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    ...Float64Array[],
-  ];
-  Object.assign(grads, { theta, rho, rows });
-  if (grads.pairs !== undefined) {
-    const [emb, u, z, zBias, b, bBias, wo] = rest as Float64Array[];
-    Object.assign(grads, { emb });
-    Object.assign(grads.pairs, { u, z, zBias, b, bBias, wo });
-  }
+  attachArrays(grads, views(buffer, base, layout.lengths));
   return grads;
 }
 
