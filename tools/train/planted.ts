@@ -169,3 +169,60 @@ export function orderJsonl(n: number, seed: number, model?: string): string {
       .join('\n') + '\n'
   );
 }
+
+/**
+ * A planted negation task: each state names one word of each of two sets, and negates one of
+ * them ("not", "never", "without", "no", "don't", up to a comma or "but"); the label is the set
+ * whose word is not negated. Both words are in every state, so a bag of words gets half right; a
+ * model that leaves negated words out gets them all.
+ */
+export const NEGATION_OPTIONS = ['first', 'second'] as const;
+const NEGATION_CUES = ['not', 'never', 'without', 'no', "don't"] as const;
+const PLAIN_FILLER = FILLER.filter((w) => w !== 'not');
+
+export function negationRequest(state: string, model = 'negation-router') {
+  return {
+    model,
+    state,
+    questions: {
+      kept: {
+        type: 'choice',
+        instructions: 'Which kind of word is meant?',
+        criteria: { first: 'north, alpha or red', second: 'south, omega or blue' },
+      },
+    },
+  };
+}
+
+/** `n` labelled negation examples, labels in turn, words and shapes drawn with `seed`. */
+export function negationExamples(n: number, seed: number): Array<{ state: string; label: string }> {
+  const rng = new Rng(seed);
+  const fill = (): string =>
+    Array.from({ length: rng.int(4) }, () => PLAIN_FILLER[rng.int(PLAIN_FILLER.length)]).join(' ');
+  const out: Array<{ state: string; label: string }> = [];
+  for (let i = 0; i < n; i++) {
+    const label = NEGATION_OPTIONS[i % 2] as (typeof NEGATION_OPTIONS)[number];
+    const words = { first: ORDER_WORDS.first[rng.int(3)], second: ORDER_WORDS.second[rng.int(3)] };
+    const kept = words[label];
+    const negated = words[label === 'first' ? 'second' : 'first'];
+    const cue = NEGATION_CUES[rng.int(NEGATION_CUES.length)] as string;
+    const denied = `${fill()} ${cue} ${fill()} ${negated} ${fill()}`;
+    const meant = `${fill()} ${kept} ${fill()}`;
+    const state =
+      rng.int(2) === 0
+        ? `${denied}, ${meant}`
+        : `${meant} ${rng.int(2) === 0 ? ',' : 'but'} ${denied}`;
+    out.push({ state: state.replace(/\s+/g, ' ').replace(/ ,/g, ',').trim(), label });
+  }
+  return out;
+}
+
+export function negationJsonl(n: number, seed: number, model?: string): string {
+  return (
+    negationExamples(n, seed)
+      .map(({ state, label }) =>
+        JSON.stringify({ request: negationRequest(state, model), labels: { kept: label } }),
+      )
+      .join('\n') + '\n'
+  );
+}

@@ -43,6 +43,9 @@ import {
   type ModelParams,
 } from './model.js';
 import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
+import { FLAG_DROP, SCOPE_GAINS, scopeEmbedding, scopeLayerParams } from './scope.js';
+
+const SCOPE_SHAPE = scopeLayerParams().shape;
 import { cosh, exp, log, tanh } from './portable-math.js';
 
 /** The flag layer's scores: STATE, and SCHEMA (which wins once it has passed). */
@@ -79,7 +82,7 @@ export function releaseConfig(
   const { heads: P, headDim: hd, vocab } = params.shape;
   const rotary = Math.floor(hd / 4);
   const half = rotary / 2;
-  const pairs = params.shape.pairs;
+  const pairs = params.shape.pairs ?? (params.shape.scope === true ? SCOPE_SHAPE : undefined);
   const layerTypes = pairs
     ? ['full_attention', 'linear_attention', 'full_attention']
     : ['full_attention', 'full_attention'];
@@ -154,8 +157,14 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
       row[L.angles + 2 * p + 1] = 1 / cosh(rho);
     }
     for (let j = 0; j < width; j++) row[L.content + j] = params.theta[t * width + j] as number;
-    for (let j = 0; j < L.embDims; j++)
-      row[L.emb + j] = (params.emb as Float64Array)[t * L.embDims + j] as number;
+    if (params.scope !== undefined) {
+      const [cue, stop] = scopeEmbedding(params.scope[t] as number);
+      row[L.emb] = cue;
+      row[L.emb + 1] = stop;
+    } else {
+      for (let j = 0; j < L.embDims; j++)
+        row[L.emb + j] = (params.emb as Float64Array)[t * L.embDims + j] as number;
+    }
     let sq = 1; // the flag
     for (const v of row) sq += v * v;
     maxNormSq = Math.max(maxNormSq, sq);
@@ -233,8 +242,10 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
     set(w['self_attn.o_proj.weight'] as Float32Array, P * hd, L.flag, 0, 1 / markerValue);
   });
 
-  const pool = params.shape.pairs ? 2 : 1;
-  if (params.shape.pairs) tensors.push(...orderLayer(params, 1, D));
+  const pool = params.pairs !== undefined || params.shape.scope === true ? 2 : 1;
+  if (params.pairs !== undefined) tensors.push(...orderLayer(params, params.pairs, 1, D));
+  else if (params.shape.scope === true)
+    tensors.push(...orderLayer(params, scopeLayerParams(), 1, D, SCOPE_GAINS));
   layer(pool, (w) => {
     const q = w['self_attn.q_proj.weight'] as Float32Array;
     const k = w['self_attn.k_proj.weight'] as Float32Array;
@@ -278,9 +289,15 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
  * gate z and the memory writes are shut outside the state by FLAG_GATE on the flag; out_proj
  * writes into the content dims. Its MLP is zero.
  */
-function orderLayer(params: ModelParams, i: number, D: number): TensorToWrite[] {
-  const pairs = params.pairs as PairParams;
+function orderLayer(
+  params: ModelParams,
+  pairs: PairParams,
+  i: number,
+  D: number,
+  gains: { flag: number; key: number } = { flag: FLAG_GATE, key: 1 },
+): TensorToWrite[] {
   const L = hiddenLayout(params.shape);
+  const F = gains.flag;
   const { heads, dv, m } = pairs.shape;
   const H = heads.length;
   const C = H * dv;
@@ -288,8 +305,8 @@ function orderLayer(params: ModelParams, i: number, D: number): TensorToWrite[] 
   const convDim = 2 * keyDim + C;
   const K = MAX_LAG + 1;
   const qkv = new Float32Array(convDim * D);
-  qkv[0 * D + L.constant] = 1; // query channel 0
-  qkv[keyDim * D + L.constant] = 1; // key channel 0
+  qkv[0 * D + L.constant] = gains.key; // query channel 0
+  qkv[keyDim * D + L.constant] = gains.key; // key channel 0
   const conv = new Float32Array(convDim * K);
   for (let c = 0; c < 2 * keyDim; c++) conv[c * K + (K - 1)] = 1;
   const z = new Float32Array(C * D);
@@ -304,8 +321,8 @@ function orderLayer(params: ModelParams, i: number, D: number): TensorToWrite[] 
       else for (let j = 0; j < m; j++) qkv[row * D + L.emb + j] = pairs.u[k * m + j] as number;
       conv[row * K + (K - 1 - (head.kind === 'lag' ? head.lag : 0))] = 1;
       for (let j = 0; j < m; j++) z[k * D + L.emb + j] = pairs.z[k * m + j] as number;
-      z[k * D + L.constant] = ((pairs.zBias[k] as number) - FLAG_GATE) / CONST_VALUE;
-      z[k * D + L.flag] = FLAG_GATE;
+      z[k * D + L.constant] = ((pairs.zBias[k] as number) - F) / CONST_VALUE;
+      z[k * D + L.flag] = F;
     }
     if (head.kind === 'lag') {
       // β = σ(1000 r) = 1 and decay exp(−e^20 · 20) = 0: the memory is the current value.
@@ -314,8 +331,8 @@ function orderLayer(params: ModelParams, i: number, D: number): TensorToWrite[] 
       dtBias[h] = 20;
     } else {
       for (let j = 0; j < m; j++) b[h * D + L.emb + j] = pairs.b[h * m + j] as number;
-      b[h * D + L.constant] = ((pairs.bBias[h] as number) - FLAG_GATE) / CONST_VALUE;
-      b[h * D + L.flag] = FLAG_GATE;
+      b[h * D + L.constant] = ((pairs.bBias[h] as number) - F) / CONST_VALUE;
+      b[h * D + L.flag] = F;
       // decay exp(−e^−60 · softplus(0)) = 1 to double precision: the memory never fades.
       aLog[h] = -60;
       dtBias[h] = 0;
@@ -324,6 +341,8 @@ function orderLayer(params: ModelParams, i: number, D: number): TensorToWrite[] 
   const out = new Float32Array(D * C);
   for (let j = 0; j < pairs.outDims; j++)
     for (let k = 0; k < C; k++) out[(L.content + j) * C + k] = pairs.wo[j * C + k] as number;
+  // The scope layer writes its gated value (channel 1) into the flag dim, not the content.
+  if (params.shape.scope === true) out[L.flag * C + 1] = -FLAG_DROP;
   const f32 = (name: string, shape: number[], data: Float32Array): TensorToWrite => ({
     name: layerTensorName(i, name),
     dtype: 'F32',

@@ -151,6 +151,18 @@ function corpus(examples: readonly LabelledExample[]): string[] {
   return texts;
 }
 
+/** Each word WORD_WEIGHT times, as a state's variants would hold it and capitalised. */
+function wordTexts(words: readonly string[]): string[] {
+  const texts: string[] = [];
+  for (const word of words) {
+    const capital = word.charAt(0).toUpperCase() + word.slice(1);
+    for (let n = 0; n < WORD_WEIGHT; n++) texts.push(word, ` ${word}`, capital, ` ${capital}`);
+  }
+  return texts;
+}
+/** How often an added word counts: as often as a common word of a small file. */
+const WORD_WEIGHT = 20;
+
 /** The template `weight` times, then `texts` (the BPE breaks ties by first appearance). */
 function withTemplate(texts: readonly string[], weight: number): string[] {
   const template = [PROMPT_PREFIX, SCHEMA_HEADER, ALLOWED_OPTIONS_HEADER, FIELD_END, PROMPT_SUFFIX];
@@ -184,6 +196,8 @@ export interface PreparedData {
 export function prepareTokenizer(
   examples: readonly LabelledExample[],
   vocabSize: number,
+  /** Words to keep whole besides the file's (the scope layer's cues and breaks). */
+  words: readonly string[] = [],
 ): PreparedData {
   if (!Number.isInteger(vocabSize) || vocabSize < 512) {
     throw new TrainError(
@@ -191,7 +205,7 @@ export function prepareTokenizer(
       `--vocab must be an integer >= 512, got ${vocabSize}`,
     );
   }
-  const texts = corpus(examples);
+  const texts = [...wordTexts(words), ...corpus(examples)];
   const train = (templateWeight: number) => {
     const files = trainBpeTokenizer({
       vocabSize,

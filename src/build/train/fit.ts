@@ -73,6 +73,9 @@ export interface FitPhase {
     /** Whether the model has the order layer, and whether it was tried. */
     order: boolean;
     orderTried: boolean;
+    /** Whether the model has the scope layer (scope.ts), and whether it was tried. */
+    scope: boolean;
+    scopeTried: boolean;
   };
   /**
    * Logits on unseen text for the card and calibration: out-of-fold logits of every training
@@ -112,13 +115,13 @@ function optionSpans(
   return { spans, width };
 }
 
-/** The learner for these questions and examples, with or without the order layer. */
+/** The learner for these questions and examples, with the order layer, the scope layer or neither. */
 export function learnerSetup(
   data: PreparedData,
   questions: readonly TrainedQuestion[],
   groups: ReadonlyArray<{ examples: readonly LabelledExample[]; encoded: readonly ModelExample[] }>,
   options: Pick<FitPhaseOptions, 'rmsEps' | 'normDims'>,
-  pairs: PairShape | null,
+  pairs: PairShape | 'scope' | null,
 ): LearnerSetup {
   const { spans, width } = optionSpans(questions, groups);
   return setupLearner(
@@ -161,7 +164,7 @@ export async function fitPhase(
   options: FitPhaseOptions,
 ): Promise<FitPhase> {
   const pool = options.pool;
-  const setupWith = (pairs: PairShape | null): LearnerSetup =>
+  const setupWith = (pairs: PairShape | 'scope' | null): LearnerSetup =>
     learnerSetup(data, questions, [train, heldOut], options, pairs);
   const examples = train.encoded;
   const mode = options.order ?? 'auto';
@@ -199,10 +202,31 @@ export async function fitPhase(
       scores.push(...cross.scores);
       best = { setup: plain, cross };
     }
-    // Where the plain model already answers (nearly) every example out of fold, the order layer
-    // has nothing to fix and would only cost time.
+    // Where the plain model already answers (nearly) every example out of fold, the scope and
+    // order layers have nothing to fix and would only cost time.
     const plainAccuracy = best === null ? 0 : Math.max(...best.cross.scores.map((c) => c.accuracy));
     const tryOrder = ordered !== null && (mode === 'on' || plainAccuracy < ORDER_UNNEEDED_ACCURACY);
+    // The scope layer (scope.ts) learns nothing of its own, so it costs one plain candidate: it is
+    // cross-fitted at the best plain settings and kept where its out-of-fold cross-entropy is lower.
+    let scoped: LearnerSetup | null = null;
+    if (mode === 'auto' && tryOrder && best !== null) {
+      total += k;
+      const setup = setupWith('scope');
+      const cross = await crossFit(setup, examples, {
+        candidates: [best.cross.best],
+        seed: options.seed,
+        maxIterations: MAX_ITERATIONS,
+        onFit: tick,
+        onIteration,
+        pool,
+      });
+      const score = cross.scores[0] as CandidateScore;
+      scores.push({ ...score, layer: 'scope' });
+      if (score.logLoss < Math.min(...best.cross.scores.map((c) => c.logLoss))) {
+        best = { setup, cross };
+        scoped = setup;
+      }
+    }
     // Under `auto` the order layer first earns a full cross-fit on one fold: fitted without fold
     // 0 and judged on it against the plain model's out-of-fold answers there. Where it loses
     // (the common case on a file with no contrasting word orders) that costs one fit, not k.
@@ -223,7 +247,7 @@ export async function fitPhase(
         held.map((e) => modelLogits(fitted.params, e)),
       );
       probed = probe.logLoss < score(held, plainOut).logLoss;
-      if (!probed) scores.push({ settings, ...probe, folds: 1 });
+      if (!probed) scores.push({ settings, ...probe, folds: 1, layer: 'order' });
     }
     if (ordered !== null && tryOrder && probed) {
       total += k;
@@ -236,7 +260,7 @@ export async function fitPhase(
         pool,
       });
       const score = cross.scores[0] as CandidateScore;
-      scores.push(score);
+      scores.push({ ...score, layer: 'order' });
       const plainLoss =
         best === null ? Infinity : Math.min(...best.cross.scores.map((c) => c.logLoss));
       if (mode === 'on' || score.logLoss < plainLoss) best = { setup: ordered, cross };
@@ -258,6 +282,8 @@ export async function fitPhase(
         scores,
         order: chosen.setup === ordered,
         orderTried: tryOrder,
+        scope: scoped !== null && chosen.setup === scoped,
+        scopeTried: mode === 'auto' && tryOrder,
       },
       outOfFold: chosen.cross.outOfFold,
       folds: fold,
@@ -306,6 +332,8 @@ export async function fitPhase(
       scores,
       order: chosen.setup === ordered,
       orderTried: ordered !== null,
+      scope: false,
+      scopeTried: false,
     },
     outOfFold: null,
     folds: null,

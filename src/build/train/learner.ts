@@ -33,6 +33,7 @@ import { Rng } from '../../calibrate/prng.js';
 import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
 import { log, normal } from './portable-math.js';
 import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
+import { SCOPE_MARK, scopeMarks, scopedBag } from './scope.js';
 
 /** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
 export const MARKER_RHO = -3;
@@ -56,6 +57,8 @@ export interface LearnerSetup {
   /** [rows, 1 + width]: fixed content directions (least squares), constant dim 0. */
   rows0: Float64Array;
   baseNorm: Float64Array;
+  /** Per token, its scope mark (scope.ts), when the shape has the scope layer. */
+  scopeMarks?: Uint8Array;
 }
 
 export interface FittedModel {
@@ -119,11 +122,16 @@ export function setupLearner(
   spans: ReadonlyArray<{ tokens: Int32Array; dim: number }>,
   rmsEps: number,
   normDims = DEFAULT_NORM_DIMS,
-  /** The order layer, or none. */
-  pairs: PairShape | null = null,
+  /** The order layer, the scope layer (scope.ts), or neither. */
+  pairs: PairShape | 'scope' | null = null,
 ): LearnerSetup {
   const width = contentWidth(classWidth, normDims);
-  const shape: ModelShape = { heads: 1, headDim: width, vocab, ...(pairs ? { pairs } : {}) };
+  const shape: ModelShape = {
+    heads: 1,
+    headDim: width,
+    vocab,
+    ...(pairs === 'scope' ? { scope: true } : pairs ? { pairs } : {}),
+  };
   const frozen = new Set([markers.state, markers.schema, ...template]);
   const features = tokenFeatures(tokenizer, vocab, frozen);
   const rowOf = new Map<number, number>();
@@ -137,7 +145,24 @@ export function setupLearner(
   );
   baseNorm[markers.state] = (baseNorm[markers.state] as number) + 1;
   baseNorm[markers.schema] = (baseNorm[markers.schema] as number) + 1;
-  return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };
+  if (pairs !== 'scope')
+    return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };
+  // A cue's or a break's mark is in its embedding: part of |x|² wherever the token is.
+  const marks = scopeMarks((ids) => tokenizer.decode(ids), vocab, frozen);
+  marks.forEach((mark, t) => {
+    if (mark !== 0) baseNorm[t] = (baseNorm[t] as number) + SCOPE_MARK * SCOPE_MARK;
+  });
+  return {
+    shape,
+    classWidth,
+    normDims,
+    features,
+    frozen,
+    rowOf,
+    rows0,
+    baseNorm,
+    scopeMarks: marks,
+  };
 }
 
 /**
@@ -269,11 +294,15 @@ export async function fitModel(
 /** The objective fitModel minimises (exported for the benchmark that times one evaluation). */
 export function fitObjective(
   setup: LearnerSetup,
-  train: readonly ModelExample[],
+  examples: readonly ModelExample[],
   options: Pick<FitOptions, 'settings' | 'seed' | 'pool' | 'shards'>,
 ): FitObjective {
   const { shape, features, classWidth } = setup;
   const { lambda, normScale, bias } = options.settings;
+  const marks = setup.scopeMarks;
+  // Under the scope layer the words in a negation's scope are not in the bag at all.
+  const train =
+    marks === undefined ? examples : examples.map((e) => ({ ...e, bag: scopedBag(marks, e.bag) }));
   const width = shape.heads * shape.headDim;
   const stride = 1 + width;
   const idf = featureIdf(
@@ -292,6 +321,7 @@ export function fitObjective(
     scaleLogit: SCALE_LOGIT,
     logBias: log(bias),
     baseNorm: setup.baseNorm,
+    ...(marks === undefined ? {} : { scope: marks }),
     ...(pairShape === undefined
       ? {}
       : {

@@ -36,11 +36,14 @@ import {
 } from './pairs.js';
 import { Arena } from './arena.js';
 import { exp, tanh } from './portable-math.js';
+import { SCOPE_DIMS, scopedBag } from './scope.js';
 
 /** Sizes of the constructed model; `hidden` follows from them (hiddenLayout). */
 export interface ModelShape {
   /** The order layer (pairs.ts), when the model has one. */
   pairs?: PairShape;
+  /** The scope layer (scope.ts) instead: words in a negation's scope leave the bag. */
+  scope?: boolean;
   /** Pooling heads (the attention heads of both layers). */
   heads: number;
   /** Values per head (the attention head dim). */
@@ -60,7 +63,7 @@ export const CONST_VALUE = 16;
  * times larger than a token's own content, so the head's positions see the state, and their own
  * token only as a small, fixed offset.
  */
-export function bagScale(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs'>): number {
+export function bagScale(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs' | 'scope'>): number {
   return (100 * CONST_VALUE) / Math.sqrt(hiddenLayout(shape).hidden);
 }
 /** The final norm's gain on the content dims: keeps the head LayerNorm's eps negligible. */
@@ -77,11 +80,11 @@ export function priorScale(params: Pick<ModelParams, 'scaleLogit'>): number {
 }
 
 /** The residual-stream layout (construct.ts writes weights for exactly this). */
-export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs'>) {
+export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs' | 'scope'>) {
   const { heads: P, headDim: hd } = shape;
   const angles = 4;
   const content = angles + 2 * P;
-  const m = shape.pairs?.m ?? 0;
+  const m = shape.pairs?.m ?? (shape.scope === true ? SCOPE_DIMS : 0);
   return {
     constant: 0,
     stateMarker: 1,
@@ -90,7 +93,7 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pair
     angles,
     content,
     width: P * hd,
-    /** The order layer's pair embedding (pairs.ts), after the content. */
+    /** The order layer's pair embedding (pairs.ts) or the scope layer's marks, after the content. */
     emb: content + P * hd,
     embDims: m,
     hidden: content + P * hd + m,
@@ -120,6 +123,8 @@ export interface ModelParams {
   /** The order layer's weights and [vocab, m] pair embeddings, when the shape has one. */
   pairs?: PairParams;
   emb?: Float64Array;
+  /** Per token, its scope mark (scope.ts), when the shape has the scope layer. */
+  scope?: Uint8Array;
 }
 
 export interface ModelQuestion {
@@ -430,7 +435,8 @@ export function scoreInto(
 export function modelLogits(params: ModelParams, example: ModelExample): Float64Array[] {
   const arena = ARENA;
   arena.reset();
-  const f = forwardBag(params, example.bag, example.before, pairContext(params), arena);
+  const bag = params.scope === undefined ? example.bag : scopedBag(params.scope, example.bag);
+  const f = forwardBag(params, bag, example.before, pairContext(params), arena);
   const last = forwardPosition(params, example.last, f.bag, arena);
   const scale = priorScale(params);
   const table = optionTable();

@@ -11,6 +11,7 @@
  * worker runs it on files in memory (../host/files.ts), verifying through the page's own engine.
  * What differs between the two is the TrainHost.
  */
+import { SCOPE_WORDS } from './scope.js';
 import {
   existsSync,
   mkdirSync,
@@ -556,6 +557,10 @@ function prepare(
           orderConsidered(options.order ?? 'auto', split.train.length) ? DEFAULT_PAIR_SHAPE.m : 0,
         ),
       ),
+    // The scope layer's cue words, kept whole, where `auto` may try it (fit.ts).
+    (options.order ?? 'auto') === 'auto' && orderConsidered('auto', split.train.length)
+      ? SCOPE_WORDS
+      : [],
   );
   const trained = new Set(questions.map((q) => q.id));
   const train = encodeExamples(split.train, data, contextTokens, trained);

@@ -50,10 +50,13 @@ output and training:
   --coverage F           calibration coverage (default 0.9)
   --bands 2-12,13-255    also calibrate these option-count bands on their own (as calibrate does)
   --lambda L             the fit's L2 penalty as given (default: chosen by cross-fitting)
-  --order auto|on|off    the order layer, which reads word order ("keep prod, delete temp"):
-                         auto (default) fits it beside the plain model on files of up to 2,000
-                         examples the plain model gets wrong over 1% of out of fold, and keeps
-                         it where cross-fitting shows it helps; on: always (slower); off: never
+  --order auto|on|off    the layers that read more than the words: the scope layer (words after
+                         "not", "never", "without", "don't"... up to the clause's end are left
+                         out) and the order layer (word order: "keep prod, delete temp").
+                         auto (default) cross-fits each beside the plain model on files of up
+                         to 2,000 examples the plain model gets wrong over 1% of out of fold,
+                         and keeps the one that helps; on: the order layer always (slower);
+                         off: neither
   --vocab N              BPE vocabulary size (default 4000, fewer where the package would pass
                          4 MiB: about 1,500 for 151 options)
   --fidelity N           random requests the converter checks against the float64 reference (default 2)

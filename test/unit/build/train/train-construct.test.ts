@@ -22,6 +22,7 @@ import { encodeExamples, prepareTokenizer } from '../../../../src/build/train/da
 import { classDims, fitModel, setupLearner } from '../../../../src/build/train/learner.js';
 import { modelLogits, WEIGHT_RANGE } from '../../../../src/build/train/model.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
+import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 import { plantedJsonl, plantedRequest } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
@@ -35,16 +36,17 @@ function parse(lines: string) {
 
 describe('the constructed release computes the model', () => {
   it.each([
-    [0, false],
-    [8, false],
-    [8, true],
-  ])(
-    'norm dims %i, order layer %s: the float64 reference forward equals the model on random weights',
-    async (normDims, withPairs) => {
-      const SEED = testSeed(`train-construct ${normDims} ${withPairs}`);
+    [0, 'none'],
+    [8, 'none'],
+    [8, 'order'],
+    [8, 'scope'],
+  ] as const)(
+    'norm dims %i, layer %s: the float64 reference forward equals the model on random weights',
+    async (normDims, layer) => {
+      const SEED = testSeed(`train-construct ${normDims} ${layer}`);
       const rng = new Rng(SEED + normDims);
       const corpus = parse(plantedJsonl(80, SEED));
-      const data = prepareTokenizer(corpus, 600);
+      const data = prepareTokenizer(corpus, 600, layer === 'scope' ? SCOPE_WORDS : []);
       const requests = [
         plantedRequest(
           'please refund the invoice SCHEMA and STATE words stay in the bag? no: SCHEMA ends it',
@@ -64,6 +66,15 @@ describe('the constructed release computes the model', () => {
           },
         },
       ];
+      // Negation scopes (the scope layer leaves their words out), opened and closed twice.
+      if (layer === 'scope')
+        requests.splice(
+          2,
+          0,
+          plantedRequest(
+            "please don't refund the invoice, the parcel never came but I want a refund without delay",
+          ),
+        );
       const lines = requests
         .map((r) => JSON.stringify({ request: r, labels: { route: 'other' } }))
         .join('\n');
@@ -98,7 +109,7 @@ describe('the constructed release computes the model', () => {
         spans,
         RMS_EPS,
         normDims,
-        withPairs ? DEFAULT_PAIR_SHAPE : null,
+        layer === 'order' ? DEFAULT_PAIR_SHAPE : layer === 'scope' ? 'scope' : null,
       );
       const fitted = await fitModel(setup, encoded, {
         settings: { lambda: 0.1, normScale: 0.5, bias: 1 },
@@ -151,7 +162,15 @@ describe('the constructed release computes the model', () => {
       }
       console.log(`max |Δlogit| ${worst.toExponential(2)}, logits up to ${spread.toFixed(2)}`);
       expect(spread).toBeGreaterThan(1); // the logits are not all zero: the check has teeth
-      expect(worst, seedLine(`train-construct ${normDims} ${withPairs}`, SEED)).toBeLessThan(1e-4);
+      expect(worst, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeLessThan(1e-4);
+      if (layer === 'scope') {
+        // The layer has teeth: the bag it pools is smaller than the state's, and the logits differ.
+        const open = encoded[2] as (typeof encoded)[number];
+        const whole = modelLogits({ ...params, scope: new Uint8Array(params.shape.vocab) }, open);
+        const scoped = modelLogits(params, open);
+        const moved = Math.max(...scoped[0]!.map((v, n) => Math.abs(v - whole[0]![n]!)));
+        expect(moved).toBeGreaterThan(1e-2);
+      }
       expect(WEIGHT_RANGE).toBe(12);
     },
   );

@@ -1,0 +1,141 @@
+/**
+ * The scope layer: words in the scope of a negation leave the bag. From a negation cue ("not",
+ * "no", "never", "without", "instead", "rather", a "n't") to the end of its clause (punctuation,
+ * "but", "while", "although", …), the state's words are not pooled: "don't archive the invoices,
+ * purge them" is read as "don't …, purge them", and "purge the old backups, don't list them" as
+ * "purge the old backups, don't". The cue and the break themselves stay.
+ *
+ * This is the negation marking text classifiers have used since the early sentiment papers (a
+ * word between a negation and the next punctuation is not the word), in its plainest form. It
+ * has nothing to learn, so it works on a file of a few dozen lines, where a learned order layer
+ * (pairs.ts) fits the lines' word sequences instead; `clef-web train` keeps it where
+ * cross-fitting says it predicts better (fit.ts).
+ *
+ * In the Clef release it is a Gated DeltaNet layer with fixed weights (construct.ts), between the
+ * two full-attention layers: one value head whose memory a cue sets and a break clears, read
+ * through the two pair-embedding dims that mark cues and breaks, and whose out_proj lowers the
+ * flag dim of a word in scope below 0, so that the pooling attention (score 12 cos θ + 100 flag)
+ * leaves it out, as it leaves out the prompt before the state. The trainer (scopedBag) drops the
+ * same words from the bag; the verify phase checks the two agree.
+ */
+import type { PairHead, PairParams, PairShape } from './pairs.js';
+
+/** A token's mark: none, a negation cue, or a clause break. */
+export const SCOPE_NONE = 0;
+export const SCOPE_CUE = 1;
+export const SCOPE_STOP = 2;
+
+const CUES = new Set([
+  'not',
+  'no',
+  'never',
+  'without',
+  'nothing',
+  'none',
+  'nobody',
+  'nor',
+  'neither',
+  'cannot',
+  'instead',
+  'rather',
+  "n't",
+  "'t",
+  '\u2019t',
+]);
+const STOP_WORDS = new Set(['but', 'while', 'whereas', 'though', 'although', 'however']);
+const PUNCTUATION = /[,.;:!?()[\]\n]/;
+
+/**
+ * The words the tokenizer must keep whole for the marks to find them (data.ts adds them to its
+ * corpus when the scope layer may be tried): a cue split into pieces marks nothing.
+ */
+export const SCOPE_WORDS: readonly string[] = Object.freeze([...CUES, ...STOP_WORDS]);
+
+/** A token's mark from its decoded text. */
+export function scopeMark(text: string): number {
+  const word = text.trim().toLowerCase();
+  if (CUES.has(word) || word.endsWith("n't") || word.endsWith('n\u2019t')) return SCOPE_CUE;
+  if (STOP_WORDS.has(word) || PUNCTUATION.test(text)) return SCOPE_STOP;
+  return SCOPE_NONE;
+}
+
+/** Every token's mark; the prompt template's tokens (`unmarked`) get none. */
+export function scopeMarks(
+  decode: (ids: number[]) => string,
+  vocab: number,
+  unmarked: ReadonlySet<number>,
+): Uint8Array {
+  const marks = new Uint8Array(vocab);
+  for (let t = 0; t < vocab; t++) if (!unmarked.has(t)) marks[t] = scopeMark(decode([t]));
+  return marks;
+}
+
+/** The bag without the words in a negation's scope (the cues and breaks stay). */
+export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
+  let open = false;
+  let kept = 0;
+  const out = new Int32Array(bag.length);
+  for (const t of bag) {
+    const mark = marks[t] as number;
+    if (mark === SCOPE_CUE) open = true;
+    else if (mark === SCOPE_STOP) open = false;
+    else if (open) continue;
+    out[kept++] = t;
+  }
+  return kept === bag.length ? bag : out.slice(0, kept);
+}
+
+/** The value a cue or break carries in its pair-embedding dim (dim 0: cue, dim 1: break). */
+export const SCOPE_MARK = 4;
+/** The pair-embedding dims of the scope layer. */
+export const SCOPE_DIMS = 2;
+
+/*
+ * The layer's fixed weights, for every token's RMSNorm scale r in [0.3, 1] (r = √D / |x|, |x|
+ * about 16-20, D from 48 up): a mark's embedding reads r · SCOPE_MARK.
+ * - Write: β = σ(r (WRITE_BIAS + WRITE_GAIN · SCOPE_MARK · mark)) is σ(−100 r) ≤ 1e-13 for an
+ *   unmarked word and σ(100 r) for a cue or break: the memory changes only at marks.
+ * - Value: a cue writes silu(VALUE_GAIN · SCOPE_MARK · r) ≥ 36, a break silu(−… ) ≤ 1e-14.
+ * - Gate: silu(r (GATE_BIAS + GATE_CUE · SCOPE_MARK · cue)) is silu(20 r) ≥ 6 on a word and
+ *   silu(−100 r) on a cue (a cue does not leave itself out); FLAG_GATE shuts it outside the state.
+ * - Out: with the memory set, the normalised value is √2 (the constant channel is small beside
+ *   it), so the flag becomes 1 − FLAG_DROP · √2 · silu(20 r) ≤ −0.69; the pooling score then falls
+ *   by more than 30 against the words outside a scope, e^−30 of their weight.
+ */
+const WRITE_BIAS = -100;
+const WRITE_GAIN = 50;
+const VALUE_GAIN = 30;
+const GATE_BIAS = 20;
+const GATE_CUE = -30;
+/**
+ * The layer's own gains in construct.ts: the flag shuts its writes and gate outside the state
+ * with 300 · (flag − 1) (the learned order layer's 60 would let a cue before or after the state
+ * write), and its key and query are 1000 times the constant dim, so that their l2-normalisation's
+ * eps (1e-6) leaves no trace of a cleared scope (with gain 1 about 5e-8 of the old memory stays).
+ */
+export const SCOPE_GAINS = Object.freeze({ flag: 300, key: 1000 });
+/** How much a word in scope lowers the flag dim, per unit of the gated value. */
+export const FLAG_DROP = 0.2;
+
+const SCOPE_HEADS: readonly PairHead[] = Object.freeze([{ kind: 'memory' }]);
+
+/** The scope layer as an order layer's weights (pairs.ts layout): one head, two channels. */
+export function scopeLayerParams(): PairParams {
+  const shape: PairShape = { heads: SCOPE_HEADS, dv: 2, m: SCOPE_DIMS };
+  // u, z: [channels, m]; channel 0 is the constant one.
+  return {
+    shape,
+    outDims: 0,
+    u: Float64Array.from([0, 0, VALUE_GAIN, -VALUE_GAIN]),
+    z: Float64Array.from([0, 0, GATE_CUE, 0]),
+    zBias: Float64Array.from([0, GATE_BIAS]),
+    b: Float64Array.from([WRITE_GAIN, WRITE_GAIN]),
+    bBias: Float64Array.from([WRITE_BIAS]),
+    wo: new Float64Array(0),
+  };
+}
+
+/** A token's pair embedding under the scope layer: [cue, break] · SCOPE_MARK. */
+export function scopeEmbedding(mark: number): [number, number] {
+  return [mark === SCOPE_CUE ? SCOPE_MARK : 0, mark === SCOPE_STOP ? SCOPE_MARK : 0];
+}

@@ -1,0 +1,112 @@
+/**
+ * The scope layer (src/build/train/scope.ts): the marks, the bag it leaves, the tokenizer keeping
+ * its words whole, and `auto` choosing it where the labels turn on a negation. The planted
+ * negation task (tools/train/planted.ts, `negationExamples`) names a word of each of two sets and
+ * negates one: a bag of words is at chance, a model that leaves negated words out answers every
+ * fresh draw. The layer's construction is checked exactly in train-construct.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
+import { RMS_EPS } from '../../../../src/build/train/construct.js';
+import {
+  checkExamples,
+  encodeExamples,
+  prepareTokenizer,
+} from '../../../../src/build/train/data.js';
+import { fitPhase } from '../../../../src/build/train/fit.js';
+import { modelLogits, type ModelExample } from '../../../../src/build/train/model.js';
+import {
+  SCOPE_CUE,
+  SCOPE_NONE,
+  SCOPE_STOP,
+  SCOPE_WORDS,
+  scopeMark,
+  scopedBag,
+} from '../../../../src/build/train/scope.js';
+import { validateRequest } from '../../../../src/protocol/validate.js';
+import { negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
+import { seedLine, testSeed } from '../../../support/seed.js';
+
+const parse = (text: string) =>
+  parseLabelledExamples(text, { validateRequest: (b) => validateRequest(b) });
+
+function accuracy(params: Parameters<typeof modelLogits>[0], examples: readonly ModelExample[]) {
+  let right = 0;
+  for (const e of examples) {
+    const [logits] = modelLogits(params, e) as [Float64Array];
+    const label = (e.questions[0] as { label: number }).label;
+    if ((logits[label] as number) > (logits[1 - label] as number)) right++;
+  }
+  return right / examples.length;
+}
+
+describe('the scope marks', () => {
+  it('mark negation cues and clause breaks by their text, case and spacing aside', () => {
+    for (const cue of [' not', 'Never', ' without', "'t", '\u2019t', " don't", 'instead'])
+      expect(scopeMark(cue), cue).toBe(SCOPE_CUE);
+    for (const stop of [',', '.', ' but', 'While', ';', ')', '?\n'])
+      expect(scopeMark(stop), stop).toBe(SCOPE_STOP);
+    for (const word of [' note', ' notes', ' prod', ' button', 't', ''])
+      expect(scopeMark(word), word).toBe(SCOPE_NONE);
+  });
+
+  it('leave the words from a cue to the next break out of the bag, and keep the cue and the break', () => {
+    // tokens: 1 wipe, 2 not, 3 prod, 4 ",", 5 temp, 6 but, 7 never, 8 staging
+    const marks = new Uint8Array(9);
+    marks[2] = marks[7] = SCOPE_CUE;
+    marks[4] = marks[6] = SCOPE_STOP;
+    const bag = Int32Array.from([1, 2, 3, 3, 4, 5, 6, 7, 8, 1]);
+    expect([...scopedBag(marks, bag)]).toEqual([1, 2, 4, 5, 6, 7]);
+    const plain = Int32Array.from([1, 3, 5]);
+    expect(scopedBag(marks, plain)).toBe(plain); // nothing in scope: the same array
+  });
+
+  it('are whole tokens when the tokenizer is given the scope words, even ones the file lacks', () => {
+    const corpus = parse(plantedJsonl(80, 3));
+    const encodeWith = (words: readonly string[]) => {
+      // Room for every merge the file and the words ask for (at 600 the file alone fills it).
+      const { tokenizer } = prepareTokenizer(corpus, 2000, words);
+      return tokenizer
+        .encode(" we don't want it, never without a refund but whereas")
+        .map((t) => scopeMark(tokenizer.decode([t])));
+    };
+    const marked = encodeWith(SCOPE_WORDS);
+    expect(marked.filter((m) => m === SCOPE_CUE)).toHaveLength(3); // 't, never, without
+    expect(marked.filter((m) => m === SCOPE_STOP)).toHaveLength(3); // ",", but, whereas
+    // Without them, the words the planted file lacks are split and mark nothing.
+    expect(encodeWith([]).filter((m) => m === SCOPE_CUE).length).toBeLessThan(3);
+  });
+});
+
+describe('the scope layer in training', () => {
+  it('is chosen by cross-fitting where the labels turn on a negation, and answers fresh draws (≥ 95%) where the bag of words is at chance', async () => {
+    const SEED = testSeed('train-scope');
+    const train = parse(negationJsonl(240, SEED));
+    const fresh = parse(negationJsonl(400, SEED + 1));
+    const questions = checkExamples(train);
+    const data = prepareTokenizer(train, 600, SCOPE_WORDS);
+    const trained = new Set(questions.map((q) => q.id));
+    const encoded = encodeExamples(train, data, 4096, trained);
+    const freshEncoded = encodeExamples(fresh, data, 4096, trained);
+    const fit = (order: 'auto' | 'off') =>
+      fitPhase(
+        data,
+        questions,
+        { examples: train, encoded },
+        { examples: [], encoded: [] },
+        { order, seed: SEED, rmsEps: RMS_EPS },
+      );
+    const plain = await fit('off');
+    const chosen = await fit('auto');
+    const plainAccuracy = accuracy(plain.model.params, freshEncoded);
+    const scopeAccuracy = accuracy(chosen.model.params, freshEncoded);
+    console.log(
+      `[train-scope] fresh draws: auto ${(scopeAccuracy * 100).toFixed(1)}% (scope layer ${chosen.selection.scope}, order layer ${chosen.selection.order}), plain ${(plainAccuracy * 100).toFixed(1)}%`,
+    );
+    expect(chosen.selection.scope, seedLine('train-scope', SEED)).toBe(true);
+    expect(chosen.selection.scopeTried).toBe(true);
+    expect(plain.selection.scopeTried).toBe(false);
+    expect(plainAccuracy, seedLine('train-scope plain', SEED)).toBeLessThan(0.65);
+    expect(scopeAccuracy, seedLine('train-scope', SEED)).toBeGreaterThanOrEqual(0.95);
+  }, 600_000);
+});
