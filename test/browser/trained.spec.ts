@@ -12,9 +12,12 @@ import { expect, test } from '@playwright/test';
 import { referenceDecide } from '../../src/build/reference/decide.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import {
+  negationExamples,
+  negationRequest,
   plantedExamples,
   plantedRequest,
   PLANTED_OPTIONS,
+  TRAINED_NEGATION,
   TRAINED_PLANTED,
 } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';
@@ -70,6 +73,39 @@ for (const device of DEVICES) {
         want.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (logits[i] as number)))));
       }
       console.log(`[trained] ${device}: max |Δ logit| vs float64 ${worst.toExponential(2)}`);
+      expect(worst, `${withSeed}: max |Δ logit| vs float64`).toBeLessThan(tolerance);
+    },
+  );
+}
+
+for (const device of DEVICES) {
+  test(
+    `a trained package with the scope layer on ${device}: fresh negation draws, the float64 reference`,
+    { tag: deviceTag(device) },
+    async ({ page }) => {
+      // The negation task's model leaves negated words out of the pooling (the scope layer: a
+      // Gated DeltaNet layer with fixed weights); a device that kept them would be at chance.
+      const model = `/${TRAINED_NEGATION.dir.replace(/^public\//, '')}/`;
+      await openPage(page);
+      const info = await mustLoad(page, 'negation', { model, device, warmUp: false });
+      expect(info.device).toBe(device);
+      const seed = testSeed(`trained.spec ${device} negation`);
+      const withSeed = seedLine(`trained.spec ${device} negation`, seed);
+      const tolerance = Math.max(TOLERANCE[device].fp32.logit, TRAINED_LOGIT_TOLERANCE);
+      let worst = 0;
+      for (const { state, label } of negationExamples(8, seed)) {
+        const request = negationRequest(state, info.model);
+        const got = await mustDecide(page, 'negation', request);
+        const choice = (got.response.answers.kept as { choice: string }).choice;
+        expect(choice, `${withSeed}: ${state}`).toBe(label);
+        const reference = await referenceDecide(TRAINED_NEGATION.release, validateRequest(request));
+        const want = reference.logits[0] as Float64Array;
+        const logits = (got.logits as number[][])[0] as number[];
+        want.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (logits[i] as number)))));
+      }
+      console.log(
+        `[trained] negation ${device}: max |Δ logit| vs float64 ${worst.toExponential(2)}`,
+      );
       expect(worst, `${withSeed}: max |Δ logit| vs float64`).toBeLessThan(tolerance);
     },
   );

@@ -9,7 +9,9 @@
  * 8-bit embedding table (GatherBlockQuantized, as Clef-flash gets); and /models/trained-planted/,
  * what `clef-web train` makes of the planted task at its defaults (tools/train/planted.ts,
  * TRAINED_PLANTED; its release in .cache/trained-planted-release), for trained.spec.ts, and the
- * disk run playground-train.spec.ts compares the page's training with. Generated, never edited
+ * disk run playground-train.spec.ts compares the page's training with; and
+ * /models/trained-negation/ (TRAINED_NEGATION: the negation task, where `auto` keeps the scope
+ * layer), for trained.spec.ts. Generated, never edited
  * by hand and never committed: `npm run models:tiny`.
  */
 import { createHash } from 'node:crypto';
@@ -18,17 +20,30 @@ import { join } from 'node:path';
 import { writeTinyFixture } from '../fixture/cli.js';
 import { convertRelease } from '../../src/node/build-runtime.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
-import { plantedJsonl, TRAINED_PLANTED } from '../train/planted.js';
+import {
+  negationJsonl,
+  plantedJsonl,
+  TRAINED_NEGATION,
+  TRAINED_PLANTED,
+} from '../train/planted.js';
 
 /**
- * The trained planted-task package and its release (trained.spec.ts reads both;
- * playground-train.spec.ts compares the page's training with it), at the trainer's defaults.
+ * The trained packages and their releases, at the trainer's defaults: the planted task
+ * (trained.spec.ts reads both; playground-train.spec.ts compares the page's training with it)
+ * and the negation task, whose model has the scope layer (trained.spec.ts).
  */
-const TRAINED = {
-  dir: TRAINED_PLANTED.dir,
-  release: TRAINED_PLANTED.release,
-  examples: () => plantedJsonl(TRAINED_PLANTED.count, TRAINED_PLANTED.seed),
-};
+const TRAINED = [
+  {
+    dir: TRAINED_PLANTED.dir,
+    release: TRAINED_PLANTED.release,
+    examples: () => plantedJsonl(TRAINED_PLANTED.count, TRAINED_PLANTED.seed),
+  },
+  {
+    dir: TRAINED_NEGATION.dir,
+    release: TRAINED_NEGATION.release,
+    examples: () => negationJsonl(TRAINED_NEGATION.count, TRAINED_NEGATION.seed),
+  },
+];
 
 const RELEASE = join('.cache', 'tiny-release');
 const SPLIT = [1, 1, 1, 1];
@@ -81,7 +96,7 @@ async function main(): Promise<void> {
     existsSync(stampFile) &&
     readFileSync(stampFile, 'utf8') === want &&
     VARIANTS.every((v) => existsSync(join(v.dir, 'manifest.json'))) &&
-    existsSync(join(TRAINED.dir, 'manifest.json'));
+    TRAINED.every((t) => existsSync(join(t.dir, 'manifest.json')));
   if (fresh) {
     console.log('tiny model packages are up to date');
     return;
@@ -102,15 +117,18 @@ async function main(): Promise<void> {
     });
     console.log(`wrote ${v.dir} (${v.dtype})`);
   }
-  rmSync(TRAINED.dir, { recursive: true, force: true });
-  rmSync(TRAINED.release, { recursive: true, force: true });
-  await trainDecisionModel({
-    examples: TRAINED.examples(),
-    out: TRAINED.dir,
-    releaseDir: TRAINED.release,
-    fidelityRequests: 0,
-  });
-  console.log(`wrote ${TRAINED.dir} (clef-web train, planted task)`);
+  for (const trained of TRAINED) {
+    rmSync(trained.dir, { recursive: true, force: true });
+    rmSync(trained.release, { recursive: true, force: true });
+    const result = await trainDecisionModel({
+      examples: trained.examples(),
+      out: trained.dir,
+      releaseDir: trained.release,
+      fidelityRequests: 0,
+    });
+    const layer = result.selection.scope ? ', scope layer' : result.selection.order ? ', order layer' : '';
+    console.log(`wrote ${trained.dir} (clef-web train${layer})`);
+  }
   writeFileSync(stampFile, want);
 }
 

@@ -217,6 +217,17 @@ export function negationExamples(n: number, seed: number): Array<{ state: string
   return out;
 }
 
+/**
+ * The negation-task package `npm run models:tiny` trains at the trainer's defaults (where `auto`
+ * keeps the scope layer): test/browser/trained.spec.ts runs it on every device.
+ */
+export const TRAINED_NEGATION = {
+  count: 240,
+  seed: 12,
+  dir: 'public/models/trained-negation',
+  release: '.cache/trained-negation-release',
+} as const;
+
 export function negationJsonl(n: number, seed: number, model?: string): string {
   return (
     negationExamples(n, seed)

@@ -204,12 +204,13 @@ export async function fitPhase(
     }
     // Where the plain model already answers (nearly) every example out of fold, the scope and
     // order layers have nothing to fix and would only cost time.
-    const plainAccuracy = best === null ? 0 : Math.max(...best.cross.scores.map((c) => c.accuracy));
-    const tryOrder = ordered !== null && (mode === 'on' || plainAccuracy < ORDER_UNNEEDED_ACCURACY);
+    const accuracyOf = (b: typeof best): number =>
+      b === null ? 0 : Math.max(...b.cross.scores.map((c) => c.accuracy));
+    const tryScope = mode === 'auto' && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
     // The scope layer (scope.ts) learns nothing of its own, so it costs one plain candidate: it is
     // cross-fitted at the best plain settings and kept where its out-of-fold cross-entropy is lower.
     let scoped: LearnerSetup | null = null;
-    if (mode === 'auto' && tryOrder && best !== null) {
+    if (tryScope && best !== null) {
       total += k;
       const setup = setupWith('scope');
       const cross = await crossFit(setup, examples, {
@@ -230,6 +231,9 @@ export async function fitPhase(
     // Under `auto` the order layer first earns a full cross-fit on one fold: fitted without fold
     // 0 and judged on it against the plain model's out-of-fold answers there. Where it loses
     // (the common case on a file with no contrasting word orders) that costs one fit, not k.
+    // Nor is the order layer tried where the scope layer left nothing to fix.
+    const tryOrder =
+      ordered !== null && (mode === 'on' || accuracyOf(best) < ORDER_UNNEEDED_ACCURACY);
     let probed = true;
     if (ordered !== null && tryOrder && mode === 'auto' && best !== null && k > 1) {
       total += 1;
@@ -283,7 +287,7 @@ export async function fitPhase(
         order: chosen.setup === ordered,
         orderTried: tryOrder,
         scope: scoped !== null && chosen.setup === scoped,
-        scopeTried: mode === 'auto' && tryOrder,
+        scopeTried: tryScope,
       },
       outOfFold: chosen.cross.outOfFold,
       folds: fold,
