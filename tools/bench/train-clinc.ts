@@ -14,7 +14,8 @@
  *   fixed seed, a request of its own).
  * - `--per-intent`: the learning curve, the same run on N training queries per intent (and
  *   N·2/3 out-of-scope ones), 150-way and 10-option accuracy on every 5th in-scope test query
- *   (`--curve-every`: 900 of 4,500; a 151-option request takes ~50-90 ms here).
+ *   (`--curve-every`: 900 of 4,500; a 151-option request takes ~50-90 ms here), beside naive
+ *   Bayes fitted on the same rows and judged on the same queries (`naiveBayes150`).
  * - `--threads N`: the fit's threads (`clef-web train --threads`; default: the cores, at most 4).
  *   The training time is printed with the CPU time of the whole process (every thread) and the
  *   load average at its start and end: the machine may be shared.
@@ -47,8 +48,12 @@ import { loadNodePackage } from '../../src/node/engine.js';
 import { Rng } from '../../src/calibrate/prng.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
 import { formatProgress } from '../../src/node/train/cli.js';
+import { fitNaiveBayes, naiveBayesChoice } from '../../src/build/train/baseline.js';
+import { parseLabelledExamples } from '../../src/calibrate/examples.js';
+import { validateRequest } from '../../src/protocol/validate.js';
 import {
   CLINC_MODEL,
+  CLINC_QUESTION,
   clincDescribedLine,
   clincLine,
   clincRequest,
@@ -107,6 +112,25 @@ function trainRows(perIntent: number | null): Array<[string, string]> {
   const rows = intents.flatMap((i) => sample(byIntent.get(i) ?? [], perIntent, rng));
   rows.push(...sample(data.oos_train, Math.max(5, Math.round((perIntent * 2) / 3)), rng));
   return rows;
+}
+
+/**
+ * Multinomial naive Bayes on word counts, fitted on the same training rows, judged 150-way on the
+ * same in-scope test queries as the model (every `every`th): the baseline the curve must beat.
+ */
+function naiveBayes150(rows: Array<[string, string]>, every: number): number {
+  const examples = parseLabelledExamples(
+    rows.map(([q, i]) => clincLine(q, i, options151)).join('\n'),
+    {
+      validateRequest: (b) => validateRequest(b),
+    },
+  );
+  const nb = fitNaiveBayes(examples, CLINC_QUESTION);
+  if (nb === null) throw new Error('naive Bayes fitted on nothing');
+  const test = data.test.filter((_, i) => i % every === 0);
+  return (
+    test.filter(([q, intent]) => naiveBayesChoice(nb, q, intents) === intent).length / test.length
+  );
 }
 
 function dirBytes(dir: string): number {
@@ -257,6 +281,7 @@ async function run(perIntent: number | null) {
   const figures = every === 0 ? null : await evaluate(out, data, perIntent === null, every);
   return {
     run: name,
+    naiveBayes150: every === 0 ? null : naiveBayes150(trainRows(perIntent), every),
     trainExamples: result.examples.train,
     trainMs,
     trainCpuMs: Math.round((cpu.user + cpu.system) / 1000),
