@@ -206,24 +206,30 @@ export async function fitPhase(
     // order layers have nothing to fix and would only cost time.
     const accuracyOf = (b: typeof best): number =>
       b === null ? 0 : Math.max(...b.cross.scores.map((c) => c.accuracy));
-    const tryScope = mode === 'auto' && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
-    // The scope layer (scope.ts) learns nothing of its own, so it costs one plain candidate: it is
-    // cross-fitted at the best plain settings and kept where its out-of-fold cross-entropy is lower.
-    let scoped: LearnerSetup | null = null;
-    if (tryScope && best !== null) {
+    const lossOf = (b: typeof best): number =>
+      b === null ? Infinity : Math.min(...b.cross.scores.map((c) => c.logLoss));
+    // One more candidate's full cross-fit (its k fits join the count).
+    const crossFitOne = (setup: LearnerSetup, settings: FitSettings): Promise<CrossFit> => {
       total += k;
-      const setup = setupWith('scope');
-      const cross = await crossFit(setup, examples, {
-        candidates: [best.cross.best],
+      return crossFit(setup, examples, {
+        candidates: [settings],
         seed: options.seed,
         maxIterations: MAX_ITERATIONS,
         onFit: tick,
         onIteration,
         pool,
       });
+    };
+    const tryScope = mode === 'auto' && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
+    // The scope layer (scope.ts) learns nothing of its own, so it costs one plain candidate: it is
+    // cross-fitted at the best plain settings and kept where its out-of-fold cross-entropy is lower.
+    let scoped: LearnerSetup | null = null;
+    if (tryScope && best !== null) {
+      const setup = setupWith('scope');
+      const cross = await crossFitOne(setup, best.cross.best);
       const score = cross.scores[0] as CandidateScore;
       scores.push({ ...score, layer: 'scope' });
-      if (score.logLoss < Math.min(...best.cross.scores.map((c) => c.logLoss))) {
+      if (score.logLoss < lossOf(best)) {
         best = { setup, cross };
         scoped = setup;
       }
@@ -254,20 +260,13 @@ export async function fitPhase(
       if (!probed) scores.push({ settings, ...probe, folds: 1, layer: 'order' });
     }
     if (ordered !== null && tryOrder && probed) {
-      total += k;
-      const cross = await crossFit(ordered, examples, {
-        candidates: [orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS)],
-        seed: options.seed,
-        maxIterations: MAX_ITERATIONS,
-        onFit: tick,
-        onIteration,
-        pool,
-      });
+      const cross = await crossFitOne(
+        ordered,
+        orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS),
+      );
       const score = cross.scores[0] as CandidateScore;
       scores.push({ ...score, layer: 'order' });
-      const plainLoss =
-        best === null ? Infinity : Math.min(...best.cross.scores.map((c) => c.logLoss));
-      if (mode === 'on' || score.logLoss < plainLoss) best = { setup: ordered, cross };
+      if (mode === 'on' || score.logLoss < lossOf(best)) best = { setup: ordered, cross };
     }
     const chosen = best as { setup: LearnerSetup; cross: CrossFit };
     const model = await fitModel(chosen.setup, examples, {

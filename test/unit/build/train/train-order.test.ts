@@ -11,7 +11,6 @@
  * The construction of a model with the order layer is checked exactly in train-construct.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import {
   checkExamples,
@@ -24,32 +23,17 @@ import {
   ORDER_PAIR_LAMBDA,
 } from '../../../../src/build/train/fit.js';
 import { fitModel } from '../../../../src/build/train/learner.js';
-import { modelLogits, type ModelExample } from '../../../../src/build/train/model.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';
-import { validateRequest } from '../../../../src/protocol/validate.js';
 import { orderJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
-
-const parse = (text: string) =>
-  parseLabelledExamples(text, { validateRequest: (b) => validateRequest(b) });
-
-function accuracy(params: Parameters<typeof modelLogits>[0], examples: readonly ModelExample[]) {
-  let right = 0;
-  for (const e of examples) {
-    const [logits] = modelLogits(params, e) as [Float64Array];
-    const label = (e.questions[0] as { label: number }).label;
-    const other = 1 - label;
-    if ((logits[label] as number) > (logits[other] as number)) right++;
-  }
-  return right / examples.length;
-}
+import { binaryAccuracy, parseExamples } from '../../support/planted-fit.js';
 
 describe('the order layer', () => {
   it('answers the planted order task on fresh draws (≥ 95%; target 99%), where the bag of words is at chance', async () => {
     const SEED = testSeed('train-order');
-    const train = parse(orderJsonl(480, SEED));
-    const fresh = parse(orderJsonl(400, SEED + 1));
+    const train = parseExamples(orderJsonl(480, SEED));
+    const fresh = parseExamples(orderJsonl(400, SEED + 1));
     const questions = checkExamples(train);
     const data = prepareTokenizer(train, 600);
     const trained = new Set(questions.map((q) => q.id));
@@ -70,8 +54,8 @@ describe('the order layer', () => {
         maxIterations: MAX_ITERATIONS,
       },
     );
-    const plainAccuracy = accuracy(plain.params, freshEncoded);
-    const orderedAccuracy = accuracy(ordered.params, freshEncoded);
+    const plainAccuracy = binaryAccuracy(plain.params, freshEncoded);
+    const orderedAccuracy = binaryAccuracy(ordered.params, freshEncoded);
     console.log(
       `[train-order] fresh draws: with the order layer ${(orderedAccuracy * 100).toFixed(1)}%, ` +
         `plain ${(plainAccuracy * 100).toFixed(1)}% (${ordered.iterations} iterations)`,

@@ -6,7 +6,6 @@
  * fresh draw. The layer's construction is checked exactly in train-construct.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import {
   checkExamples,
@@ -15,7 +14,6 @@ import {
 } from '../../../../src/build/train/data.js';
 import { fitPhase, learnerSetup, MAX_ITERATIONS } from '../../../../src/build/train/fit.js';
 import { fitModel } from '../../../../src/build/train/learner.js';
-import { modelLogits, type ModelExample } from '../../../../src/build/train/model.js';
 import {
   SCOPE_CUE,
   SCOPE_NONE,
@@ -24,22 +22,9 @@ import {
   scopeMark,
   scopedBag,
 } from '../../../../src/build/train/scope.js';
-import { validateRequest } from '../../../../src/protocol/validate.js';
 import { negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
-
-const parse = (text: string) =>
-  parseLabelledExamples(text, { validateRequest: (b) => validateRequest(b) });
-
-function accuracy(params: Parameters<typeof modelLogits>[0], examples: readonly ModelExample[]) {
-  let right = 0;
-  for (const e of examples) {
-    const [logits] = modelLogits(params, e) as [Float64Array];
-    const label = (e.questions[0] as { label: number }).label;
-    if ((logits[label] as number) > (logits[1 - label] as number)) right++;
-  }
-  return right / examples.length;
-}
+import { binaryAccuracy, parseExamples } from '../../support/planted-fit.js';
 
 describe('the scope marks', () => {
   it('mark negation cues and clause breaks by their text, case and spacing aside', () => {
@@ -63,7 +48,7 @@ describe('the scope marks', () => {
   });
 
   it('are whole tokens when the tokenizer is given the scope words, even ones the file lacks', () => {
-    const corpus = parse(plantedJsonl(80, 3));
+    const corpus = parseExamples(plantedJsonl(80, 3));
     const encodeWith = (words: readonly string[]) => {
       // Room for every merge the file and the words ask for (at 600 the file alone fills it).
       const { tokenizer } = prepareTokenizer(corpus, 2000, words);
@@ -82,8 +67,8 @@ describe('the scope marks', () => {
 describe('the scope layer in training', () => {
   it('is chosen by cross-fitting where the labels turn on a negation, and answers fresh draws (≥ 95%) where the bag of words is at chance', async () => {
     const SEED = testSeed('train-scope');
-    const train = parse(negationJsonl(240, SEED));
-    const fresh = parse(negationJsonl(400, SEED + 1));
+    const train = parseExamples(negationJsonl(240, SEED));
+    const fresh = parseExamples(negationJsonl(400, SEED + 1));
     const questions = checkExamples(train);
     const data = prepareTokenizer(train, 600, SCOPE_WORDS);
     const trained = new Set(questions.map((q) => q.id));
@@ -102,8 +87,8 @@ describe('the scope layer in training', () => {
       encoded,
       { settings: chosen.model.settings, maxIterations: MAX_ITERATIONS },
     );
-    const plainAccuracy = accuracy(plain.params, freshEncoded);
-    const scopeAccuracy = accuracy(chosen.model.params, freshEncoded);
+    const plainAccuracy = binaryAccuracy(plain.params, freshEncoded);
+    const scopeAccuracy = binaryAccuracy(chosen.model.params, freshEncoded);
     console.log(
       `[train-scope] fresh draws: auto ${(scopeAccuracy * 100).toFixed(1)}% (scope layer ${chosen.selection.scope}, order layer ${chosen.selection.order}), plain ${(plainAccuracy * 100).toFixed(1)}%`,
     );

@@ -1,0 +1,21 @@
+/** What the trainer's planted two-option tasks (train-order, train-scope) share. */
+import { parseLabelledExamples } from '../../../src/calibrate/examples.js';
+import { modelLogits, type ModelExample } from '../../../src/build/train/model.js';
+import { validateRequest } from '../../../src/protocol/validate.js';
+
+export const parseExamples = (text: string) =>
+  parseLabelledExamples(text, { validateRequest: (b) => validateRequest(b) });
+
+/** The share of two-option examples whose label gets the larger logit. */
+export function binaryAccuracy(
+  params: Parameters<typeof modelLogits>[0],
+  examples: readonly ModelExample[],
+): number {
+  let right = 0;
+  for (const e of examples) {
+    const [logits] = modelLogits(params, e) as [Float64Array];
+    const label = (e.questions[0] as { label: number }).label;
+    if ((logits[label] as number) > (logits[1 - label] as number)) right++;
+  }
+  return right / examples.length;
+}
