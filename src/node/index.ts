@@ -34,7 +34,7 @@ export type {
   TrainProgress,
   TrainPhase,
   TrainResult,
-} from '../build/train/pipeline.js';
+} from '../build/train/options.js';
 export type { TrainInput } from '../build/train/input.js';
 export type { TeacherOptions, TeacherProgress } from '../build/train/teacher-options.js';
 export { TrainError, isTrainError, type TrainErrorCode } from '../build/train/errors.js';

@@ -3,7 +3,7 @@
  * Comlink. Types only.
  */
 import type { InputSummary, PickedFile } from '../build/train/input.js';
-import type { TrainProgress, TrainResult } from '../build/train/pipeline.js';
+import type { TrainProgress, TrainResult } from '../build/train/options.js';
 
 export type { InputSummary, PickedFile, TrainProgress, TrainResult };
 

@@ -23,7 +23,8 @@ import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build
 import { learnerSetup } from '../../src/build/train/fit.js';
 import { fitObjective, hiddenOf } from '../../src/build/train/learner.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
-import { defaultVocab, splitHoldout, DEFAULT_HOLDOUT } from '../../src/build/train/pipeline.js';
+import { defaultVocab, DEFAULT_HOLDOUT } from '../../src/build/train/options.js';
+import { splitHoldout } from '../../src/build/train/prepare.js';
 import { DEFAULT_SETTINGS } from '../../src/build/train/select.js';
 import { shardRanges } from '../../src/build/train/shards.js';
 import { nodeShardPool } from '../../src/node/train/shard-pool.js';

@@ -9,7 +9,8 @@ import { basename } from '../host/paths.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { trainingText, type TextEncodingName, decodeTrainingText } from './encoding.js';
 import { TrainError } from './errors.js';
-import { parse, type TrainOptions, type TrainProgress } from './pipeline.js';
+import type { TrainOptions, TrainProgress } from './options.js';
+import { parse } from './prepare.js';
 import type { TeacherOptions, TeacherProgress } from './teacher-options.js';
 import {
   DEFAULT_LABEL_COLUMN,

@@ -9,7 +9,7 @@ import { isCalibrationError } from '../../calibrate/errors.js';
 import { MissingDependencyError } from '../missing-dependency.js';
 import { isTrainError, TrainError } from '../../build/train/errors.js';
 import type { TrainInput } from '../../build/train/input.js';
-import type { TrainProgress } from '../../build/train/pipeline.js';
+import type { TrainProgress } from '../../build/train/options.js';
 import type { PlainFormat } from '../../build/train/plain.js';
 import type { TeacherProgress } from '../../build/train/teacher-options.js';
 import { trainDecisionModel } from './train.js';

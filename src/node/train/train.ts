@@ -16,7 +16,8 @@ import { readPlainInput, resolveTrainInput, type TrainInput } from '../../build/
 import type { PlainQuestion } from '../../build/train/question.js';
 import { labelWithTeacher } from './teacher.js';
 import { guardPartials, removeStalePartials } from './interrupts.js';
-import { runTraining, type TrainResult } from '../../build/train/pipeline.js';
+import type { TrainResult } from '../../build/train/options.js';
+import { runTraining } from '../../build/train/pipeline.js';
 import { MAX_DEFAULT_THREADS, nodeShardPool, type NodeShardPool } from './shard-pool.js';
 
 /** What needs onnxruntime-node, as the missing-dependency message says it. */

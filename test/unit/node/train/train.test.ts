@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../../src/node/cli.js';
 import { loadNodePackage } from '../../../../src/node/engine.js';
 import { trainDecisionModel } from '../../../../src/node/train/train.js';
-import type { TrainResult } from '../../../../src/build/train/pipeline.js';
+import type { TrainResult } from '../../../../src/build/train/options.js';
 import { TrainError } from '../../../../src/build/train/errors.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
 import {
