@@ -239,10 +239,10 @@ export function modelCard(facts: CardFacts): string {
       ? '- It reads the state as a tf-idf weighted bag of words and character n-grams, leaving out the words in the scope of a negation (from "not", "no", "never", "without", "instead", "rather" or a "n\'t" to the end of its clause: "don\'t archive the invoices, purge them" counts as "don\'t, purge them"). Other word orders ("delete temp, keep prod" against "delete prod, keep temp") barely move it. Questions and instructions are not read: every trained question sees the same state.'
       : facts.selection.order
         ? '- It reads the state as a tf-idf weighted bag of words and character n-grams, plus an order layer: each word also seen with the words before it (the previous two, and two memories of earlier words the fit found worth keeping), so "delete temp, keep prod" and "delete prod, keep temp" can differ where the examples taught it. Orders and negations the examples never showed are guesses. Questions and instructions are not read: every trained question sees the same state.'
-        : '- It reads the state as a tf-idf weighted bag of words and character n-grams: word order, negation and anything the examples never used barely move it (the order layer was ' +
-          (facts.selection.orderTried
+        : '- It reads the state as a tf-idf weighted bag of words and character n-grams: word order, negation and anything the examples never used barely move it (the scope and order layers were ' +
+          (facts.selection.orderTried || facts.selection.scopeTried
             ? 'tried and did not help out of fold here'
-            : 'not tried: `auto` tries it on files of up to 2,000 examples where the plain model misses more than 1% out of fold; `--order on` forces it') +
+            : 'not tried: `auto` tries them on files of up to 2,000 examples where the plain model misses more than 1% out of fold; `--order on` forces the order layer') +
           '). Questions and instructions are not read: every trained question sees the same state.',
     '- It answers only the trained questions and options (above, and in `manifest.json` under `training`).',
     '- Texts unlike the training examples (another language, another domain) get confident-looking answers that mean little; calibration and abstention (`calibration.json`) are the guard.',

@@ -44,9 +44,9 @@ import {
 } from './model.js';
 import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
 import { FLAG_DROP, SCOPE_GAINS, scopeEmbedding, scopeLayerParams } from './scope.js';
+import { cosh, exp, log, tanh } from './portable-math.js';
 
 const SCOPE_SHAPE = scopeLayerParams().shape;
-import { cosh, exp, log, tanh } from './portable-math.js';
 
 /** The flag layer's scores: STATE, and SCHEMA (which wins once it has passed). */
 const MARKER_SCORE = 100;

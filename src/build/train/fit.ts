@@ -121,7 +121,7 @@ export function learnerSetup(
   questions: readonly TrainedQuestion[],
   groups: ReadonlyArray<{ examples: readonly LabelledExample[]; encoded: readonly ModelExample[] }>,
   options: Pick<FitPhaseOptions, 'rmsEps' | 'normDims'>,
-  pairs: PairShape | 'scope' | null,
+  layer: PairShape | 'scope' | null,
 ): LearnerSetup {
   const { spans, width } = optionSpans(questions, groups);
   return setupLearner(
@@ -133,7 +133,7 @@ export function learnerSetup(
     spans,
     options.rmsEps,
     options.normDims,
-    pairs,
+    layer,
   );
 }
 
@@ -164,8 +164,8 @@ export async function fitPhase(
   options: FitPhaseOptions,
 ): Promise<FitPhase> {
   const pool = options.pool;
-  const setupWith = (pairs: PairShape | 'scope' | null): LearnerSetup =>
-    learnerSetup(data, questions, [train, heldOut], options, pairs);
+  const setupWith = (layer: PairShape | 'scope' | null): LearnerSetup =>
+    learnerSetup(data, questions, [train, heldOut], options, layer);
   const examples = train.encoded;
   const mode = options.order ?? 'auto';
   const withOrder = orderConsidered(mode, examples.length);

@@ -122,15 +122,15 @@ export function setupLearner(
   spans: ReadonlyArray<{ tokens: Int32Array; dim: number }>,
   rmsEps: number,
   normDims = DEFAULT_NORM_DIMS,
-  /** The order layer, the scope layer (scope.ts), or neither. */
-  pairs: PairShape | 'scope' | null = null,
+  /** The order layer (its shape), the scope layer (scope.ts), or neither. */
+  layer: PairShape | 'scope' | null = null,
 ): LearnerSetup {
   const width = contentWidth(classWidth, normDims);
   const shape: ModelShape = {
     heads: 1,
     headDim: width,
     vocab,
-    ...(pairs === 'scope' ? { scope: true } : pairs ? { pairs } : {}),
+    ...(layer === 'scope' ? { scope: true } : layer ? { pairs: layer } : {}),
   };
   const frozen = new Set([markers.state, markers.schema, ...template]);
   const features = tokenFeatures(tokenizer, vocab, frozen);
@@ -145,7 +145,7 @@ export function setupLearner(
   );
   baseNorm[markers.state] = (baseNorm[markers.state] as number) + 1;
   baseNorm[markers.schema] = (baseNorm[markers.schema] as number) + 1;
-  if (pairs !== 'scope')
+  if (layer !== 'scope')
     return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };
   // A cue's or a break's mark is in its embedding: part of |x|² wherever the token is.
   const marks = scopeMarks((ids) => tokenizer.decode(ids), vocab, frozen);

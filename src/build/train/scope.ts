@@ -97,7 +97,8 @@ export const SCOPE_DIMS = 2;
  *   unmarked word and σ(100 r) for a cue or break: the memory changes only at marks.
  * - Value: a cue writes silu(VALUE_GAIN · SCOPE_MARK · r) ≥ 36, a break silu(−… ) ≤ 1e-14.
  * - Gate: silu(r (GATE_BIAS + GATE_CUE · SCOPE_MARK · cue)) is silu(20 r) ≥ 6 on a word and
- *   silu(−100 r) on a cue (a cue does not leave itself out); FLAG_GATE shuts it outside the state.
+ *   silu(−100 r) on a cue (a cue does not leave itself out); SCOPE_GAINS.flag shuts it outside the
+ *   state.
  * - Out: with the memory set, the normalised value is √2 (the constant channel is small beside
  *   it), so the flag becomes 1 − FLAG_DROP · √2 · silu(20 r) ≤ −0.69; the pooling score then falls
  *   by more than 30 against the words outside a scope, e^−30 of their weight.
