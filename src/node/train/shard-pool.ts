@@ -100,8 +100,15 @@ export function nodeShardPool(threads: number): NodeShardPool {
       const waiting = thread.waiting;
       if (waiting === null || m.id !== waiting.id) return;
       thread.waiting = null;
-      if (m.type === 'done') waiting.done();
-      else fail(threadFailed(m.message, { stack: m.stack }));
+      if (m.type === 'done') {
+        waiting.done();
+        return;
+      }
+      // This thread's own evaluation fails too: fail() reaches only those still waiting, and
+      // this one no longer is (when it replies last, no other is either).
+      const error = threadFailed(m.message, { stack: m.stack });
+      fail(error);
+      waiting.failed(error);
     });
     thread.worker.on('error', (e) => fail(threadFailed(e.message, { stack: e.stack })));
     thread.worker.on('exit', (code) => {
