@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { referenceDecide } from '../../src/build/reference/decide.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import {
@@ -21,12 +21,53 @@ import {
   TRAINED_PLANTED,
 } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';
-import { DEVICES, deviceTag, mustDecide, mustLoad, openPage, TOLERANCE } from './support/engine.js';
+import {
+  DEVICES,
+  deviceTag,
+  mustDecide,
+  mustLoad,
+  openPage,
+  TOLERANCE,
+  type Device,
+} from './support/engine.js';
 
 /** fp32 against the float64 reference, a trained package's logits (see below). */
 const TRAINED_LOGIT_TOLERANCE = 2e-4;
 const MODEL = '/models/trained-planted/';
 const RELEASE = TRAINED_PLANTED.release;
+
+/**
+ * Fresh draws through the loaded package on `device`: each answered with its label, and the
+ * logits within the device's fp32 tolerance of the float64 reference forward of `release`.
+ */
+async function answersDraws(
+  page: Page,
+  handle: string,
+  device: Device,
+  release: string,
+  question: string,
+  draws: ReadonlyArray<{ request: { state: string }; label: string }>,
+  withSeed: string,
+): Promise<void> {
+  // A trained model's logits are a cosine times ~100 over pooling scores of ~100
+  // (train-construct.test.ts), so float32 rounds them more than the tiny fixtures': 8.9e-5
+  // measured on WASM (seed 24532), against the fixtures' 5e-5 bound. 2e-4 in logit is
+  // 5e-5 in probability at most.
+  const tolerance = Math.max(TOLERANCE[device].fp32.logit, TRAINED_LOGIT_TOLERANCE);
+  let worst = 0;
+  for (const { request, label } of draws) {
+    const got = await mustDecide(page, handle, request);
+    const choice = (got.response.answers[question] as { choice: string }).choice;
+    expect(choice, `${withSeed}: ${request.state}`).toBe(label);
+    const reference = await referenceDecide(release, validateRequest(request));
+    const want = reference.logits[0] as Float64Array;
+    const logits = (got.logits as number[][])[0] as number[];
+    expect(logits.length, withSeed).toBe(want.length);
+    want.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (logits[i] as number)))));
+  }
+  console.log(`[trained] ${handle} ${device}: max |Δ logit| vs float64 ${worst.toExponential(2)}`);
+  expect(worst, `${withSeed}: max |Δ logit| vs float64`).toBeLessThan(tolerance);
+}
 
 for (const device of DEVICES) {
   test(
@@ -54,26 +95,12 @@ for (const device of DEVICES) {
       expect(info.model).toBe(manifest.model.name);
 
       const seed = testSeed(`trained.spec ${device} draws`);
+      const draws = plantedExamples(8, seed).map(({ state, label }) => ({
+        request: plantedRequest(state, info.model),
+        label,
+      }));
       const withSeed = seedLine(`trained.spec ${device} draws`, seed);
-      // A trained model's logits are a cosine times ~100 over pooling scores of ~100
-      // (train-construct.test.ts), so float32 rounds them more than the tiny fixtures': 8.9e-5
-      // measured on WASM (seed 24532), against the fixtures' 5e-5 bound. 2e-4 in logit is
-      // 5e-5 in probability at most.
-      const tolerance = Math.max(TOLERANCE[device].fp32.logit, TRAINED_LOGIT_TOLERANCE);
-      let worst = 0;
-      for (const { state, label } of plantedExamples(8, seed)) {
-        const request = plantedRequest(state, info.model);
-        const got = await mustDecide(page, 'trained', request);
-        const choice = (got.response.answers.route as { choice: string }).choice;
-        expect(choice, withSeed).toBe(label);
-        const reference = await referenceDecide(RELEASE, validateRequest(request));
-        const want = reference.logits[0] as Float64Array;
-        const logits = (got.logits as number[][])[0] as number[];
-        expect(logits.length, withSeed).toBe(want.length);
-        want.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (logits[i] as number)))));
-      }
-      console.log(`[trained] ${device}: max |Δ logit| vs float64 ${worst.toExponential(2)}`);
-      expect(worst, `${withSeed}: max |Δ logit| vs float64`).toBeLessThan(tolerance);
+      await answersDraws(page, 'trained', device, RELEASE, 'route', draws, withSeed);
     },
   );
 }
@@ -90,23 +117,13 @@ for (const device of DEVICES) {
       const info = await mustLoad(page, 'negation', { model, device, warmUp: false });
       expect(info.device).toBe(device);
       const seed = testSeed(`trained.spec ${device} negation`);
+      const draws = negationExamples(8, seed).map(({ state, label }) => ({
+        request: negationRequest(state, info.model),
+        label,
+      }));
       const withSeed = seedLine(`trained.spec ${device} negation`, seed);
-      const tolerance = Math.max(TOLERANCE[device].fp32.logit, TRAINED_LOGIT_TOLERANCE);
-      let worst = 0;
-      for (const { state, label } of negationExamples(8, seed)) {
-        const request = negationRequest(state, info.model);
-        const got = await mustDecide(page, 'negation', request);
-        const choice = (got.response.answers.kept as { choice: string }).choice;
-        expect(choice, `${withSeed}: ${state}`).toBe(label);
-        const reference = await referenceDecide(TRAINED_NEGATION.release, validateRequest(request));
-        const want = reference.logits[0] as Float64Array;
-        const logits = (got.logits as number[][])[0] as number[];
-        want.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (logits[i] as number)))));
-      }
-      console.log(
-        `[trained] negation ${device}: max |Δ logit| vs float64 ${worst.toExponential(2)}`,
-      );
-      expect(worst, `${withSeed}: max |Δ logit| vs float64`).toBeLessThan(tolerance);
+      const release = TRAINED_NEGATION.release;
+      await answersDraws(page, 'negation', device, release, 'kept', draws, withSeed);
     },
   );
 }
