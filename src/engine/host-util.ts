@@ -1,6 +1,6 @@
 /**
- * Helpers of the worker's EngineHost (host.ts): results, the files it reads itself, the no-device
- * refusal.
+ * Helpers of the worker's EngineHost (host.ts, host-load.ts): results, the files it reads itself,
+ * the no-device refusal.
  */
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { CalibrationFile } from '../calibrate/index.js';

@@ -2,32 +2,18 @@
  * The worker side of the page API: loads a package, picks a device (falling back to WASM when
  * WebGPU is missing or fails), and serves decisions one at a time from a queue. Every method
  * returns a WireResult, so failures reach the page as typed errors, never strings or hangs.
+ * The load's steps (package, device plan, sessions, info) are in host-load.ts.
  */
-import { calibrationSha256 } from '../core/calibration.js';
 import { calibrationAsk, type CalibrationAsk } from '../calibrate/index.js';
 import { checkCalibrationAsk, decide, decisionModel, type DecisionModel } from '../core/decide.js';
-import {
-  deviceBeforeManifest,
-  deviceOrder,
-  probeCapabilities,
-  type DevicePlan,
-} from './capabilities.js';
-import {
-  AbortedError,
-  ClefError,
-  DeviceError,
-  DisposedError,
-  EngineError,
-  PackageError,
-} from '../wire/errors.js';
-import { unusedGraphs } from './graph-choice.js';
+import { probeCapabilities } from './capabilities.js';
+import { AbortedError, DisposedError } from '../wire/errors.js';
 import { chooseKv, type KvChoice } from './kv-choice.js';
 import { openPackage, type PackageSource } from './package-fetch.js';
 import type { EngineHooks } from './hooks.js';
-import { noDeviceError, readOwnFiles, result } from './host-util.js';
-import { runtimeProblem, servedBuilds } from './runtime-files.js';
-import { cpuDevice, deviceOf, type Capabilities, type DeviceName } from '../core/devices.js';
-import type { RuntimeBuild } from '../wire/assets.js';
+import { readOwnFiles, result } from './host-util.js';
+import { hostInfoBase, openOnDevices, openPlanned } from './host-load.js';
+import { cpuDevice, deviceOf, type DeviceName } from '../core/devices.js';
 import { LaneQueue, type DecisionStage, type JobContext } from '../core/queue.js';
 import type { RunOptions } from '../core/runner.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
@@ -40,13 +26,7 @@ import {
   type WireResult,
   type WorkerApi,
 } from '../wire/wire.js';
-import { type HostInfo, type RuntimePhases } from '../wire/telemetry.js';
-
-/** The plan starts on the js device, which needs nothing of onnxruntime. */
-function startsOnJs(plan: DevicePlan): boolean {
-  const first = plan.order[0];
-  return first !== undefined && deviceOf(first).runtime === 'js';
-}
+import { type HostInfo } from '../wire/telemetry.js';
 
 interface DecideOptions {
   ask?: CalibrationAsk | null;
@@ -84,163 +64,29 @@ export class EngineHost implements WorkerApi {
       const started = performance.now();
       this.options = options;
       this.hooks.loading?.(options);
-      // The runtime builds the server has (a HEAD request per onnxruntime loader): `auto` passes
-      // over a device whose runtime this app does not ship. Asked beside the probe for an
-      // onnxruntime device; for `auto` only once the js device is not the one to start on, and
-      // never for 'js': a page on the js device requests no onnxruntime URL at all.
-      const asksRuntimes = options.device !== 'auto' && deviceOf(options.device).runtime !== 'js';
-      const [probed, builds] = await Promise.all([
-        probeCapabilities(),
-        asksRuntimes ? servedBuilds() : undefined,
-      ]);
-      const capsWith = (runtimeBuilds?: readonly RuntimeBuild[]): Capabilities => {
-        const all = Object.freeze(runtimeBuilds ? { ...probed, runtimeBuilds } : probed);
-        return this.hooks.capabilities?.(all) ?? all;
-      };
-      let caps = capsWith(builds);
       const report = (p: LoadProgress) => onProgress?.(p);
-      // A device's runtime starts as soon as the device is known, so it overlaps the download:
-      // now, when the request and the probe settle it (docs/benchmarks.md: the runtime's start
-      // is the longest step of a second visit), else once the manifest has arrived.
-      let plan: DevicePlan | null = null;
-      let early: Promise<RuntimePhases> | null = null;
-      const start = (device: DeviceName) => {
-        if (!this.startRuntime) return;
-        early = this.startRuntime(device, caps.threads, options.wasmBuild);
-        early.catch(() => undefined); // session creation reports it, or falls back
-      };
-      const known = deviceBeforeManifest(options.device, caps);
-      if (known) start(known);
-      const pkg = await openPackage(options.model, {
-        cache: options.cache,
-        onProgress: report,
-        onManifest: async (manifest) => {
-          plan = deviceOrder(options.device, manifest, caps);
-          if (options.device === 'auto' && caps.runtimeBuilds === undefined && !startsOnJs(plan)) {
-            caps = capsWith(await servedBuilds());
-            plan = deviceOrder(options.device, manifest, caps);
-          }
-          // Preflight: refuse here, before a single data file is downloaded.
-          if (plan.order.length === 0)
-            throw noDeviceError(manifest, plan.skipped, options.device, caps);
-          const first = plan.order[0];
-          if (first && first !== known) start(first);
-          // Progress counts the graphs the first device's KV precision runs (a refusal is
-          // reported when its session is created).
-          try {
-            const kv = chooseKv(options.kvDtype ?? 'auto', first!, manifest, caps);
-            const prepared = options.preparedGraphs ?? true;
-            return { unused: unusedGraphs(manifest, first!, kv.dtype, prepared) };
-          } catch {
-            return undefined;
-          }
-        },
-      });
-      if (options.dtype && options.dtype !== pkg.manifest.variant.dtype) {
-        throw new PackageError(
-          `The package at ${options.model} is the ${pkg.manifest.variant.dtype} variant, not ${options.dtype}`,
-        );
-      }
-      const { order, skipped, reason } = plan ?? deviceOrder(options.device, pkg.manifest, caps);
-      if (order.length === 0) throw noDeviceError(pkg.manifest, skipped, options.device, caps);
-      const own = await readOwnFiles(pkg);
-      const model = decisionModel(pkg.manifest, own.tokenizer, own.calibration);
-      const tokenizerMs = own.tokenizerMs;
+      const planned = await openPlanned(options, report, this.hooks, this.startRuntime);
+      const own = await readOwnFiles(planned.pkg);
+      const model = decisionModel(planned.pkg.manifest, own.tokenizer, own.calibration);
       report({ phase: 'compile', loadedBytes: 0, totalBytes: 0 });
       const compileStart = performance.now();
-      let fallbackReason: string | null =
-        skipped.length && options.device === 'auto'
-          ? skipped.map((s) => `${s.device} skipped: ${s.reason}`).join('; ')
-          : null;
-      let deviceReason = reason;
-      let lastError: unknown = null;
-      let kv: KvChoice | null = null;
-      for (const device of order) {
-        // After the js device, what of onnxruntime the server has is asked before its devices.
-        if (deviceOf(device).runtime === 'onnxruntime' && caps.runtimeBuilds === undefined) {
-          caps = capsWith(await servedBuilds());
-        }
-        const notServed = runtimeProblem(deviceOf(device), caps.runtimeBuilds);
-        if (notServed && device !== order[order.length - 1]) {
-          const why = `${device} skipped: ${notServed}`;
-          fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
-          deviceReason = `${deviceReason}; then ${why}`;
-          continue;
-        }
-        try {
-          this.hooks.openingSession?.(device);
-          kv = chooseKv(options.kvDtype ?? 'auto', device, pkg.manifest, caps);
-          this.session = await this.openSession(pkg, device, caps.threads, kv);
-          break;
-        } catch (e) {
-          // A file that failed to arrive or verify fails the load on every device; a device that
-          // cannot hold the asked-for KV precision gives way to the next one, if any.
-          // Each device passed over keeps its reason (the skipped ones' before them).
-          const next = device !== order[order.length - 1];
-          if (e instanceof DeviceError && next) {
-            lastError = e;
-            const why = `${device} skipped: ${e.message}`;
-            fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
-            deviceReason = `${deviceReason}; then ${why}`;
-            continue;
-          }
-          if (e instanceof ClefError && !(e instanceof EngineError)) throw e;
-          lastError = e;
-          const why = `${device} failed to load: ${(e as Error).message}`;
-          fallbackReason = fallbackReason ? `${fallbackReason}; ${why}` : why;
-          deviceReason = `${deviceReason}; then ${why}`;
-        }
-      }
-      if (!this.session) {
-        throw lastError instanceof Error ? lastError : new EngineError(String(lastError));
-      }
-      await (early as Promise<unknown> | null)?.catch(() => undefined);
+      const opened = await openOnDevices(planned, options, this.hooks, (pkg, device, threads, kv) =>
+        this.openSession(pkg, device, threads, kv),
+      );
+      this.session = opened.session;
+      await planned.early?.catch(() => undefined);
       // The runtime copied graphs and weights into its own memory (wasm heap or GPU buffers), and
       // the lexicon keeps its rows: the session factory let each group's fetched bytes go as soon
       // as its session existed (docs/benchmarks.md). A later WASM fallback fetches them again.
       this.model = model;
-      const now = performance.now();
-      const m = pkg.manifest;
-      const stats = pkg.stats;
-      this.infoBase = {
-        model: m.model.name,
-        aliases: m.model.aliases,
-        description: m.model.description,
-        releaseDate: m.model.releaseDate,
-        packageUrl: options.model,
-        manifestSha256: pkg.manifestSha256,
-        calibrationSha256: calibrationSha256(m),
-        dtype: m.variant.dtype,
-        device: this.session.device,
-        adapter: deviceOf(this.session.device).gpu ? caps.adapter : null,
-        fallbackReason,
-        deviceReason,
-        kvDtype: kv!.dtype,
-        kvReason: kv!.reason,
-        preparedGraphs: this.session.preparedGraphs ?? 0,
-        training: m.training ?? null,
-        contextTokens: m.contextTokens,
-        threads: this.session.runtime?.threads ?? caps.threads,
-        threadsReason: this.session.runtime?.threadsReason ?? null,
-        loadMs: {
-          download: stats.downloadMs,
-          verify: stats.verifyMs,
-          tokenizer: tokenizerMs,
-          // Session creation, without the fetches it made along the way.
-          compile: now - compileStart - (this.session.fetchMs ?? 0),
-          runtime: this.session.runtime ?? null,
-          sessions: this.session.sessionMs ?? {},
-          backboneGroups: this.session.groupLoads ?? [],
-          peakHeldBytes: stats.peakHeldBytes,
-          ...(this.session.lexicon ? { lexicon: this.session.lexicon } : {}),
-          warmup: null,
-          total: now - started,
-        },
-        cacheProblem: pkg.cacheProblem,
-      };
+      this.infoBase = hostInfoBase(options, planned.pkg, opened, {
+        started,
+        compileStart,
+        tokenizerMs: own.tokenizerMs,
+      });
       if (options.warmUp !== false) {
         const warming = warmUp({
-          modelName: m.model.name,
+          modelName: planned.pkg.manifest.model.name,
           queue: this.queue,
           decide: (body, ctx) => this.decide(body, ctx, { hooks: false, prefixCache: false }),
           counters: this.counters,
