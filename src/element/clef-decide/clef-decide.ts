@@ -1,11 +1,9 @@
-import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, type PropertyValues, type TemplateResult } from 'lit';
 import { BUNDLED_MODEL_PATH } from '../../wire/assets.js';
 import type { LoadProgress } from '../../wire/wire.js';
 import type { EngineInfo } from '../../wire/telemetry.js';
 import type { JsonValue, Question, SystemOneRequest } from '../../protocol/types.js';
-import { describeDecision, renderAnswers } from './answer-view.js';
-import { calibratedNote, calibratedQuestion } from './calibrated-view.js';
-import { untrainedNote } from './untrained-view.js';
+import { describeDecision } from './answer-view.js';
 import { answerStyles, decideStyles } from './clef-decide.styles.js';
 import {
   engineKey,
@@ -15,14 +13,11 @@ import {
 } from './engine-registry.js';
 import { errorDetail, type ClefDecisionDetail, type ClefErrorDetail } from './events.js';
 import { questionsFromChildren } from './question-elements.js';
-import { progressBar, progressBarStyles } from './progress-bar.js';
-import { answeringEngine, pageRecorder } from '../../client/records.js';
-import { pageDecide } from '../../client/clef.js';
+import { progressBarStyles } from './progress-bar.js';
 import { warnUnknownAttributes } from './unknown-attributes.js';
-import { calibrationAsk } from '../../calibrate/index.js';
-
-/** Records the element's decisions (the `record` attribute) in this origin's IndexedDB. */
-const recordElementDecision = pageRecorder(true, 'element')!;
+import { BoundField } from './bound-field.js';
+import { decideOnEngine } from './decide-on-engine.js';
+import { decideView } from './decide-view.js';
 
 export type DecideState = string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -144,7 +139,12 @@ export class ClefDecide extends LitElement {
   private lease: EngineLease | null = null;
   private controller: AbortController | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private field: HTMLElement | null = null;
+  /** The field the `for` attribute names: typing in it cancels what is in flight. */
+  private readonly field = new BoundField(this, () => {
+    // What is in flight describes text that is gone: cancel it now, decide after a pause.
+    this.controller?.abort();
+    this.schedule(this.debounce);
+  });
   private needsEngine = false;
   private readonly observer = new MutationObserver(() => {
     if (this.questions == null) this.schedule(30);
@@ -207,7 +207,7 @@ export class ClefDecide extends LitElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.observer.disconnect();
-    this.unbindField();
+    this.field.unbind();
     clearTimeout(this.timer);
     this.controller?.abort();
     this.controller = null;
@@ -243,7 +243,7 @@ export class ClefDecide extends LitElement {
   async decide(): Promise<ClefDecisionDetail | null> {
     clearTimeout(this.timer);
     const questions = this.questions ?? questionsFromChildren(this);
-    const state = this.currentState();
+    const state: DecideState | undefined = this.field.read(this.state);
     if (!questions || state === undefined || state === '' || !this.isConnected) return null;
     if (!this.lease) this.connectEngine();
     const lease = this.lease!;
@@ -258,19 +258,12 @@ export class ClefDecide extends LitElement {
       phase = 'decide';
       if (controller.signal.aborted) return null;
       const request: SystemOneRequest = { model, state, questions };
-      const below = this.abstainBelow;
-      const calibration =
-        below !== undefined && Number.isFinite(below) ? { abstainBelow: below } : this.calibrated;
-      const recorder = this.record ? recordElementDecision : undefined;
-      const inPage = pageDecide(clef);
-      // The element reads no logits, and its record comes with the answer.
-      const wire = inPage
-        ? await inPage(request, { signal: controller.signal, calibration, recorder })
-        : await clef.decide(request, { signal: controller.signal, calibration });
-      if (recorder && !inPage) {
-        const engine = answeringEngine(await clef.info());
-        await recorder(request, wire, calibrationAsk(calibration), engine);
-      }
+      const wire = await decideOnEngine(clef, request, {
+        signal: controller.signal,
+        calibrated: this.calibrated,
+        abstainBelow: this.abstainBelow,
+        record: this.record,
+      });
       // Replaced, or cancelled by typing: the answer describes a state that is gone.
       if (this.controller !== controller || controller.signal.aborted) return null;
       const detail: ClefDecisionDetail = { request, ...wire };
@@ -348,91 +341,25 @@ export class ClefDecide extends LitElement {
     void this.decide();
   }
 
-  private currentState(): DecideState | undefined {
-    const field = this.field;
-    if (!field) return this.state;
-    if (field instanceof HTMLFormElement) {
-      const values: Record<string, string> = {};
-      for (const [name, value] of new FormData(field)) {
-        if (typeof value === 'string') values[name] = value;
-      }
-      return values;
-    }
-    const value = (field as HTMLElement & { value?: unknown }).value;
-    return typeof value === 'string' ? value : (field.textContent ?? undefined);
-  }
-
-  private readonly onFieldInput = (): void => {
-    // What is in flight describes text that is gone: cancel it now, decide after a pause.
-    this.controller?.abort();
-    this.schedule(this.debounce);
-  };
-
   private bindField(): void {
-    this.unbindField();
-    if (!this.htmlFor) return;
-    const root = this.getRootNode() as Document | ShadowRoot;
-    const field = root.getElementById?.(this.htmlFor) ?? null;
-    if (!field) {
-      // The field may come after the element in the markup.
-      if (document.readyState === 'loading') {
-        document.addEventListener('DOMContentLoaded', () => this.bindField(), { once: true });
-      }
-      return;
+    if (this.field.bind(this.htmlFor, () => this.bindField()) && this.hasUpdated) {
+      this.schedule(0);
     }
-    this.field = field;
-    field.addEventListener('input', this.onFieldInput);
-    field.addEventListener('change', this.onFieldInput);
-    if (this.hasUpdated) this.schedule(0);
   }
 
-  private unbindField(): void {
-    this.field?.removeEventListener('input', this.onFieldInput);
-    this.field?.removeEventListener('change', this.onFieldInput);
-    this.field = null;
-  }
-
-  private errorView(e: ClefErrorDetail): TemplateResult {
-    return html`<div class="error" part="error" role="alert">
-      <span>${e.message}</span>
-      <code>${e.code}</code>
-      <button part="retry" type="button" @click=${this.retry}>Retry</button>
-    </div>`;
-  }
+  private readonly onRetry = (): void => this.retry();
 
   protected override render(): TemplateResult {
-    const result = this._result;
-    const loading = !this._loaded && !this._error;
-    return html`<div class=${this._deciding ? 'wrap busy' : 'wrap'} part="base">
-      <slot name="header"></slot>
-      ${loading ? progressBar(this._progress) : nothing}
-      ${this._error ? this.errorView(this._error) : nothing}
-      <section
-        aria-label=${this.label || 'Decision'}
-        aria-busy=${this._deciding ? 'true' : 'false'}
-      >
-        ${result ? untrainedNote(result.untrained) : nothing}
-        ${
-          result
-            ? renderAnswers(result.response, (id, view) => {
-                const q = calibratedQuestion(result.calibrated, id);
-                const note = q ? calibratedNote(q) : nothing;
-                return html`<slot name=${`answer-${id}`}>${note}${view}</slot>`;
-              })
-            : this._error || loading
-              ? nothing
-              : html`<div class="empty" part="empty">
-                  <slot name="empty"
-                    >${this._deciding ? 'Deciding…' : 'Nothing to decide yet.'}</slot
-                  >
-                </div>`
-        }
-      </section>
-      <slot name="footer"></slot>
-      <div class="sr-only" role="status" aria-live="polite" aria-atomic="true">
-        ${this._announcement}
-      </div>
-    </div>`;
+    return decideView({
+      result: this._result,
+      error: this._error,
+      loaded: this._loaded,
+      deciding: this._deciding,
+      progress: this._progress,
+      label: this.label,
+      announcement: this._announcement,
+      retry: this.onRetry,
+    });
   }
 }
 
