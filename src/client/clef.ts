@@ -1,21 +1,15 @@
 /**
  * The page API. Everything heavy runs in a module Worker behind Comlink (dedicated, or with
- * `shared: true` a SharedWorker for every tab: shared-connection.ts); this side
+ * `shared: true` a SharedWorker for every tab: placement.ts, shared-connection.ts); this side
  * only forwards calls, turns wire errors back into typed errors and serves `clef.fetch`.
  */
 import type { ModelCard, SystemOneRequest, SystemOneResponse } from '../protocol/types.js';
-import { DisposedError, WorkerLostError } from '../wire/errors.js';
+import { DisposedError } from '../wire/errors.js';
 import type { DecisionWire, LoadOptionsWire, LoadProgress } from '../wire/wire.js';
-import type { EngineInfo, HostInfo } from '../wire/telemetry.js';
-import { connect, type Connection } from './connection.js';
+import type { EngineInfo } from '../wire/telemetry.js';
 import { unwrap, WorkerSession } from './worker-session.js';
-import { defaultSharedWorker, defaultWorker } from './default-worker.js';
-import {
-  connectShared,
-  SharedWorkerStartError,
-  sharedUnsupported,
-  type SharedWorkerFactory,
-} from './shared-connection.js';
+import type { SharedWorkerFactory } from './shared-connection.js';
+import { placement, sharedThreadsReason } from './placement.js';
 import { refuseUnknownOptions } from '../core/option-names.js';
 import { checkRemoteOptions, escalating, type RemoteOptions } from './escalation.js';
 import { handleRoute } from '../http/routes.js';
@@ -244,87 +238,6 @@ function checkClefOptions(options: ClefOptions): void {
   }
 }
 
-/** Where the engine runs, and why: what `info().worker` and `workerReason` say. */
-interface Placement {
-  readonly kind: 'shared' | 'dedicated';
-  readonly reason: string;
-  /** Connects to a loaded engine there (the first one reports load progress). */
-  connect(
-    loadOptions: LoadOptionsWire,
-    onProgress?: (p: LoadProgress) => void,
-  ): Promise<Connection>;
-}
-
-function placement(options: ClefOptions, build: WorkerBuild): Placement {
-  const makeWorker = workerFactory(options.worker);
-  const dedicated = (loadOptions: LoadOptionsWire, onProgress?: (p: LoadProgress) => void) =>
-    connect(makeWorker(), loadOptions, onProgress);
-  if (!options.shared) {
-    const reason = options.worker
-      ? 'the worker given to createClef, for this page alone'
-      : 'a worker for this page alone (createClef({ shared: true }) shares one between tabs)';
-    return { kind: 'dedicated', reason, connect: dedicated };
-  }
-  const fallback = (why: string) =>
-    `shared: true asked, but ${why}: a worker for this page alone runs the engine`;
-  const unsupported = sharedUnsupported();
-  if (unsupported) return { kind: 'dedicated', reason: fallback(unsupported), connect: dedicated };
-  const makeShared = build.sharedWorker ?? defaultSharedWorker;
-  let kind: Placement['kind'] = 'shared';
-  let reason =
-    'shared: true: one engine in a SharedWorker for every tab of this origin asking for this ' +
-    'package with the same options';
-  return {
-    get kind() {
-      return kind;
-    },
-    get reason() {
-      return reason;
-    },
-    async connect(loadOptions, onProgress) {
-      if (kind === 'dedicated') return dedicated(loadOptions, onProgress);
-      try {
-        return await connectShared(makeShared, loadOptions, onProgress);
-      } catch (e) {
-        // A browser that cannot start a module SharedWorker throws from its constructor.
-        if (!(e instanceof SharedWorkerStartError)) throw e;
-        kind = 'dedicated';
-        reason = fallback(`new SharedWorker() failed (${e.message})`);
-        return dedicated(loadOptions, onProgress);
-      }
-    },
-  };
-}
-
-/**
- * Why `threads` is 1 where the page would allow more: in Chromium and Firefox a SharedWorker is
- * not cross-origin isolated, so it has no SharedArrayBuffer for onnxruntime's threads.
- */
-function sharedThreadsReason(info: HostInfo): string | null {
-  if (info.threads > 1 || info.threadsReason !== null || !globalThis.crossOriginIsolated) {
-    return info.threadsReason;
-  }
-  const page = Math.max(1, Math.min(4, (globalThis.navigator?.hardwareConcurrency ?? 1) - 1));
-  if (page <= 1) return null;
-  return (
-    `1 thread, not ${page}: this browser does not make a SharedWorker cross-origin isolated, so ` +
-    `the shared engine has no SharedArrayBuffer for threads; a dedicated worker (shared: false) ` +
-    `would run ${page}`
-  );
-}
-
-/** What starts a worker: the default one, the page's factory, or the one Worker it gave (once). */
-function workerFactory(given: ClefOptions['worker']): () => Worker {
-  let givenUsed = false;
-  return () => {
-    if (typeof given === 'function') return given();
-    if (!given) return defaultWorker();
-    if (givenUsed) throw new WorkerLostError('The Worker given to createClef was lost');
-    givenUsed = true;
-    return given;
-  };
-}
-
 /** The load options the worker gets, defaults filled in; `extra`: the build's own, if any. */
 function loadOptionsOf(
   options: ClefOptions,
@@ -351,7 +264,7 @@ async function openClef(options: ClefOptions, build: WorkerBuild): Promise<Clef>
   const askOf = (opts: DecideOptions) =>
     opts.calibration === undefined ? defaultAsk : calibrationAsk(opts.calibration);
   const recorder = pageRecorder(options.record, 'page');
-  const where = placement(options, build);
+  const where = placement(options.worker, options.shared, build.sharedWorker);
   const first = await where.connect(loadOptionsOf(options, build, build.load), options.onProgress);
   const session = new WorkerSession(first, () =>
     where.connect(loadOptionsOf(options, build, build.restartLoad)),
