@@ -237,3 +237,42 @@ export function negationJsonl(n: number, seed: number, model?: string): string {
       .join('\n') + '\n'
   );
 }
+
+/**
+ * A planted fault task: which of two kinds of thing is at fault. Half the states deny one thing
+ * and name the other ("not the north, the south again"); half name the faulty thing after a
+ * negated verb ("can't reach the south"). A bag of words is at chance on the first half; the
+ * scope layer reading every cue leaves the faulty thing out of the second; reading only the cues
+ * that negate a thing (scope.ts, `nominal`) gets both.
+ */
+const THING_CUES = ['not', 'no', 'without'] as const;
+const VERB_CUES = ["can't reach", "won't open", 'cannot see', 'never got'] as const;
+
+export function faultExamples(n: number, seed: number): Array<{ state: string; label: string }> {
+  const rng = new Rng(seed);
+  const fill = (): string =>
+    Array.from({ length: rng.int(3) }, () => PLAIN_FILLER[rng.int(PLAIN_FILLER.length)]).join(' ');
+  const out: Array<{ state: string; label: string }> = [];
+  for (let i = 0; i < n; i++) {
+    const label = NEGATION_OPTIONS[i % 2] as (typeof NEGATION_OPTIONS)[number];
+    const words = { first: ORDER_WORDS.first[rng.int(3)], second: ORDER_WORDS.second[rng.int(3)] };
+    const faulty = words[label];
+    const other = words[label === 'first' ? 'second' : 'first'];
+    const state =
+      rng.int(2) === 0
+        ? `${fill()} ${THING_CUES[rng.int(THING_CUES.length)]} ${fill()} ${other}, ${fill()} ${faulty} ${fill()}`
+        : `${fill()} ${VERB_CUES[rng.int(VERB_CUES.length)]} ${fill()} ${faulty} ${fill()}`;
+    out.push({ state: state.replace(/\s+/g, ' ').replace(/ ,/g, ',').trim(), label });
+  }
+  return out;
+}
+
+export function faultJsonl(n: number, seed: number, model?: string): string {
+  return (
+    faultExamples(n, seed)
+      .map(({ state, label }) =>
+        JSON.stringify({ request: negationRequest(state, model), labels: { kept: label } }),
+      )
+      .join('\n') + '\n'
+  );
+}

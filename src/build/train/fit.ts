@@ -21,6 +21,7 @@ import {
 } from './learner.js';
 import { modelLogits, type ModelExample } from './model.js';
 import { DEFAULT_PAIR_SHAPE, type PairShape } from './pairs.js';
+import { SCOPE_READINGS, type ScopeCues } from './scope.js';
 import {
   assignFolds,
   CANDIDATES,
@@ -76,6 +77,8 @@ export interface FitPhase {
     /** Whether the model has the scope layer (scope.ts), and whether it was tried. */
     scope: boolean;
     scopeTried: boolean;
+    /** The cues the kept scope layer reads (scope.ts), when it was kept. */
+    scopeCues: ScopeCues | null;
   };
   /**
    * Logits on unseen text for the card and calibration: out-of-fold logits of every training
@@ -121,7 +124,7 @@ export function learnerSetup(
   questions: readonly TrainedQuestion[],
   groups: ReadonlyArray<{ examples: readonly LabelledExample[]; encoded: readonly ModelExample[] }>,
   options: Pick<FitPhaseOptions, 'rmsEps' | 'normDims'>,
-  layer: PairShape | 'scope' | null,
+  layer: PairShape | ScopeCues | null,
 ): LearnerSetup {
   const { spans, width } = optionSpans(questions, groups);
   return setupLearner(
@@ -164,7 +167,7 @@ export async function fitPhase(
   options: FitPhaseOptions,
 ): Promise<FitPhase> {
   const pool = options.pool;
-  const setupWith = (layer: PairShape | 'scope' | null): LearnerSetup =>
+  const setupWith = (layer: PairShape | ScopeCues | null): LearnerSetup =>
     learnerSetup(data, questions, [train, heldOut], options, layer);
   const examples = train.encoded;
   const mode = options.order ?? 'auto';
@@ -221,17 +224,21 @@ export async function fitPhase(
       });
     };
     const tryScope = mode === 'auto' && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
-    // The scope layer (scope.ts) learns nothing of its own, so it costs one plain candidate: it is
-    // cross-fitted at the best plain settings and kept where its out-of-fold cross-entropy is lower.
-    let scoped: LearnerSetup | null = null;
+    // The scope layer (scope.ts) learns nothing of its own, so each of its two readings costs one
+    // plain candidate: cross-fitted at the best plain settings, and the one with the lowest
+    // out-of-fold cross-entropy is kept where it is lower than the plain model's.
+    let scoped: { setup: LearnerSetup; cues: ScopeCues } | null = null;
     if (tryScope && best !== null) {
-      const setup = setupWith('scope');
-      const cross = await crossFitOne(setup, best.cross.best);
-      const score = cross.scores[0] as CandidateScore;
-      scores.push({ ...score, layer: 'scope' });
-      if (score.logLoss < lossOf(best)) {
-        best = { setup, cross };
-        scoped = setup;
+      const settings = best.cross.best;
+      for (const cues of SCOPE_READINGS) {
+        const setup = setupWith(cues);
+        const cross = await crossFitOne(setup, settings);
+        const score = cross.scores[0] as CandidateScore;
+        scores.push({ ...score, layer: cues === 'every' ? 'scope' : 'scope-nominal' });
+        if (score.logLoss < lossOf(best)) {
+          best = { setup, cross };
+          scoped = { setup, cues };
+        }
       }
     }
     // Under `auto` the order layer first earns a full cross-fit on one fold: fitted without fold
@@ -285,8 +292,9 @@ export async function fitPhase(
         scores,
         order: chosen.setup === ordered,
         orderTried: tryOrder,
-        scope: scoped !== null && chosen.setup === scoped,
+        scope: scoped !== null && chosen.setup === scoped.setup,
         scopeTried: tryScope,
+        scopeCues: scoped !== null && chosen.setup === scoped.setup ? scoped.cues : null,
       },
       outOfFold: chosen.cross.outOfFold,
       folds: fold,
@@ -337,6 +345,7 @@ export async function fitPhase(
       orderTried: ordered !== null,
       scope: false,
       scopeTried: false,
+      scopeCues: null,
     },
     outOfFold: null,
     folds: null,

@@ -33,7 +33,7 @@ import { Rng } from '../../calibrate/prng.js';
 import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
 import { log, normal } from './portable-math.js';
 import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
-import { SCOPE_MARK, scopeMarks, scopedBag } from './scope.js';
+import { SCOPE_MARK, scopeMarks, scopedBag, type ScopeCues } from './scope.js';
 
 /** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
 export const MARKER_RHO = -3;
@@ -122,15 +122,15 @@ export function setupLearner(
   spans: ReadonlyArray<{ tokens: Int32Array; dim: number }>,
   rmsEps: number,
   normDims = DEFAULT_NORM_DIMS,
-  /** The order layer (its shape), the scope layer (scope.ts), or neither. */
-  layer: PairShape | 'scope' | null = null,
+  /** The order layer (its shape), the scope layer (scope.ts) with the cues it reads, or neither. */
+  layer: PairShape | ScopeCues | null = null,
 ): LearnerSetup {
   const width = contentWidth(classWidth, normDims);
   const shape: ModelShape = {
     heads: 1,
     headDim: width,
     vocab,
-    ...(layer === 'scope' ? { scope: true } : layer ? { pairs: layer } : {}),
+    ...(typeof layer === 'string' ? { scope: true } : layer ? { pairs: layer } : {}),
   };
   const frozen = new Set([markers.state, markers.schema, ...template]);
   const features = tokenFeatures(tokenizer, vocab, frozen);
@@ -145,10 +145,10 @@ export function setupLearner(
   );
   baseNorm[markers.state] = (baseNorm[markers.state] as number) + 1;
   baseNorm[markers.schema] = (baseNorm[markers.schema] as number) + 1;
-  if (layer !== 'scope')
+  if (typeof layer !== 'string')
     return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };
   // A cue's or a break's mark is in its embedding: part of |x|² wherever the token is.
-  const marks = scopeMarks((ids) => tokenizer.decode(ids), vocab, frozen);
+  const marks = scopeMarks((ids) => tokenizer.decode(ids), vocab, frozen, layer);
   marks.forEach((mark, t) => {
     if (mark !== 0) baseNorm[t] = (baseNorm[t] as number) + SCOPE_MARK * SCOPE_MARK;
   });

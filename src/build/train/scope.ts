@@ -6,7 +6,13 @@
  * "purge the old backups, don't". The cue and the break themselves stay.
  *
  * This is the negation marking text classifiers have used since the early sentiment papers (a
- * word between a negation and the next punctuation is not the word), in its plainest form. It
+ * word between a negation and the next punctuation is not the word), in its plainest form.
+ *
+ * It has two readings, and the fit keeps the one (or neither) that cross-fitting says predicts
+ * better. `every` opens a scope at every cue. `nominal` opens one only at a cue that negates a
+ * thing ("not the database, the wifi", "no vpn trouble", "without the backups"), not at one that
+ * negates a verb ("can't connect to the vpn", "never went down"): where a file's question is
+ * which thing is at fault, a negated verb's object is the answer, not a word to leave out. It
  * has nothing to learn, so it works on a file of a few dozen lines, where a learned order layer
  * (pairs.ts) fits the lines' word sequences instead; `clef-web train` keeps it where
  * cross-fitting says it predicts better (fit.ts).
@@ -42,6 +48,8 @@ const CUES = new Set([
   "'t",
   '\u2019t',
 ]);
+/** The cues that negate a verb: no scope in the `nominal` reading (as any word ending in n't). */
+const VERBAL_CUES = new Set(['never', 'cannot', "n't", "'t", '\u2019t']);
 const STOP_WORDS = new Set(['but', 'while', 'whereas', 'though', 'although', 'however']);
 const PUNCTUATION = /[,.;:!?()[\]\n]/;
 
@@ -51,10 +59,17 @@ const PUNCTUATION = /[,.;:!?()[\]\n]/;
  */
 export const SCOPE_WORDS: readonly string[] = Object.freeze([...CUES, ...STOP_WORDS]);
 
+/** Which cues open a scope: every one, or only those that negate a thing (not a verb). */
+export type ScopeCues = 'every' | 'nominal';
+/** The readings the fit tries, in order. */
+export const SCOPE_READINGS: readonly ScopeCues[] = Object.freeze(['every', 'nominal']);
+
 /** A token's mark from its decoded text. */
-export function scopeMark(text: string): number {
+export function scopeMark(text: string, cues: ScopeCues = 'every'): number {
   const word = text.trim().toLowerCase();
-  if (CUES.has(word) || word.endsWith("n't") || word.endsWith('n\u2019t')) return SCOPE_CUE;
+  const verbal = VERBAL_CUES.has(word) || word.endsWith("n't") || word.endsWith('n\u2019t');
+  if (verbal) return cues === 'every' ? SCOPE_CUE : SCOPE_NONE;
+  if (CUES.has(word)) return SCOPE_CUE;
   if (STOP_WORDS.has(word) || PUNCTUATION.test(text)) return SCOPE_STOP;
   return SCOPE_NONE;
 }
@@ -64,9 +79,10 @@ export function scopeMarks(
   decode: (ids: number[]) => string,
   vocab: number,
   unmarked: ReadonlySet<number>,
+  cues: ScopeCues = 'every',
 ): Uint8Array {
   const marks = new Uint8Array(vocab);
-  for (let t = 0; t < vocab; t++) if (!unmarked.has(t)) marks[t] = scopeMark(decode([t]));
+  for (let t = 0; t < vocab; t++) if (!unmarked.has(t)) marks[t] = scopeMark(decode([t]), cues);
   return marks;
 }
 

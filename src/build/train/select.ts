@@ -39,8 +39,8 @@ export interface CandidateScore {
   accuracy: number;
   /** Folds it was judged on, when not all of them (the order layer's one-fold trial). */
   folds?: number;
-  /** The layer it was fitted with beside the bag, if any. */
-  layer?: 'scope' | 'order';
+  /** The layer it was fitted with beside the bag, if any (`scope-nominal`: nominal cues only). */
+  layer?: 'scope' | 'scope-nominal' | 'order';
 }
 
 export interface CrossFit {

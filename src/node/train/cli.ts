@@ -52,7 +52,8 @@ output and training:
   --lambda L             the fit's L2 penalty as given (default: chosen by cross-fitting)
   --order auto|on|off    the layers that read more than the words: the scope layer (words after
                          "not", "never", "without", "don't"... up to the clause's end are left
-                         out) and the order layer (word order: "keep prod, delete temp").
+                         out; or after "not", "no", "without"... only, so "can't reach the vpn"
+                         keeps the vpn) and the order layer (word order: "keep prod, delete temp").
                          auto (default) cross-fits each beside the plain model on files of up
                          to 2,000 examples the plain model gets wrong over 1% of out of fold,
                          and keeps the one that helps; on: the order layer always (slower);

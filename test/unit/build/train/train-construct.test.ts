@@ -109,7 +109,7 @@ describe('the constructed release computes the model', () => {
         spans,
         RMS_EPS,
         normDims,
-        layer === 'order' ? DEFAULT_PAIR_SHAPE : layer === 'scope' ? 'scope' : null,
+        layer === 'order' ? DEFAULT_PAIR_SHAPE : layer === 'scope' ? 'every' : null,
       );
       const fitted = await fitModel(setup, encoded, {
         settings: { lambda: 0.1, normScale: 0.5, bias: 1 },

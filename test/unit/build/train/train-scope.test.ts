@@ -22,7 +22,7 @@ import {
   scopeMark,
   scopedBag,
 } from '../../../../src/build/train/scope.js';
-import { negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
+import { faultJsonl, negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
 import { binaryAccuracy, parseExamples } from '../../support/planted-fit.js';
 
@@ -34,6 +34,15 @@ describe('the scope marks', () => {
       expect(scopeMark(stop), stop).toBe(SCOPE_STOP);
     for (const word of [' note', ' notes', ' prod', ' button', 't', ''])
       expect(scopeMark(word), word).toBe(SCOPE_NONE);
+  });
+
+  it('in the nominal reading, open a scope only at a cue that negates a thing, not a verb', () => {
+    for (const cue of [' not', ' no', ' without', ' nothing', 'instead', ' neither'])
+      expect(scopeMark(cue, 'nominal'), cue).toBe(SCOPE_CUE);
+    for (const verbal of [' never', ' cannot', "'t", '\u2019t', " don't", " can't", "n't"])
+      expect(scopeMark(verbal, 'nominal'), verbal).toBe(SCOPE_NONE);
+    for (const stop of [',', ' but', ';'])
+      expect(scopeMark(stop, 'nominal'), stop).toBe(SCOPE_STOP);
   });
 
   it('leave the words from a cue to the next break out of the bag, and keep the cue and the break', () => {
@@ -94,7 +103,42 @@ describe('the scope layer in training', () => {
     );
     expect(chosen.selection.scope, seedLine('train-scope', SEED)).toBe(true);
     expect(chosen.selection.scopeTried).toBe(true);
+    // Half the planted cues negate a verb ("never", "don't"): the reading of every cue is kept.
+    expect(chosen.selection.scopeCues, seedLine('train-scope', SEED)).toBe('every');
     expect(plainAccuracy, seedLine('train-scope plain', SEED)).toBeLessThan(0.65);
     expect(scopeAccuracy, seedLine('train-scope', SEED)).toBeGreaterThanOrEqual(0.95);
+  }, 600_000);
+
+  it('reads only the cues that negate a thing where a negated verb names the answer ("can\'t reach the south")', async () => {
+    const SEED = testSeed('train-scope-nominal');
+    const train = parseExamples(faultJsonl(240, SEED));
+    const fresh = parseExamples(faultJsonl(400, SEED + 1));
+    const questions = checkExamples(train);
+    const data = prepareTokenizer(train, 600, SCOPE_WORDS);
+    const trained = new Set(questions.map((q) => q.id));
+    const encoded = encodeExamples(train, data, 4096, trained);
+    const freshEncoded = encodeExamples(fresh, data, 4096, trained);
+    const chosen = await fitPhase(
+      data,
+      questions,
+      { examples: train, encoded },
+      { examples: [], encoded: [] },
+      { order: 'auto', seed: SEED, rmsEps: RMS_EPS },
+    );
+    // The control: the scope layer reading every cue, at the settings auto chose.
+    const groups = [{ examples: train, encoded }];
+    const every = await fitModel(
+      learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, 'every'),
+      encoded,
+      { settings: chosen.model.settings, maxIterations: MAX_ITERATIONS },
+    );
+    const everyAccuracy = binaryAccuracy(every.params, freshEncoded);
+    const chosenAccuracy = binaryAccuracy(chosen.model.params, freshEncoded);
+    console.log(
+      `[train-scope-nominal] fresh draws: auto ${(chosenAccuracy * 100).toFixed(1)}% (scope cues ${chosen.selection.scopeCues}), every cue ${(everyAccuracy * 100).toFixed(1)}%`,
+    );
+    expect(chosen.selection.scopeCues, seedLine('train-scope-nominal', SEED)).toBe('nominal');
+    expect(everyAccuracy, seedLine('train-scope-nominal every', SEED)).toBeLessThan(0.9);
+    expect(chosenAccuracy, seedLine('train-scope-nominal', SEED)).toBeGreaterThanOrEqual(0.95);
   }, 600_000);
 });
