@@ -111,7 +111,7 @@ describe('the scope layer in training', () => {
 
   it('reads only the cues that negate a thing where a negated verb names the answer ("can\'t reach the south")', async () => {
     const SEED = testSeed('train-scope-nominal');
-    const train = parseExamples(faultJsonl(240, SEED));
+    const train = parseExamples(faultJsonl(160, SEED));
     const fresh = parseExamples(faultJsonl(400, SEED + 1));
     const questions = checkExamples(train);
     const data = prepareTokenizer(train, 600, SCOPE_WORDS);
