@@ -42,7 +42,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseCalibration } from '../../src/calibrate/file.js';
-import { expectedCalibrationError } from '../../src/calibrate/metrics.js';
+import { binIndex, expectedCalibrationError } from '../../src/calibrate/metrics.js';
 import { scaledSoftmax } from '../../src/calibrate/softmax.js';
 import { loadNodePackage } from '../../src/node/engine.js';
 import { Rng } from '../../src/calibrate/prng.js';
@@ -167,6 +167,31 @@ function tenOptions(intent: string, rng: Rng): string[] {
   return [intent, ...picked];
 }
 
+/** Out-of-scope queries per in-scope one in val + oos_val (100 and 3,000). */
+const VAL_OOS_ODDS = 100 / 3000;
+
+/** ECE (15 equal-width bins, as metrics.ts) with a weight per answer. */
+function weightedEce(
+  confidences: readonly number[],
+  correct: readonly boolean[],
+  weight: (k: number) => number,
+): number {
+  const bins = Array.from({ length: 15 }, () => ({ w: 0, conf: 0, right: 0 }));
+  let total = 0;
+  confidences.forEach((c, k) => {
+    const bin = bins[binIndex(c, 15)] as { w: number; conf: number; right: number };
+    const w = weight(k);
+    bin.w += w;
+    bin.conf += w * c;
+    if (correct[k]) bin.right += w;
+    total += w;
+  });
+  return bins.reduce(
+    (e, b) => (b.w === 0 ? e : e + ((b.w / total) * Math.abs(b.right - b.conf)) / b.w),
+    0,
+  );
+}
+
 async function evaluate(dir: string, d: ClincData, full: boolean, every = 1) {
   const engine = await loadNodePackage(dir);
   const calibration = full
@@ -186,7 +211,12 @@ async function evaluate(dir: string, d: ClincData, full: boolean, every = 1) {
     let inScope = 0;
     const pNoneIn: number[] = [];
     const pNoneOut: number[] = [];
-    const conf = { raw: [] as number[], cal: [] as number[], correct: [] as boolean[] };
+    const conf = {
+      raw: [] as number[],
+      cal: [] as number[],
+      correct: [] as boolean[],
+      outOfScope: [] as boolean[],
+    };
     const started = Date.now();
     const rows = [...d.test, ...(full ? d.oos_test : [])].filter((_, i) => i % every === 0);
     for (const [i, [query, intent]] of rows.entries()) {
@@ -209,6 +239,7 @@ async function evaluate(dir: string, d: ClincData, full: boolean, every = 1) {
       conf.raw.push(p[best] as number);
       conf.cal.push(Math.max(...scaledSoftmax(logits, temperature(151))));
       conf.correct.push(best === label);
+      conf.outOfScope.push(intent === 'oos');
       if ((i + 1) % 500 === 0) {
         const per = (Date.now() - started) / (i + 1);
         process.stderr.write(`eval: ${i + 1}/${rows.length}, ${per.toFixed(1)} ms a request\n`);
@@ -230,6 +261,16 @@ async function evaluate(dir: string, d: ClincData, full: boolean, every = 1) {
       ece151Raw: full ? expectedCalibrationError(conf.raw, conf.correct) : null,
       ece151Calibrated: full ? expectedCalibrationError(conf.cal, conf.correct) : null,
       temperature151: full ? temperature(151) : null,
+      // The calibrated ECE where test's mix of out-of-scope queries (18%) is weighted to the
+      // mix the temperature was fitted on (val + oos_val: 100 of 3,100), and in scope alone.
+      ece151CalibratedAtValMix: full
+        ? weightedEce(conf.cal, conf.correct, (k) =>
+            conf.outOfScope[k] ? VAL_OOS_ODDS * (inScope / (rows.length - inScope)) : 1,
+          )
+        : null,
+      ece151CalibratedInScope: full
+        ? weightedEce(conf.cal, conf.correct, (k) => (conf.outOfScope[k] ? 0 : 1))
+        : null,
       accuracy10: right10 / tenRows.length,
       testQueries: rows.length,
       msPerRequest151,
