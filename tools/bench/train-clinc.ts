@@ -170,26 +170,23 @@ function tenOptions(intent: string, rng: Rng): string[] {
 /** Out-of-scope queries per in-scope one in val + oos_val (100 and 3,000). */
 const VAL_OOS_ODDS = 100 / 3000;
 
-/** ECE (15 equal-width bins, as metrics.ts) with a weight per answer. */
+/** ECE over metrics.ts's bins (their count: the bin of confidence 1, plus one), weighted per answer. */
 function weightedEce(
   confidences: readonly number[],
   correct: readonly boolean[],
   weight: (k: number) => number,
 ): number {
-  const bins = Array.from({ length: 15 }, () => ({ w: 0, conf: 0, right: 0 }));
+  const bins = Array.from({ length: binIndex(1) + 1 }, () => ({ w: 0, conf: 0, right: 0 }));
   let total = 0;
   confidences.forEach((c, k) => {
-    const bin = bins[binIndex(c, 15)] as { w: number; conf: number; right: number };
+    const bin = bins[binIndex(c)] as { w: number; conf: number; right: number };
     const w = weight(k);
     bin.w += w;
     bin.conf += w * c;
     if (correct[k]) bin.right += w;
     total += w;
   });
-  return bins.reduce(
-    (e, b) => (b.w === 0 ? e : e + ((b.w / total) * Math.abs(b.right - b.conf)) / b.w),
-    0,
-  );
+  return bins.reduce((e, b) => (b.w === 0 ? e : e + Math.abs(b.right - b.conf) / total), 0);
 }
 
 async function evaluate(dir: string, d: ClincData, full: boolean, every = 1) {
@@ -269,7 +266,10 @@ async function evaluate(dir: string, d: ClincData, full: boolean, every = 1) {
           )
         : null,
       ece151CalibratedInScope: full
-        ? weightedEce(conf.cal, conf.correct, (k) => (conf.outOfScope[k] ? 0 : 1))
+        ? expectedCalibrationError(
+            conf.cal.filter((_, k) => !conf.outOfScope[k]),
+            conf.correct.filter((_, k) => !conf.outOfScope[k]),
+          )
         : null,
       accuracy10: right10 / tenRows.length,
       testQueries: rows.length,

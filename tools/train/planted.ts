@@ -194,27 +194,43 @@ export function negationRequest(state: string, model = 'negation-router') {
   };
 }
 
-/** `n` labelled negation examples, labels in turn, words and shapes drawn with `seed`. */
-export function negationExamples(n: number, seed: number): Array<{ state: string; label: string }> {
+/**
+ * `n` labelled examples of a two-set task, labels in turn: a word of each set drawn with `seed`,
+ * and `compose` writing the state around the labelled set's word (`meant`) and the other one,
+ * with `fill()` giving 0 to `maxFill` − 1 filler words.
+ */
+function twoSetExamples(
+  n: number,
+  seed: number,
+  maxFill: number,
+  compose: (rng: Rng, fill: () => string, meant: string, other: string) => string,
+): Array<{ state: string; label: string }> {
   const rng = new Rng(seed);
   const fill = (): string =>
-    Array.from({ length: rng.int(4) }, () => PLAIN_FILLER[rng.int(PLAIN_FILLER.length)]).join(' ');
+    Array.from({ length: rng.int(maxFill) }, () => PLAIN_FILLER[rng.int(PLAIN_FILLER.length)]).join(
+      ' ',
+    );
   const out: Array<{ state: string; label: string }> = [];
   for (let i = 0; i < n; i++) {
     const label = NEGATION_OPTIONS[i % 2] as (typeof NEGATION_OPTIONS)[number];
     const words = { first: ORDER_WORDS.first[rng.int(3)], second: ORDER_WORDS.second[rng.int(3)] };
-    const kept = words[label];
-    const negated = words[label === 'first' ? 'second' : 'first'];
-    const cue = NEGATION_CUES[rng.int(NEGATION_CUES.length)] as string;
-    const denied = `${fill()} ${cue} ${fill()} ${negated} ${fill()}`;
-    const meant = `${fill()} ${kept} ${fill()}`;
-    const state =
-      rng.int(2) === 0
-        ? `${denied}, ${meant}`
-        : `${meant} ${rng.int(2) === 0 ? ',' : 'but'} ${denied}`;
+    const other = words[label === 'first' ? 'second' : 'first'];
+    const state = compose(rng, fill, words[label], other);
     out.push({ state: state.replace(/\s+/g, ' ').replace(/ ,/g, ',').trim(), label });
   }
   return out;
+}
+
+/** `n` labelled negation examples, labels in turn, words and shapes drawn with `seed`. */
+export function negationExamples(n: number, seed: number): Array<{ state: string; label: string }> {
+  return twoSetExamples(n, seed, 4, (rng, fill, kept, negated) => {
+    const cue = NEGATION_CUES[rng.int(NEGATION_CUES.length)] as string;
+    const denied = `${fill()} ${cue} ${fill()} ${negated} ${fill()}`;
+    const meant = `${fill()} ${kept} ${fill()}`;
+    return rng.int(2) === 0
+      ? `${denied}, ${meant}`
+      : `${meant} ${rng.int(2) === 0 ? ',' : 'but'} ${denied}`;
+  });
 }
 
 /**
@@ -249,22 +265,11 @@ const THING_CUES = ['not', 'no', 'without'] as const;
 const VERB_CUES = ["can't reach", "won't open", 'cannot see', 'never got'] as const;
 
 export function faultExamples(n: number, seed: number): Array<{ state: string; label: string }> {
-  const rng = new Rng(seed);
-  const fill = (): string =>
-    Array.from({ length: rng.int(3) }, () => PLAIN_FILLER[rng.int(PLAIN_FILLER.length)]).join(' ');
-  const out: Array<{ state: string; label: string }> = [];
-  for (let i = 0; i < n; i++) {
-    const label = NEGATION_OPTIONS[i % 2] as (typeof NEGATION_OPTIONS)[number];
-    const words = { first: ORDER_WORDS.first[rng.int(3)], second: ORDER_WORDS.second[rng.int(3)] };
-    const faulty = words[label];
-    const other = words[label === 'first' ? 'second' : 'first'];
-    const state =
-      rng.int(2) === 0
-        ? `${fill()} ${THING_CUES[rng.int(THING_CUES.length)]} ${fill()} ${other}, ${fill()} ${faulty} ${fill()}`
-        : `${fill()} ${VERB_CUES[rng.int(VERB_CUES.length)]} ${fill()} ${faulty} ${fill()}`;
-    out.push({ state: state.replace(/\s+/g, ' ').replace(/ ,/g, ',').trim(), label });
-  }
-  return out;
+  return twoSetExamples(n, seed, 3, (rng, fill, faulty, other) =>
+    rng.int(2) === 0
+      ? `${fill()} ${THING_CUES[rng.int(THING_CUES.length)]} ${fill()} ${other}, ${fill()} ${faulty} ${fill()}`
+      : `${fill()} ${VERB_CUES[rng.int(VERB_CUES.length)]} ${fill()} ${faulty} ${fill()}`,
+  );
 }
 
 export function faultJsonl(n: number, seed: number, model?: string): string {

@@ -21,6 +21,7 @@ import {
   SCOPE_WORDS,
   scopeMark,
   scopedBag,
+  type ScopeCues,
 } from '../../../../src/build/train/scope.js';
 import { faultJsonl, negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
@@ -73,71 +74,74 @@ describe('the scope marks', () => {
   });
 });
 
+/**
+ * `auto` fitted on `trainText` and judged on `freshText`, beside a control fitted with `control`
+ * (the plain model, or one reading of the scope layer) at the settings `auto` chose.
+ */
+async function autoAgainst(
+  trainText: string,
+  freshText: string,
+  seed: number,
+  control: ScopeCues | null,
+) {
+  const train = parseExamples(trainText);
+  const questions = checkExamples(train);
+  const data = prepareTokenizer(train, 600, SCOPE_WORDS);
+  const trained = new Set(questions.map((q) => q.id));
+  const encoded = encodeExamples(train, data, 4096, trained);
+  const freshEncoded = encodeExamples(parseExamples(freshText), data, 4096, trained);
+  const chosen = await fitPhase(
+    data,
+    questions,
+    { examples: train, encoded },
+    { examples: [], encoded: [] },
+    { order: 'auto', seed, rmsEps: RMS_EPS },
+  );
+  const groups = [{ examples: train, encoded }];
+  const other = await fitModel(
+    learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, control),
+    encoded,
+    { settings: chosen.model.settings, maxIterations: MAX_ITERATIONS },
+  );
+  return {
+    selection: chosen.selection,
+    chosenAccuracy: binaryAccuracy(chosen.model.params, freshEncoded),
+    controlAccuracy: binaryAccuracy(other.params, freshEncoded),
+  };
+}
+
 describe('the scope layer in training', () => {
   it('is chosen by cross-fitting where the labels turn on a negation, and answers fresh draws (≥ 95%) where the bag of words is at chance', async () => {
     const SEED = testSeed('train-scope');
-    const train = parseExamples(negationJsonl(240, SEED));
-    const fresh = parseExamples(negationJsonl(400, SEED + 1));
-    const questions = checkExamples(train);
-    const data = prepareTokenizer(train, 600, SCOPE_WORDS);
-    const trained = new Set(questions.map((q) => q.id));
-    const encoded = encodeExamples(train, data, 4096, trained);
-    const freshEncoded = encodeExamples(fresh, data, 4096, trained);
-    const chosen = await fitPhase(
-      data,
-      questions,
-      { examples: train, encoded },
-      { examples: [], encoded: [] },
-      { order: 'auto', seed: SEED, rmsEps: RMS_EPS },
-    );
-    // The control: the plain model (no scope layer) at the settings auto chose.
-    const plain = await fitModel(
-      learnerSetup(data, questions, [{ examples: train, encoded }], { rmsEps: RMS_EPS }, null),
-      encoded,
-      { settings: chosen.model.settings, maxIterations: MAX_ITERATIONS },
-    );
-    const plainAccuracy = binaryAccuracy(plain.params, freshEncoded);
-    const scopeAccuracy = binaryAccuracy(chosen.model.params, freshEncoded);
+    // The control: the plain model (no scope layer).
+    const {
+      selection,
+      chosenAccuracy: scopeAccuracy,
+      controlAccuracy: plainAccuracy,
+    } = await autoAgainst(negationJsonl(240, SEED), negationJsonl(400, SEED + 1), SEED, null);
     console.log(
-      `[train-scope] fresh draws: auto ${(scopeAccuracy * 100).toFixed(1)}% (scope layer ${chosen.selection.scope}, order layer ${chosen.selection.order}), plain ${(plainAccuracy * 100).toFixed(1)}%`,
+      `[train-scope] fresh draws: auto ${(scopeAccuracy * 100).toFixed(1)}% (scope layer ${selection.scope}, order layer ${selection.order}), plain ${(plainAccuracy * 100).toFixed(1)}%`,
     );
-    expect(chosen.selection.scope, seedLine('train-scope', SEED)).toBe(true);
-    expect(chosen.selection.scopeTried).toBe(true);
+    expect(selection.scope, seedLine('train-scope', SEED)).toBe(true);
+    expect(selection.scopeTried).toBe(true);
     // Half the planted cues negate a verb ("never", "don't"): the reading of every cue is kept.
-    expect(chosen.selection.scopeCues, seedLine('train-scope', SEED)).toBe('every');
+    expect(selection.scopeCues, seedLine('train-scope', SEED)).toBe('every');
     expect(plainAccuracy, seedLine('train-scope plain', SEED)).toBeLessThan(0.65);
     expect(scopeAccuracy, seedLine('train-scope', SEED)).toBeGreaterThanOrEqual(0.95);
   }, 600_000);
 
   it('reads only the cues that negate a thing where a negated verb names the answer ("can\'t reach the south")', async () => {
     const SEED = testSeed('train-scope-nominal');
-    const train = parseExamples(faultJsonl(160, SEED));
-    const fresh = parseExamples(faultJsonl(400, SEED + 1));
-    const questions = checkExamples(train);
-    const data = prepareTokenizer(train, 600, SCOPE_WORDS);
-    const trained = new Set(questions.map((q) => q.id));
-    const encoded = encodeExamples(train, data, 4096, trained);
-    const freshEncoded = encodeExamples(fresh, data, 4096, trained);
-    const chosen = await fitPhase(
-      data,
-      questions,
-      { examples: train, encoded },
-      { examples: [], encoded: [] },
-      { order: 'auto', seed: SEED, rmsEps: RMS_EPS },
-    );
-    // The control: the scope layer reading every cue, at the settings auto chose.
-    const groups = [{ examples: train, encoded }];
-    const every = await fitModel(
-      learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, 'every'),
-      encoded,
-      { settings: chosen.model.settings, maxIterations: MAX_ITERATIONS },
-    );
-    const everyAccuracy = binaryAccuracy(every.params, freshEncoded);
-    const chosenAccuracy = binaryAccuracy(chosen.model.params, freshEncoded);
+    // The control: the scope layer reading every cue.
+    const {
+      selection,
+      chosenAccuracy,
+      controlAccuracy: everyAccuracy,
+    } = await autoAgainst(faultJsonl(160, SEED), faultJsonl(400, SEED + 1), SEED, 'every');
     console.log(
-      `[train-scope-nominal] fresh draws: auto ${(chosenAccuracy * 100).toFixed(1)}% (scope cues ${chosen.selection.scopeCues}), every cue ${(everyAccuracy * 100).toFixed(1)}%`,
+      `[train-scope-nominal] fresh draws: auto ${(chosenAccuracy * 100).toFixed(1)}% (scope cues ${selection.scopeCues}), every cue ${(everyAccuracy * 100).toFixed(1)}%`,
     );
-    expect(chosen.selection.scopeCues, seedLine('train-scope-nominal', SEED)).toBe('nominal');
+    expect(selection.scopeCues, seedLine('train-scope-nominal', SEED)).toBe('nominal');
     expect(everyAccuracy, seedLine('train-scope-nominal every', SEED)).toBeLessThan(0.9);
     expect(chosenAccuracy, seedLine('train-scope-nominal', SEED)).toBeGreaterThanOrEqual(0.95);
   }, 600_000);
