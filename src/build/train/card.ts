@@ -159,7 +159,7 @@ export function modelCard(facts: CardFacts): string {
     `# ${facts.name}`,
     '',
     `A decision model trained by \`clef-web train\` on ${facts.examples.train} labelled examples${facts.examples.heldOut > 0 ? ` (${facts.examples.heldOut} more held out)` : ''}.`,
-    `It is a Clef-layout model (two full-attention layers, hidden ${shape.hidden}, vocabulary ${shape.vocab}) that answers System One requests through the same engine as Clef-flash: \`createClef({ model: '<this directory>/' })\`, \`clef-web serve <this directory>\`.`,
+    `It is a Clef-layout model (a linear-attention layer that marks where the state is${facts.selection.order ? ', the order layer' : facts.selection.scope ? ', the scope layer' : ''} and a full-attention layer that pools it; hidden ${shape.hidden}, vocabulary ${shape.vocab}) that answers System One requests through the same engine as Clef-flash: \`createClef({ model: '<this directory>/' })\`, \`clef-web serve <this directory>\`.`,
     '',
     `Every figure below was measured ${judgedOn}, never on text the model was fitted to.`,
     '',

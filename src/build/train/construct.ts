@@ -1,20 +1,21 @@
 /**
- * Writes fitted model parameters (model.ts) as a Clef release: a two-layer Qwen3.5 text model
- * (both layers full attention) and a joint head whose joint part is closed, so the release's
- * own forward computes the model's logits. Every weight below is set on purpose; none is left
- * random. The residual stream (hiddenLayout):
+ * Writes fitted model parameters (model.ts) as a Clef release: a Qwen3.5 text model of two or
+ * three layers (a linear-attention flag layer, the order or scope layer when the model has one,
+ * then one full-attention pooling layer) and a joint head whose joint part is closed, so the
+ * release's own forward computes the model's logits. Every weight below is set on purpose; none
+ * is left random. The residual stream (hiddenLayout):
  *
- *   const | STATE marker | SCHEMA marker | flag | angles (cos, sin per head) | content
+ *   const | marker | pad | flag | angles (cos, sin per head) | content | pair embedding
  *
- * - Layer 0 writes the flag: its head 0 attends from every position to the STATE token (score
- *   100) or, once one has passed, to the SCHEMA token (score 200); other keys are zero vectors
- *   (score 0). The STATE token's value gives flag +1, SCHEMA's −1, none (before STATE) 0. So the
- *   flag is +1 from the prompt's `STATE` token up to its `SCHEMA` token: the rendered state and
- *   the template tokens on either side (":\n", "\n\n"), the bag.
- * - Layer 1 pools: head p's key is (cos θ, sin θ, flag) of the token, its query constant, so the
- *   score is 12 cos θ^p_t + 100 flag (at most ±17 with flag 0): softmax over the bag with weight
- *   logits 12 tanh ρ^p_t, nothing outside it (e^-71 at most). Its value is the token's content
- *   after the input RMSNorm; o_proj adds the pooled values, × bagScale, to the content dims.
+ * - Layer 0 writes the flag (construct-linear.ts): 0 before the prompt's `STATE` token, +1 from
+ *   it up to its `SCHEMA` token (the rendered state and the template tokens on either side,
+ *   ":\n", "\n\n": the bag), −1 from there on. It reads the marker dim (STATE +1, SCHEMA −1) and
+ *   erases the pad dim, which only made its input's RMSNorm scale the same for every token.
+ * - The pooling layer: head p's key is (cos θ, sin θ, flag) of the token, its query constant, so
+ *   the score is 12 cos θ^p_t + 140 flag (at most ±17 with flag 0): softmax over the bag with
+ *   weight logits 12 tanh ρ^p_t, nothing outside it (e^-111 at most, 0 in float32). Its value is
+ *   the token's content after the input RMSNorm; o_proj adds the pooled values, × bagScale, to the
+ *   content dims.
  * - Output gates are saturated open (sigmoid ≥ sigmoid(50)); the MLPs' down_proj is zero; the final
  *   norm keeps the content dims (gain FINAL_SCALE) and the constant dim (gain FINAL_SCALE · β /
  *   CONST_VALUE). Rotary touches dims [0, head_dim/4): keys and queries live after them.
@@ -42,17 +43,20 @@ import {
   priorScale,
   type ModelParams,
 } from './model.js';
-import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
-import { FLAG_DROP, SCOPE_GAINS, scopeEmbedding, scopeLayerParams } from './scope.js';
+import { KEY_DIM, MAX_LAG } from './pairs.js';
+import { SCOPE_GAINS, scopeEmbedding, scopeLayerParams } from './scope.js';
+import { flagLayer, linearShape, orderLayer, padRows } from './construct-linear.js';
 import { cosh, exp, log, tanh } from './portable-math.js';
 
-const SCOPE_SHAPE = scopeLayerParams().shape;
-
-/** The flag layer's scores: STATE, and SCHEMA (which wins once it has passed). */
-const MARKER_SCORE = 100;
-/** The pooling layer: weight logits ±12 (matcher.WEIGHT_RANGE) and ±100 from the flag. */
+/**
+ * The pooling layer: weight logits ±12 (matcher.WEIGHT_RANGE) and ±140 from the flag. A token
+ * outside the bag scores at least 111 below every token in it, so float32's softmax gives it
+ * exactly 0 (e^−111 is below the smallest subnormal, e^−104): at ±100 the prompt's tokens before
+ * the state came out as subnormals, which x86 multiplies ~100 times slower, and made the pooled
+ * product over the keys the slowest kernel of a decision.
+ */
 const POOL_WEIGHT = 12;
-const POOL_FLAG = 100;
+const POOL_FLAG = 140;
 /** Gain on queries and keys that q_norm / k_norm then normalise away, eps with it. */
 const NORM_GAIN = 1000;
 
@@ -82,10 +86,11 @@ export function releaseConfig(
   const { heads: P, headDim: hd, vocab } = params.shape;
   const rotary = Math.floor(hd / 4);
   const half = rotary / 2;
-  const pairs = params.shape.pairs ?? (params.shape.scope === true ? SCOPE_SHAPE : undefined);
-  const layerTypes = pairs
-    ? ['full_attention', 'linear_attention', 'full_attention']
-    : ['full_attention', 'full_attention'];
+  const linear = linearShape(params.shape);
+  const layerTypes =
+    params.shape.pairs !== undefined || params.shape.scope === true
+      ? ['linear_attention', 'linear_attention', 'full_attention']
+      : ['linear_attention', 'full_attention'];
   return {
     architectures: ['Qwen3_5ForConditionalGeneration'],
     model_type: 'qwen3_5',
@@ -103,10 +108,10 @@ export function releaseConfig(
       intermediate_size: 8,
       layer_types: layerTypes,
       linear_conv_kernel_dim: MAX_LAG + 1,
-      linear_key_head_dim: pairs ? KEY_DIM : 16,
+      linear_key_head_dim: KEY_DIM,
       linear_num_key_heads: 1,
-      linear_num_value_heads: pairs ? pairs.heads.length : 1,
-      linear_value_head_dim: pairs ? pairs.dv : 16,
+      linear_num_value_heads: linear.heads,
+      linear_value_head_dim: linear.dv,
       mamba_ssm_dtype: 'float32',
       max_position_embeddings: options.contextTokens,
       mlp_only_layers: [],
@@ -135,6 +140,21 @@ export function releaseConfig(
   };
 }
 
+/**
+ * The float32 sine, of the one below and the one above `sin`, that makes the stored (cos, sin)
+ * pair closest to unit length. Only the pair's norm reads the sine (the pooling query has no sine
+ * component), and the norm scales the flag's 140 in the pooling score: a pair 1e-7 off unit moves
+ * its token's score by ~4e-6.
+ */
+function unitSine(cos: number, sin: number): number {
+  const mid = Math.fround(sin);
+  const step = Math.abs(mid) * 2 ** -23 + Number.MIN_VALUE;
+  let best = mid;
+  for (const s of [Math.fround(mid - step), Math.fround(mid + step)])
+    if (Math.abs(cos * cos + s * s - 1) < Math.abs(cos * cos + best * best - 1)) best = s;
+  return best;
+}
+
 /** The release's tensors: the backbone and lm_head (model.safetensors), and the head. */
 export function constructTensors(params: ModelParams, markers: { state: number; schema: number }) {
   const { heads: P, headDim: hd, vocab: V } = params.shape;
@@ -149,12 +169,12 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
   for (let t = 0; t < V; t++) {
     const row = embed.subarray(t * D, (t + 1) * D);
     row[L.constant] = CONST_VALUE;
-    if (t === markers.state) row[L.stateMarker] = 1;
-    if (t === markers.schema) row[L.schemaMarker] = 1;
+    if (t === markers.state) row[L.marker] = 1;
+    if (t === markers.schema) row[L.marker] = -1;
     for (let p = 0; p < P; p++) {
       const rho = params.rho[t * P + p] as number;
       row[L.angles + 2 * p] = tanh(rho);
-      row[L.angles + 2 * p + 1] = 1 / cosh(rho);
+      row[L.angles + 2 * p + 1] = unitSine(row[L.angles + 2 * p] as number, 1 / cosh(rho));
     }
     for (let j = 0; j < width; j++) row[L.content + j] = params.theta[t * width + j] as number;
     if (params.scope !== undefined) {
@@ -184,6 +204,7 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
       lm[t * D + L.content + j] = params.rows[r * stride + 1 + j] as number;
   }
   add('lm_head.weight', [V, D], lm);
+  const n2 = padRows(embed, D, L.pad);
   add(`${TEXT_PREFIX}embed_tokens.weight`, [V, D], embed);
 
   const qRows = 2 * P * hd;
@@ -223,24 +244,7 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
     m[row * cols + col] = value;
   };
 
-  layer(0, (w) => {
-    const q = w['self_attn.q_proj.weight'] as Float32Array;
-    set(q, D, r0, L.constant, NORM_GAIN); // head 0 query: (1, 2) on dims r0, r0 + 1
-    set(q, D, r0 + 1, L.constant, 2 * NORM_GAIN);
-    set(q, D, hd, L.constant, gate); // head 0 gate, dim 0
-    const k = w['self_attn.k_proj.weight'] as Float32Array;
-    set(k, D, r0, L.stateMarker, 1);
-    set(k, D, r0 + 1, L.schemaMarker, 1);
-    // q̂ = (1, 2)·sqrt(hd/5); a marker's k̂ = sqrt(hd)·(1 + w): score = sqrt(hd/5)(1 + w)·(1 or 2).
-    const kn = w['self_attn.k_norm.weight'] as Float32Array;
-    kn[r0] = kn[r0 + 1] = (MARKER_SCORE * Math.sqrt(5)) / Math.sqrt(hd) - 1;
-    const v = w['self_attn.v_proj.weight'] as Float32Array;
-    set(v, D, 0, L.stateMarker, 1);
-    set(v, D, 0, L.schemaMarker, -1);
-    // A marker's x̂ = x · sqrt(D / (|x|² + D eps)), |x|² = CONST² + 1 + P (constant, marker, angles).
-    const markerValue = Math.sqrt(D / (CONST_VALUE * CONST_VALUE + 1 + P + D * RMS_EPS));
-    set(w['self_attn.o_proj.weight'] as Float32Array, P * hd, L.flag, 0, 1 / markerValue);
-  });
+  tensors.push(...flagLayer(params.shape, D, Math.sqrt(D / (n2 + D * RMS_EPS))));
 
   const pool = params.pairs !== undefined || params.shape.scope === true ? 2 : 1;
   if (params.pairs !== undefined) tensors.push(...orderLayer(params, params.pairs, 1, D));
@@ -265,7 +269,7 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
         set(o, P * hd, L.content + p * hd + j, p * hd + j, bagScale(params.shape));
       }
     }
-    // score = sqrt(hd)·κ·(12 cos θ + 100 f) / (sqrt(12² + 100²)·sqrt(1 + f²)): κ makes it exact at f = 1.
+    // score = sqrt(hd)·κ·(12 cos θ + 140 f) / (sqrt(12² + 140²)·sqrt(1 + f²)): κ makes it exact at f = 1.
     const kappa =
       (Math.sqrt(POOL_WEIGHT * POOL_WEIGHT + POOL_FLAG * POOL_FLAG) * Math.SQRT2) / Math.sqrt(hd);
     const kn = w['self_attn.k_norm.weight'] as Float32Array;
@@ -279,92 +283,6 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
   add(`${TEXT_PREFIX}norm.weight`, [D], finalNorm);
 
   return { backbone: tensors, head: headTensors(D, log(priorScale(params))) };
-}
-
-/**
- * The order layer (pairs.ts) as a Gated DeltaNet layer: keys and queries one constant direction
- * (so the recurrent state of a value head is one memory vector), lag heads that forget at once
- * (decay exp(−huge) = 0, write strength 1) and read the token `lag` back through the causal
- * conv's one tap, memory heads that never forget (decay 1) and write with σ(B · ê + ...); the
- * gate z and the memory writes are shut outside the state by FLAG_GATE on the flag; out_proj
- * writes into the content dims. Its MLP is zero.
- */
-function orderLayer(
-  params: ModelParams,
-  pairs: PairParams,
-  i: number,
-  D: number,
-  gains: { flag: number; key: number } = { flag: FLAG_GATE, key: 1 },
-): TensorToWrite[] {
-  const L = hiddenLayout(params.shape);
-  const F = gains.flag;
-  const { heads, dv, m } = pairs.shape;
-  const H = heads.length;
-  const C = H * dv;
-  const keyDim = KEY_DIM;
-  const convDim = 2 * keyDim + C;
-  const K = MAX_LAG + 1;
-  const qkv = new Float32Array(convDim * D);
-  qkv[0 * D + L.constant] = gains.key; // query channel 0
-  qkv[keyDim * D + L.constant] = gains.key; // key channel 0
-  const conv = new Float32Array(convDim * K);
-  for (let c = 0; c < 2 * keyDim; c++) conv[c * K + (K - 1)] = 1;
-  const z = new Float32Array(C * D);
-  const b = new Float32Array(H * D);
-  const aLog = new Float32Array(H);
-  const dtBias = new Float32Array(H);
-  heads.forEach((head, h) => {
-    for (let c = 0; c < dv; c++) {
-      const k = h * dv + c;
-      const row = 2 * keyDim + k;
-      if (c === 0) qkv[row * D + L.constant] = CONSTANT_CHANNEL / CONST_VALUE;
-      else for (let j = 0; j < m; j++) qkv[row * D + L.emb + j] = pairs.u[k * m + j] as number;
-      conv[row * K + (K - 1 - (head.kind === 'lag' ? head.lag : 0))] = 1;
-      for (let j = 0; j < m; j++) z[k * D + L.emb + j] = pairs.z[k * m + j] as number;
-      z[k * D + L.constant] = ((pairs.zBias[k] as number) - F) / CONST_VALUE;
-      z[k * D + L.flag] = F;
-    }
-    if (head.kind === 'lag') {
-      // β = σ(1000 r) = 1 and decay exp(−e^20 · 20) = 0: the memory is the current value.
-      b[h * D + L.constant] = 1000 / CONST_VALUE;
-      aLog[h] = 20;
-      dtBias[h] = 20;
-    } else {
-      for (let j = 0; j < m; j++) b[h * D + L.emb + j] = pairs.b[h * m + j] as number;
-      b[h * D + L.constant] = ((pairs.bBias[h] as number) - F) / CONST_VALUE;
-      b[h * D + L.flag] = F;
-      // decay exp(−e^−60 · softplus(0)) = 1 to double precision: the memory never fades.
-      aLog[h] = -60;
-      dtBias[h] = 0;
-    }
-  });
-  const out = new Float32Array(D * C);
-  for (let j = 0; j < pairs.outDims; j++)
-    for (let k = 0; k < C; k++) out[(L.content + j) * C + k] = pairs.wo[j * C + k] as number;
-  // The scope layer writes its gated value (channel 1) into the flag dim, not the content.
-  if (params.shape.scope === true) out[L.flag * C + 1] = -FLAG_DROP;
-  const f32 = (name: string, shape: number[], data: Float32Array): TensorToWrite => ({
-    name: layerTensorName(i, name),
-    dtype: 'F32',
-    shape,
-    data,
-  });
-  return [
-    f32('input_layernorm.weight', [D], new Float32Array(D)),
-    f32('linear_attn.A_log', [H], aLog),
-    f32('linear_attn.conv1d.weight', [convDim, 1, K], conv),
-    f32('linear_attn.dt_bias', [H], dtBias),
-    f32('linear_attn.in_proj_a.weight', [H, D], new Float32Array(H * D)),
-    f32('linear_attn.in_proj_b.weight', [H, D], b),
-    f32('linear_attn.in_proj_qkv.weight', [convDim, D], qkv),
-    f32('linear_attn.in_proj_z.weight', [C, D], z),
-    f32('linear_attn.norm.weight', [dv], new Float32Array(dv).fill(1)),
-    f32('linear_attn.out_proj.weight', [D, C], out),
-    f32('mlp.down_proj.weight', [D, 8], new Float32Array(D * 8)),
-    f32('mlp.gate_proj.weight', [8, D], new Float32Array(8 * D)),
-    f32('mlp.up_proj.weight', [8, D], new Float32Array(8 * D)),
-    f32('post_attention_layernorm.weight', [D], new Float32Array(D)),
-  ];
 }
 
 /** The head: LayerNorms the identity, the prior's scale fitted, everything else zero. */

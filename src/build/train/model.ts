@@ -87,8 +87,10 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pair
   const m = shape.pairs?.m ?? (shape.scope === true ? SCOPE_DIMS : 0);
   return {
     constant: 0,
-    stateMarker: 1,
-    schemaMarker: 2,
+    /** +1 on the STATE token, −1 on SCHEMA: what the flag layer reads. */
+    marker: 1,
+    /** Brings every embedding row to one norm for the flag layer, which then erases it. */
+    pad: 2,
     flag: 3,
     angles,
     content,

@@ -17,11 +17,11 @@
  * (pairs.ts) fits the lines' word sequences instead; `clef-web train` keeps it where
  * cross-fitting says it predicts better (fit.ts).
  *
- * In the Clef release it is a Gated DeltaNet layer with fixed weights (construct.ts), between the
- * two full-attention layers: one value head whose memory a cue sets and a break clears, read
- * through the two pair-embedding dims that mark cues and breaks, and whose out_proj lowers the
- * flag dim of a word in scope below 0, so that the pooling attention (score 12 cos θ + 100 flag)
- * leaves it out, as it leaves out the prompt before the state. The trainer (scopedBag) drops the
+ * In the Clef release it is a Gated DeltaNet layer with fixed weights (construct-linear.ts),
+ * between the flag layer and the pooling layer: one value head whose memory a cue sets and a
+ * break clears, read through the two pair-embedding dims that mark cues and breaks, and whose
+ * out_proj lowers the flag dim of a word in scope below 0, so that the pooling attention (score
+ * 12 cos θ + 140 flag) leaves it out, as it leaves out the prompt before the state. The trainer (scopedBag) drops the
  * same words from the bag; the verify phase checks the two agree.
  */
 import type { PairHead, PairParams, PairShape } from './pairs.js';

@@ -19,11 +19,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
 import { referenceDecide } from '../../../../src/build/reference/decide.js';
+import { matVec, rmsNorm } from '../../../../src/build/reference/qwen35.js';
+import { layerTensorName, openRelease, TEXT_PREFIX } from '../../../../src/build/safetensors.js';
 import { Rng } from '../../../../src/calibrate/prng.js';
 import { RMS_EPS, writeRelease } from '../../../../src/build/train/construct.js';
 import { encodeExamples, prepareTokenizer } from '../../../../src/build/train/data.js';
 import { classDims, fitModel, setupLearner } from '../../../../src/build/train/learner.js';
-import { modelLogits, WEIGHT_RANGE } from '../../../../src/build/train/model.js';
+import { hiddenLayout, modelLogits, WEIGHT_RANGE } from '../../../../src/build/train/model.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
@@ -35,6 +37,59 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 function parse(lines: string) {
   return parseLabelledExamples(lines, { validateRequest: (b) => validateRequest(b) });
+}
+
+/**
+ * How far below the lowest pooling score of a token in the bag (flag 1) the highest score of a
+ * token outside it (flag 0 before the state, −1 after) lies, over every vocabulary row, from the
+ * release's own weights (the pooling layer's input norm, k_proj, q_proj, q_norm and k_norm, by
+ * the reference's RMSNorm). Past ln(2^149) = 103.3 a float32 softmax gives those tokens exactly 0;
+ * short of it they come out subnormal, which x86 multiplies ~100 times slower (at a flag gain of
+ * 100 the pooling's product over the keys was the slowest kernel of a 151-option decision).
+ */
+function poolingGap(dir: string, layout: { pad: number; flag: number }): number {
+  const release = openRelease(dir);
+  try {
+    const c = release.text;
+    const pool = c.layer_types.length - 1;
+    const D = c.hidden_size;
+    const hd = c.head_dim;
+    const get = (suffix: string) => release.read64(layerTensorName(pool, suffix));
+    const embed = release.read64(`${TEXT_PREFIX}embed_tokens.weight`);
+    const [norm, kProj, qProj] = [
+      'input_layernorm.weight',
+      'self_attn.k_proj.weight',
+      'self_attn.q_proj.weight',
+    ].map(get) as [Float64Array, Float64Array, Float64Array];
+    const [qNorm, kNorm] = ['self_attn.q_norm.weight', 'self_attn.k_norm.weight'].map(get) as [
+      Float64Array,
+      Float64Array,
+    ];
+    const input = (t: number, flag: number): Float64Array => {
+      const x = embed.slice(t * D, (t + 1) * D);
+      x[layout.pad] = 0; // the flag layer erases it
+      x[layout.flag] = flag;
+      return rmsNorm(x, norm, c.rms_norm_eps);
+    };
+    const q = rmsNorm(matVec(qProj.subarray(0, hd * D), input(0, -1), hd), qNorm, c.rms_norm_eps);
+    const score = (t: number, flag: number): number => {
+      const k = rmsNorm(
+        matVec(kProj.subarray(0, hd * D), input(t, flag), hd),
+        kNorm,
+        c.rms_norm_eps,
+      );
+      return k.reduce((s, v, j) => s + v * (q[j] as number), 0) / Math.sqrt(hd);
+    };
+    let bag = Infinity;
+    let outside = -Infinity;
+    for (let t = 0; t < embed.length / D; t++) {
+      bag = Math.min(bag, score(t, 1));
+      outside = Math.max(outside, score(t, 0), score(t, -1));
+    }
+    return bag - outside;
+  } finally {
+    release.close();
+  }
 }
 
 describe('the constructed release computes the model', () => {
@@ -167,6 +222,11 @@ describe('the constructed release computes the model', () => {
       expect(spread).toBeGreaterThan(1); // the logits are not all zero: the check has teeth
       expect(worst, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeLessThan(
         5e-6 * spread,
+      );
+      const gap = poolingGap(dir, hiddenLayout(params.shape));
+      // Every token outside the bag gets exactly 0 in a float32 softmax, not a subnormal.
+      expect(gap, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeGreaterThan(
+        -Math.log(2 ** -149),
       );
       if (layer === 'scope') {
         // The layer has teeth: the bag it pools is smaller than the state's, and the logits differ.

@@ -1,0 +1,255 @@
+/**
+ * The constructed release's Gated DeltaNet (linear attention) layers: the flag layer, always
+ * layer 0, and the order or scope layer, when the model has one, before the pooling layer. Their
+ * weights are all set on purpose (construct.ts writes the rest of the release).
+ *
+ * Why the flag is a linear layer: as a full-attention layer it carried the content width as its
+ * head dim (every full-attention layer shares one), so marking the state cost as much as pooling
+ * it, a second (tokens × keys × head dim) product per chunk. The delta rule's memory does the same
+ * work in a few channels per token.
+ *
+ * The flag layer's heads, each one value head whose memory is a vector (keys and queries are one
+ * constant direction, l2-normalised, so the recurrent state is k̂ mᵀ):
+ * - STATE (head 0) writes with β = 1 at the STATE token (marker dim +1) and never forgets;
+ * - SCHEMA (head 1) the same at the SCHEMA token (marker dim −1);
+ * - erase (head 2) holds a constant at every token (β = 1, decay 0).
+ * Every head's output is RMS-normalised per head, so a set memory reads the same at every later
+ * token whatever was written: flag = [STATE seen] − 2 [SCHEMA seen], that is 0 before the state,
+ * +1 in it, −1 after it. The gate silu(z) multiplying that output is read from the token itself,
+ * so it is constant only if every token's RMSNorm scale r is: each embedding row carries a pad dim
+ * that brings its norm to one value N. The erase head's gate reads that pad (silu(z) = z where
+ * z ≥ 40) and its out_proj subtracts it, so from layer 1 on the residual is what the model
+ * (model.ts) describes, the pad gone to float rounding.
+ */
+import { layerTensorName, type TensorToWrite } from '../safetensors.js';
+import { CONST_VALUE, hiddenLayout, RMS_EPS, type ModelParams, type ModelShape } from './model.js';
+import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
+import { FLAG_DROP, scopeLayerParams } from './scope.js';
+import { exp } from './portable-math.js';
+
+const SCOPE_SHAPE = scopeLayerParams().shape;
+/** The flag layer's heads: STATE, SCHEMA, erase. */
+const FLAG_HEADS = 3;
+/** The smallest pad: the longest embedding row gets this much, so its erase gate is z ≥ 40. */
+export const PAD_MIN = 1;
+/** β's argument at a marker (σ(±80)) and the value's before silu. */
+const WRITE = 80;
+const VALUE = 30;
+/**
+ * The flag heads' gate argument: where silu is least (silu′ = 0), so the gate, which reads the
+ * token's RMSNorm scale r, does not move with it to first order. Each row's pad is rounded to
+ * float32, which leaves r ~6e-8 apart between tokens; a gate in silu's linear part would pass
+ * that to the flag, and the pooling score carries a flag error about 70 times over.
+ */
+const GATE = siluArgmin();
+/** The erase gate's argument at the smallest pad: silu(z) = z to double precision from 37 on. */
+const ERASE_Z = 40;
+/** Gain on the constant dim for keys and queries: l2-normalisation's eps leaves no trace. */
+const KEY_GAIN = 1000;
+
+/** The linear layers' shared shape (one config for all of them): value heads and their dim. */
+export function linearShape(shape: Pick<ModelShape, 'pairs' | 'scope'>): {
+  heads: number;
+  dv: number;
+} {
+  const pairs = shape.pairs ?? (shape.scope === true ? SCOPE_SHAPE : undefined);
+  return { heads: Math.max(FLAG_HEADS, pairs?.heads.length ?? 0), dv: pairs?.dv ?? 1 };
+}
+
+const silu = (x: number): number => x / (1 + exp(-x));
+
+/** The root of silu′(z) = σ(z) (1 + z (1 − σ(z))), by Newton's method from −1.3 (z ≈ −1.2785). */
+function siluArgmin(): number {
+  let z = -1.3;
+  for (let i = 0; i < 50; i++) {
+    const s = 1 / (1 + exp(-z));
+    const g = 1 + z * (1 - s); // silu′ / σ
+    const dg = 1 - s - z * s * (1 - s);
+    z -= g / dg;
+  }
+  return z;
+}
+const f32 = Math.fround;
+
+interface LinearWeights {
+  qkv: Float32Array;
+  conv: Float32Array;
+  z: Float32Array;
+  b: Float32Array;
+  aLog: Float32Array;
+  dtBias: Float32Array;
+  out: Float32Array;
+}
+
+function emptyLinear(D: number, heads: number, dv: number): LinearWeights {
+  const C = heads * dv;
+  const convDim = 2 * KEY_DIM + C;
+  return {
+    qkv: new Float32Array(convDim * D),
+    conv: new Float32Array(convDim * (MAX_LAG + 1)),
+    z: new Float32Array(C * D),
+    b: new Float32Array(heads * D),
+    aLog: new Float32Array(heads),
+    dtBias: new Float32Array(heads),
+    out: new Float32Array(D * C),
+  };
+}
+
+function linearTensors(
+  i: number,
+  D: number,
+  heads: number,
+  dv: number,
+  w: LinearWeights,
+): TensorToWrite[] {
+  const C = heads * dv;
+  const convDim = 2 * KEY_DIM + C;
+  const t = (name: string, shape: number[], data: Float32Array): TensorToWrite => ({
+    name: layerTensorName(i, name),
+    dtype: 'F32',
+    shape,
+    data,
+  });
+  return [
+    t('input_layernorm.weight', [D], new Float32Array(D)),
+    t('linear_attn.A_log', [heads], w.aLog),
+    t('linear_attn.conv1d.weight', [convDim, 1, MAX_LAG + 1], w.conv),
+    t('linear_attn.dt_bias', [heads], w.dtBias),
+    t('linear_attn.in_proj_a.weight', [heads, D], new Float32Array(heads * D)),
+    t('linear_attn.in_proj_b.weight', [heads, D], w.b),
+    t('linear_attn.in_proj_qkv.weight', [convDim, D], w.qkv),
+    t('linear_attn.in_proj_z.weight', [C, D], w.z),
+    t('linear_attn.norm.weight', [dv], new Float32Array(dv).fill(1)),
+    t('linear_attn.out_proj.weight', [D, C], w.out),
+    t('mlp.down_proj.weight', [D, 8], new Float32Array(D * 8)),
+    t('mlp.gate_proj.weight', [8, D], new Float32Array(8 * D)),
+    t('mlp.up_proj.weight', [8, D], new Float32Array(8 * D)),
+    t('post_attention_layernorm.weight', [D], new Float32Array(D)),
+  ];
+}
+
+/**
+ * The flag layer (layer 0). `r` is every token's RMSNorm scale at its input, √D / √(N² + D eps),
+ * the same for all rows once padded (padRows).
+ */
+export function flagLayer(shape: ModelShape, D: number, r: number): TensorToWrite[] {
+  const L = hiddenLayout(shape);
+  const { heads, dv } = linearShape(shape);
+  const C = heads * dv;
+  const K = MAX_LAG + 1;
+  const w = emptyLinear(D, heads, dv);
+  const c = r * CONST_VALUE; // the constant dim after the RMSNorm
+  w.qkv[0 * D + L.constant] = KEY_GAIN; // query channel 0
+  w.qkv[KEY_DIM * D + L.constant] = KEY_GAIN; // key channel 0
+  for (let ch = 0; ch < 2 * KEY_DIM + C; ch++) w.conv[ch * K + (K - 1)] = 1; // lag 0 only
+  // What a head's channel 0 reads once its memory is set: o = m / √dk, then o / rms(o) over dv.
+  const normed = (m: number): number => {
+    const o = m / Math.sqrt(KEY_DIM);
+    return o / Math.sqrt((o * o) / dv + RMS_EPS);
+  };
+  const [STATE, SCHEMA, ERASE] = [0, 1, 2];
+  for (const h of [STATE, SCHEMA, ERASE]) {
+    const valueRow = 2 * KEY_DIM + h * dv;
+    w.qkv[valueRow * D + L.constant] = f32(VALUE / c);
+  }
+  // β = σ(±WRITE) at its marker, σ(−WRITE) or less elsewhere; the markers are ±1 in one dim.
+  const kb = f32((2 * WRITE) / r);
+  w.b[STATE * D + L.marker] = kb;
+  w.b[SCHEMA * D + L.marker] = -kb;
+  for (const h of [STATE, SCHEMA]) {
+    w.b[h * D + L.constant] = f32((-0.5 * kb) / CONST_VALUE);
+    // decay exp(−e^−60 · softplus(0)) = 1 to double precision: the memory never fades.
+    w.aLog[h] = -60;
+    w.z[h * dv * D + L.constant] = f32(GATE / c);
+  }
+  w.b[ERASE * D + L.constant] = f32(KEY_GAIN / CONST_VALUE); // β = σ(1000 r) = 1
+  w.aLog[ERASE] = 20; // decay exp(−e^20 · softplus(20)) = 0: the memory is the current value
+  w.dtBias[ERASE] = 20;
+  const eraseGain = f32(ERASE_Z / (r * PAD_MIN)); // z = ERASE_Z · pad / PAD_MIN
+  w.z[ERASE * dv * D + L.pad] = eraseGain;
+
+  const value = (h: number): number =>
+    silu((w.qkv[(2 * KEY_DIM + h * dv) * D + L.constant] as number) * c);
+  const gate = (h: number): number => silu((w.z[h * dv * D + L.constant] as number) * c);
+  w.out[L.flag * C + STATE * dv] = 1 / (normed(value(STATE)) * gate(STATE));
+  w.out[L.flag * C + SCHEMA * dv] = -2 / (normed(value(SCHEMA)) * gate(SCHEMA));
+  w.out[L.pad * C + ERASE * dv] = -1 / (normed(value(ERASE)) * eraseGain * r);
+  return linearTensors(0, D, heads, dv, w);
+}
+
+/**
+ * Pads each embedding row (`embed`, [V, D], the pad dim still 0) to one norm N: N² is the
+ * longest row's squared norm plus PAD_MIN². Returns N².
+ */
+export function padRows(embed: Float32Array, D: number, padDim: number): number {
+  const V = embed.length / D;
+  const sq = new Float64Array(V);
+  let most = 0;
+  for (let t = 0; t < V; t++) {
+    let s = 0;
+    for (let j = 0; j < D; j++) s += (embed[t * D + j] as number) ** 2;
+    sq[t] = s;
+    most = Math.max(most, s);
+  }
+  const n2 = most + PAD_MIN * PAD_MIN;
+  for (let t = 0; t < V; t++) embed[t * D + padDim] = Math.sqrt(n2 - (sq[t] as number));
+  return n2;
+}
+
+/**
+ * The order layer (pairs.ts) as a Gated DeltaNet layer: keys and queries one constant direction
+ * (so the recurrent state of a value head is one memory vector), lag heads that forget at once
+ * (decay exp(−huge) = 0, write strength 1) and read the token `lag` back through the causal
+ * conv's one tap, memory heads that never forget (decay 1) and write with σ(B · ê + ...); the
+ * gate z and the memory writes are shut outside the state by FLAG_GATE on the flag; out_proj
+ * writes into the content dims. Value heads past the layer's own (linearShape: the flag layer's
+ * count) write nothing. Its MLP is zero.
+ */
+export function orderLayer(
+  params: ModelParams,
+  pairs: PairParams,
+  i: number,
+  D: number,
+  gains: { flag: number; key: number } = { flag: FLAG_GATE, key: 1 },
+): TensorToWrite[] {
+  const L = hiddenLayout(params.shape);
+  const F = gains.flag;
+  const { heads, m } = pairs.shape;
+  const { heads: allHeads, dv } = linearShape(params.shape);
+  const C = allHeads * dv;
+  const own = heads.length * dv;
+  const K = MAX_LAG + 1;
+  const w = emptyLinear(D, allHeads, dv);
+  w.qkv[0 * D + L.constant] = gains.key; // query channel 0
+  w.qkv[KEY_DIM * D + L.constant] = gains.key; // key channel 0
+  for (let c = 0; c < 2 * KEY_DIM; c++) w.conv[c * K + (K - 1)] = 1;
+  heads.forEach((head, h) => {
+    for (let c = 0; c < dv; c++) {
+      const k = h * dv + c;
+      const row = 2 * KEY_DIM + k;
+      if (c === 0) w.qkv[row * D + L.constant] = CONSTANT_CHANNEL / CONST_VALUE;
+      else for (let j = 0; j < m; j++) w.qkv[row * D + L.emb + j] = pairs.u[k * m + j] as number;
+      w.conv[row * K + (K - 1 - (head.kind === 'lag' ? head.lag : 0))] = 1;
+      for (let j = 0; j < m; j++) w.z[k * D + L.emb + j] = pairs.z[k * m + j] as number;
+      w.z[k * D + L.constant] = ((pairs.zBias[k] as number) - F) / CONST_VALUE;
+      w.z[k * D + L.flag] = F;
+    }
+    if (head.kind === 'lag') {
+      // β = σ(1000 r) = 1 and decay exp(−e^20 · 20) = 0: the memory is the current value.
+      w.b[h * D + L.constant] = 1000 / CONST_VALUE;
+      w.aLog[h] = 20;
+      w.dtBias[h] = 20;
+    } else {
+      for (let j = 0; j < m; j++) w.b[h * D + L.emb + j] = pairs.b[h * m + j] as number;
+      w.b[h * D + L.constant] = ((pairs.bBias[h] as number) - F) / CONST_VALUE;
+      w.b[h * D + L.flag] = F;
+      // decay exp(−e^−60 · softplus(0)) = 1 to double precision: the memory never fades.
+      w.aLog[h] = -60;
+    }
+  });
+  for (let j = 0; j < pairs.outDims; j++)
+    for (let k = 0; k < own; k++) w.out[(L.content + j) * C + k] = pairs.wo[j * own + k] as number;
+  // The scope layer writes its gated value (channel 1) into the flag dim, not the content.
+  if (params.shape.scope === true) w.out[L.flag * C + 1] = -FLAG_DROP;
+  return linearTensors(i, D, allHeads, dv, w);
+}
