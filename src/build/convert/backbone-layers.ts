@@ -43,6 +43,49 @@ function rotary(ops: BackboneOps, x: string, ctx: LayerContext, headDim: number)
 }
 
 /**
+ * The head dims [lo, hi) that can add to an attention score: those where some head's query row
+ * (in q_proj) and its kv head's key row (in k_proj) both hold a nonzero weight (all the rotary
+ * dims as one, since rotary mixes them in pairs), widened to a contiguous range. A dim outside
+ * it has a zero query or a zero key at every position (q_norm and k_norm scale a zero row to
+ * zero), so leaving it out of q·kᵀ changes no score. Real weights use every dim, [0, head_dim);
+ * a model written with few score dims (`clef-web train`'s pooling layer reads 3 of 184) then
+ * costs a (tokens × keys × 3) product for its scores instead of × 184.
+ */
+export function scoreDims(
+  qProj: Float32Array,
+  kProj: Float32Array,
+  c: Qwen35TextConfig,
+  rotaryDim: number,
+): [number, number] {
+  const H = c.hidden_size;
+  const D = c.head_dim;
+  const group = c.num_attention_heads / c.num_key_value_heads;
+  const nonzero = (m: Float32Array, row: number): boolean => {
+    for (let j = row * H; j < (row + 1) * H; j++) if (m[j] !== 0) return true;
+    return false;
+  };
+  const anyIn = (m: Float32Array, base: number, from: number, to: number): boolean => {
+    for (let d = from; d < to; d++) if (nonzero(m, base + d)) return true;
+    return false;
+  };
+  let lo = D;
+  let hi = 0;
+  for (let h = 0; h < c.num_attention_heads; h++) {
+    const [qBase, kBase] = [h * 2 * D, Math.floor(h / group) * D];
+    if (anyIn(qProj, qBase, 0, rotaryDim) && anyIn(kProj, kBase, 0, rotaryDim)) {
+      lo = 0;
+      hi = Math.max(hi, rotaryDim);
+    }
+    for (let d = rotaryDim; d < D; d++) {
+      if (!nonzero(qProj, qBase + d) || !nonzero(kProj, kBase + d)) continue;
+      lo = Math.min(lo, d);
+      hi = Math.max(hi, d + 1);
+    }
+  }
+  return lo < hi ? [lo, hi] : [0, D];
+}
+
+/**
  * q_proj yields [query | gate] per head (2·headDim each); q and k get a per-head RMS norm
  * (1 + weight), then rotary; attention is softmax(q·kᵀ/√headDim + mask)·v over past + current
  * keys, grouped (each kv head serves heads/kvHeads consecutive query heads); the result is
@@ -67,7 +110,8 @@ export function fullAttentionLayer(
   const w = (name: string) => read(`${p}.${name}.weight`);
   const norm = (name: string) => Float32Array.from(w(name), (v) => 1 + v);
 
-  const qg = ops.reshape(ops.linear(x, w('q_proj'), 2 * nH * D, H, enc, `${p}.q_proj`), [
+  const [qProj, kProj] = [w('q_proj'), w('k_proj')];
+  const qg = ops.reshape(ops.linear(x, qProj, 2 * nH * D, H, enc, `${p}.q_proj`), [
     1,
     -1,
     nH,
@@ -75,7 +119,7 @@ export function fullAttentionLayer(
   ]);
   const gate = ops.reshape(ops.slice(qg, D, 2 * D, -1), [1, -1, nH * D]);
   const q = ops.rmsNorm(ops.slice(qg, 0, D, -1), norm('q_norm'), c.rms_norm_eps, `${p}.q_norm`);
-  const kLin = ops.linear(x, w('k_proj'), nKV * D, H, enc, `${p}.k_proj`);
+  const kLin = ops.linear(x, kProj, nKV * D, H, enc, `${p}.k_proj`);
   const k = ops.rmsNorm(
     ops.reshape(kLin, [1, -1, nKV, D]),
     norm('k_norm'),
@@ -100,10 +144,13 @@ export function fullAttentionLayer(
   g.output(keys, keys, DataType.FLOAT, kvShape);
   g.output(values, values, DataType.FLOAT, kvShape);
 
-  // [1, kvHeads, group, T, D] · [1, kvHeads, 1, D, S]: grouped heads by broadcasting.
-  const qScaled = ops.mul(qRot, ops.f32([1 / Math.sqrt(D)]));
-  const q5 = ops.reshape(qScaled, [1, nKV, group, -1, D]);
-  const kT5 = ops.reshape(ops.transpose(keys, [0, 1, 3, 2]), [1, nKV, 1, D, -1]);
+  // [1, kvHeads, group, T, D] · [1, kvHeads, 1, D, S]: grouped heads by broadcasting; only
+  // over the dims where queries and keys can both be nonzero (scoreDims), the rest adding 0.
+  const [lo, hi] = scoreDims(qProj, kProj, c, ctx.rotaryDim);
+  const used = (t: string) => (hi - lo === D ? t : ops.slice(t, lo, hi, -1));
+  const qScaled = ops.mul(used(qRot), ops.f32([1 / Math.sqrt(D)]));
+  const q5 = ops.reshape(qScaled, [1, nKV, group, -1, hi - lo]);
+  const kT5 = ops.reshape(ops.transpose(used(keys), [0, 1, 3, 2]), [1, nKV, 1, hi - lo, -1]);
   const scores = ops.add(g.op('MatMul', [q5, kT5]), ctx.mask);
   const probs = g.op('Softmax', [scores], { axis: attr.int(-1) });
   const v5 = ops.reshape(values, [1, nKV, 1, -1, D]);

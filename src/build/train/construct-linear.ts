@@ -17,9 +17,10 @@
  * token whatever was written: flag = [STATE seen] − 2 [SCHEMA seen], that is 0 before the state,
  * +1 in it, −1 after it. The gate silu(z) multiplying that output is read from the token itself,
  * so it is constant only if every token's RMSNorm scale r is: each embedding row carries a pad dim
- * that brings its norm to one value N. The erase head's gate reads that pad (silu(z) = z where
- * z ≥ 40) and its out_proj subtracts it, so from layer 1 on the residual is what the model
- * (model.ts) describes, the pad gone to float rounding.
+ * that brings its norm to one value N, and the gate sits at silu's minimum, where what float32
+ * rounding leaves of r's differences does not move it. The erase head's gate reads that pad
+ * (silu(z) = z where z ≥ 40) and its out_proj subtracts it, so from layer 1 on the residual is
+ * what the model (model.ts) describes, the pad gone to float rounding.
  */
 import { layerTensorName, type TensorToWrite } from '../safetensors.js';
 import { CONST_VALUE, hiddenLayout, RMS_EPS, type ModelParams, type ModelShape } from './model.js';
