@@ -141,8 +141,8 @@ export function releaseConfig(
 }
 
 /**
- * The float32 sine, of the one below and the one above `sin`, that makes the stored (cos, sin)
- * pair closest to unit length. Only the pair's norm reads the sine (the pooling query has no sine
+ * Of the float32 `sin` and the float32 values a step of ~1 ulp below and above it, the one that
+ * makes the stored (cos, sin) pair closest to unit length. Only the pair's norm reads the sine (the pooling query has no sine
  * component), and the norm scales the flag's 140 in the pooling score: a pair 1e-7 off unit moves
  * its token's score by ~4e-6.
  */

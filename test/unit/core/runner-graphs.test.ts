@@ -19,7 +19,7 @@ function split(): PackageManifest {
   const past = (l: number) => m.graphs.backbone.inputs.filter((i: any) => i.name.endsWith(`.${l}`));
   const present = (l: number) =>
     m.graphs.backbone.outputs.filter((o: any) => o.name.endsWith(`.${l}`));
-  const stream = (name: string) => ({ name, dtype: 'float32', shape: [1, 'sequence_length', 104] });
+  const stream = (name: string) => ({ name, dtype: 'float32', shape: [1, 'sequence_length', 190] });
   m.graphs.backboneGroups = [
     {
       layers: [0, 1],
@@ -69,8 +69,9 @@ function runtime(options: { failAt?: string; drop?: { graph: string; input: stri
       'lex',
       'input_ids',
       'residual_in',
-      'past_key.0',
-      'past_value.0',
+      // clef-nano's layer 0 is linear attention (its conv and recurrent state), layer 1 full.
+      'conv_state.0',
+      'recurrent_state.0',
       'past_key.1',
       'past_value.1',
     ].filter((name) => g.name !== options.drop?.graph || name !== options.drop.input);
@@ -92,13 +93,13 @@ describe('openRunnerGraphs', () => {
       'open headMemory head_memory.onnx [head_memory.onnx.data head_decide.onnx.data] keep [memory]',
       'open headDecide head_decide.onnx [head_memory.onnx.data head_decide.onnx.data] keep []',
       'after heads',
-      'open backbone backbone.onnx [backbone.onnx.data] keep [hidden present_key.0 present_value.0 present_key.1 present_value.1]',
+      'open backbone backbone.onnx [backbone.onnx.data] keep [hidden present_conv_state.0 present_recurrent_state.0 present_key.1 present_value.1]',
     ]);
     expect(graphs.backbone).toHaveLength(1);
     expect(graphs.backbone[0]).toMatchObject({ input: 'input_ids', output: 'hidden' });
     expect(graphs.backbone[0]!.states.map((s) => s.input)).toEqual([
-      'past_key.0',
-      'past_value.0',
+      'conv_state.0',
+      'recurrent_state.0',
       'past_key.1',
       'past_value.1',
     ]);
@@ -116,7 +117,7 @@ describe('openRunnerGraphs', () => {
     const rt = runtime();
     const { graphs } = await openRunnerGraphs(split(), 'float32', rt);
     expect(rt.log.slice(3)).toEqual([
-      'open backbone.0 backbone.0.onnx [backbone.0.onnx.data] keep [residual_out present_key.0 present_value.0]',
+      'open backbone.0 backbone.0.onnx [backbone.0.onnx.data] keep [residual_out present_conv_state.0 present_recurrent_state.0]',
       'open backbone.1 backbone.1.onnx [backbone.1.onnx.data] keep [hidden present_key.1 present_value.1]',
     ]);
     expect(graphs.backbone.map((b) => [b.input, b.output])).toEqual([
