@@ -6,6 +6,7 @@
  * under the repository, e.g. bench/work/), the device the issue's target names.
  *
  *   npx tsx tools/bench/decision-compare.ts <package-a> <package-b> [--runs 6] [--wasm]
+ *       [--port 5399]   (--wasm: the dev server's port, or the next free one)
  */
 import { parseArgs } from 'node:util';
 import { relative, resolve } from 'node:path';

@@ -6,10 +6,11 @@
  * unlabelled question are all covered.
  *
  * The bound, 5e-6 of the largest logit: the release stores float32 (relative rounding 6e-8) and
- * the pooling scores are about 100, so a key's rounded angle moves its token's weight by up to
- * ~1e-5 relative, and the logits by that share of their size. Measured (the console line) on 21
- * seeds of the plain case: up to 1.7e-6 of the largest logit (1.03e-4 at logits up to 64, which
- * an absolute bound of 1e-4 failed). With logits up to ~75 the bound stays under 4e-4, while
+ * the pooling scores are about 140, so a key's rounded norm moves its token's weight by up to
+ * ~1e-5 relative, and the logits by that share of their size. Measured (the console line): up to
+ * 1.7e-6 of the largest logit on 21 seeds of the plain case at a flag gain of 100 (1.03e-4 at
+ * logits up to 64, which an absolute bound of 1e-4 failed), up to 1.2e-6 over the four cases on
+ * seeds 1-6 at today's 140. With logits up to ~75 the bound stays under 4e-4, while
  * construction faults are far larger: a dim read from the wrong place, a leaked template token
  * or an unsaturated gate moves logits by 1e-2 or more.
  */
@@ -41,8 +42,8 @@ function parse(lines: string) {
 
 /**
  * How far below the lowest pooling score of a token in the bag (flag 1) the highest score of a
- * token outside it (flag 0 before the state, −1 after) lies, over every vocabulary row, from the
- * release's own weights (the pooling layer's input norm, k_proj, q_proj, q_norm and k_norm, by
+ * token outside it (flag 0 before the state, −1 after) lies, over every vocabulary row, in head 0
+ * (construct.ts writes every head alike), from the release's own weights (the pooling layer's input norm, k_proj, q_proj, q_norm and k_norm, by
  * the reference's RMSNorm). Past ln(2^149) = 103.3 a float32 softmax gives those tokens exactly 0;
  * short of it they come out subnormal, which x86 multiplies ~100 times slower (at a flag gain of
  * 100 the pooling's product over the keys was the slowest kernel of a 151-option decision).
