@@ -86,15 +86,17 @@ export function scoreDims(
 }
 
 /**
- * q_proj yields [query | gate] per head (2·headDim each); q and k get a per-head RMS norm
- * (1 + weight), then rotary; attention is softmax(q·kᵀ/√headDim + mask)·v over past + current
- * keys, grouped (each kv head serves heads/kvHeads consecutive query heads); the result is
- * multiplied by sigmoid(gate) before o_proj.
+ * h + attention of x (x = h after the input norm). q_proj yields [query | gate] per head
+ * (2·headDim each); q and k get a per-head RMS norm (1 + weight), then rotary; attention is
+ * softmax(q·kᵀ/√headDim + mask)·v over past + current keys, grouped (each kv head serves
+ * heads/kvHeads consecutive query heads); the result is multiplied by sigmoid(gate) before
+ * o_proj.
  */
 export function fullAttentionLayer(
   ops: BackboneOps,
   c: Qwen35TextConfig,
   i: number,
+  h: string,
   x: string,
   ctx: LayerContext,
   enc: LinearEncoding,
@@ -128,7 +130,10 @@ export function fullAttentionLayer(
   );
   const vLin = ops.linear(x, w('v_proj'), nKV * D, H, enc, `${p}.v_proj`);
   const heads = [0, 2, 1, 3];
-  const qRot = rotary(ops, ops.transpose(q, heads), ctx, D);
+  // Queries only meet keys in the score dims: past the rotary ones, rotary leaves them as they are.
+  const [lo, hi] = scoreDims(qProj, kProj, c, ctx.rotaryDim);
+  const qHeads = ops.transpose(q, heads);
+  const qRot = lo >= ctx.rotaryDim ? qHeads : rotary(ops, qHeads, ctx, D);
   const kRot = rotary(ops, ops.transpose(k, heads), ctx, D);
   const v = ops.transpose(ops.reshape(vLin, [1, -1, nKV, D]), heads);
 
@@ -146,7 +151,6 @@ export function fullAttentionLayer(
 
   // [1, kvHeads, group, T, D] · [1, kvHeads, 1, D, S]: grouped heads by broadcasting; only
   // over the dims where queries and keys can both be nonzero (scoreDims), the rest adding 0.
-  const [lo, hi] = scoreDims(qProj, kProj, c, ctx.rotaryDim);
   const used = (t: string) => (hi - lo === D ? t : ops.slice(t, lo, hi, -1));
   const qScaled = ops.mul(used(qRot), ops.f32([1 / Math.sqrt(D)]));
   const q5 = ops.reshape(qScaled, [1, nKV, group, -1, hi - lo]);
@@ -161,11 +165,11 @@ export function fullAttentionLayer(
     nH * D,
   ]);
   const gated = ops.mul(merged, g.op('Sigmoid', [gate]));
-  return ops.linear(gated, w('o_proj'), H, nH * D, enc, `${p}.o_proj`);
+  return ops.addLinear(h, gated, w('o_proj'), H, nH * D, enc, `${p}.o_proj`);
 }
 
 /**
- * Gated DeltaNet: in_proj_qkv → causal depthwise conv (kernel K, state = last K−1 inputs) →
+ * h + the Gated DeltaNet of x (x = h after the input norm): in_proj_qkv → causal depthwise conv (kernel K, state = last K−1 inputs) →
  * SiLU → split q, k, v; q and k L2-normalised per head (eps 1e-6); β = sigmoid(in_proj_b);
  * g = −exp(A_log)·softplus(in_proj_a + dt_bias); LinearAttention(gated_delta) with the
  * recurrent state; RMS norm per value head (plain weight) times SiLU(in_proj_z); out_proj.
@@ -174,6 +178,7 @@ export function linearAttentionLayer(
   ops: BackboneOps,
   c: Qwen35TextConfig,
   i: number,
+  h: string,
   x: string,
   enc: LinearEncoding,
   read: Read,
@@ -246,7 +251,8 @@ export function linearAttentionLayer(
     `${p}.norm`,
   );
   const gated = ops.mul(normed, ops.silu(ops.reshape(z, [1, -1, nV, dv])));
-  return ops.linear(
+  return ops.addLinear(
+    h,
     ops.reshape(gated, [1, -1, nV * dv]),
     read(`${p}.out_proj.weight`),
     H,

@@ -88,15 +88,14 @@ export class BackboneOps {
 
   /**
    * y = x · Wᵀ for W = [outF, inF] (float32, row-major, as stored in safetensors).
-   * fp32: MatMul with a float32 [inF, outF] initializer. fp16: float16 initializer, x cast to
-   * float16, MatMul in float16, result cast back. q8/q4: com.microsoft.MatMulNBits.
+   * fp32: MatMul with a float32 [inF, outF] initializer, over only the input columns that hold
+   * a nonzero weight, and as a product by a vector where W is diagonal there (sparseLinear).
+   * fp16: float16 initializer, x cast to float16, MatMul in float16, result cast back. q8/q4:
+   * com.microsoft.MatMulNBits.
    */
   linear(x: string, w: Float32Array, outF: number, inF: number, enc: LinearEncoding, hint: string) {
     const g = this.g;
-    if (enc === 'fp32') {
-      const wt = g.initializer(hint, DataType.FLOAT, [inF, outF], transpose2d(w, outF, inF));
-      return g.op('MatMul', [x, wt]);
-    }
+    if (enc === 'fp32') return this.sparseLinear(x, w, outF, inF, hint);
     if (enc === 'fp16') {
       const wt = toFloat16Array(transpose2d(w, outF, inF));
       const init = g.initializer(hint, DataType.FLOAT16, [inF, outF], wt);
@@ -120,6 +119,54 @@ export class BackboneOps {
     return g.op('MatMulNBits', [x, b, s, z], attrs, 'com.microsoft');
   }
 
+  /**
+   * h + x · Wᵀ, where only W's output rows [r0, r1) hold a nonzero weight (fp32): the other
+   * dims of h pass through untouched (adding W's zeros would not change them), and a W of
+   * zeros adds nothing. Dense weights (every real model's) take the plain Add.
+   */
+  addLinear(
+    h: string,
+    x: string,
+    w: Float32Array,
+    outF: number,
+    inF: number,
+    enc: LinearEncoding,
+    hint: string,
+  ): string {
+    const [r0, r1] = enc === 'fp32' ? nonzeroSpan(w, outF, inF, 'rows') : [0, outF];
+    if (r1 - r0 === outF) return this.add(h, this.linear(x, w, outF, inF, enc, hint));
+    if (r1 <= r0) return h;
+    const y = this.linear(x, w.subarray(r0 * inF, r1 * inF), r1 - r0, inF, enc, hint);
+    const parts = [this.add(this.slice(h, r0, r1, -1), y)];
+    if (r0 > 0) parts.unshift(this.slice(h, 0, r0, -1));
+    if (r1 < outF) parts.push(this.slice(h, r1, outF, -1));
+    return this.g.op('Concat', parts, { axis: attr.int(-1) });
+  }
+
+  /**
+   * A float32 linear layer reading only the input columns [c0, c1) where W has a nonzero
+   * weight: the columns left out would add exact zeros. Where W is diagonal on them (one
+   * weight per output, on its own column), the product is x's columns times that diagonal, or
+   * the columns themselves where it is all ones. A model written by `clef-web train` has such
+   * weights (its pooling layer's queries read one dim, its values copy the content); real
+   * weights are dense and keep their one MatMul.
+   */
+  private sparseLinear(x: string, w: Float32Array, outF: number, inF: number, hint: string) {
+    const g = this.g;
+    let [c0, c1] = nonzeroSpan(w, outF, inF, 'cols');
+    if (c1 <= c0) [c0, c1] = [0, inF];
+    const width = c1 - c0;
+    const sub = width === inF ? w : columns(w, outF, inF, c0, c1);
+    const xs = width === inF ? x : this.slice(x, c0, c1, -1);
+    const diagonal = outF === width ? diagonalOf(sub, width) : null;
+    if (diagonal !== null) {
+      if (diagonal.every((v) => v === 1)) return xs;
+      return this.mul(xs, g.initializer(hint, DataType.FLOAT, [width], diagonal));
+    }
+    const wt = g.initializer(hint, DataType.FLOAT, [width, outF], transpose2d(sub, outF, width));
+    return g.op('MatMul', [xs, wt]);
+  }
+
   private cached(key: string, make: () => string): string {
     let name = this.consts.get(key);
     if (name === undefined) {
@@ -128,4 +175,52 @@ export class BackboneOps {
     }
     return name;
   }
+}
+
+/**
+ * The contiguous range of W's output rows ('rows') or input columns ('cols') outside which every
+ * weight is zero; [0, 0) for a W of zeros. A dense W is found at once: its first and last row
+ * (column) are nonzero.
+ */
+export function nonzeroSpan(
+  w: Float32Array,
+  outF: number,
+  inF: number,
+  along: 'rows' | 'cols',
+): [number, number] {
+  const [n, m] = along === 'rows' ? [outF, inF] : [inF, outF];
+  const at =
+    along === 'rows'
+      ? (r: number, j: number) => r * inF + j
+      : (c: number, i: number) => i * inF + c;
+  const nonzero = (k: number): boolean => {
+    for (let j = 0; j < m; j++) if (w[at(k, j)] !== 0) return true;
+    return false;
+  };
+  let lo = 0;
+  while (lo < n && !nonzero(lo)) lo++;
+  if (lo === n) return [0, 0];
+  let hi = n;
+  while (!nonzero(hi - 1)) hi--;
+  return [lo, hi];
+}
+
+/** Columns [c0, c1) of W [outF, inF], row-major. */
+function columns(w: Float32Array, outF: number, inF: number, c0: number, c1: number): Float32Array {
+  const out = new Float32Array(outF * (c1 - c0));
+  for (let i = 0; i < outF; i++) out.set(w.subarray(i * inF + c0, i * inF + c1), i * (c1 - c0));
+  return out;
+}
+
+/** W [n, n]'s diagonal where every other weight is zero, else null. */
+function diagonalOf(w: Float32Array, n: number): Float32Array | null {
+  const diagonal = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < n; j++) {
+      const v = w[i * n + j] as number;
+      if (i === j) diagonal[i] = v;
+      else if (v !== 0) return null;
+    }
+  }
+  return diagonal;
 }

@@ -35,7 +35,8 @@
  *   Cos, Sin, LessOrEqual, Where, Add, Sub, Mul, Neg, Abs, Exp, Log, Relu, Sigmoid, Sqrt,
  *   Reciprocal, ReduceMean, ReduceSum, Cast              all
  * Linear layers: MatMul on float32 [in, out] (fp32), float16 MatMul between Casts (fp16),
- * MatMulNBits (q8/q4/mixed). Norms, rotary, the causal conv and attention are plain ops; q and
+ * MatMulNBits (q8/q4/mixed). fp32 weights with zero rows or columns (a trained model's, never
+ * real ones) multiply only the rest (backbone-ops.ts, sparseLinear and addLinear). Norms, rotary, the causal conv and attention are plain ops; q and
  * k are L2-normalised before LinearAttention (which does not), scale 1/√keyDim.
  */
 import type { Qwen35TextConfig, Release } from '../safetensors.js';
@@ -219,18 +220,21 @@ export function buildBackboneOnnx(
       const enc = encodings[i] as LinearEncoding;
       const ln = (name: string) => onePlus(read(`layers.${i}.${name}.weight`));
       const x = ops.rmsNorm(h, ln('input_layernorm'), c.rms_norm_eps, `layers.${i}.input_norm`);
-      const mixer =
+      h =
         c.layer_types[i] === 'full_attention'
-          ? fullAttentionLayer(ops, c, i, x, ctx as LayerContext, enc, read)
-          : linearAttentionLayer(ops, c, i, x, enc, read);
-      h = ops.add(h, mixer);
-      const y = ops.rmsNorm(
-        h,
-        ln('post_attention_layernorm'),
-        c.rms_norm_eps,
-        `layers.${i}.post_norm`,
-      );
-      h = ops.add(h, mlp(ops, c, i, y, enc, read));
+          ? fullAttentionLayer(ops, c, i, h, x, ctx as LayerContext, enc, read)
+          : linearAttentionLayer(ops, c, i, h, x, enc, read);
+      // An MLP whose down_proj is all zeros (as `clef-web train` writes them) adds exact zeros.
+      const down = read(`layers.${i}.mlp.down_proj.weight`);
+      if (enc !== 'fp32' || down.some((v) => v !== 0)) {
+        const y = ops.rmsNorm(
+          h,
+          ln('post_attention_layernorm'),
+          c.rms_norm_eps,
+          `layers.${i}.post_norm`,
+        );
+        h = mlp(ops, c, i, h, y, down, enc, read);
+      }
     }
     const out = io.outputs[0] as IoTensor;
     const last = part.finalNorm
@@ -283,11 +287,14 @@ function onePlus(w: Float32Array): Float32Array {
   return Float32Array.from(w, (v) => 1 + v);
 }
 
+/** h + the SwiGLU MLP of x (down_proj already read). */
 function mlp(
   ops: BackboneOps,
   c: Qwen35TextConfig,
   i: number,
+  h: string,
   x: string,
+  down: Float32Array,
   enc: LinearEncoding,
   read: (name: string) => Float32Array,
 ): string {
@@ -296,14 +303,7 @@ function mlp(
   const p = `layers.${i}.mlp`;
   const gate = ops.linear(x, read(`${p}.gate_proj.weight`), I, H, enc, `${p}.gate_proj`);
   const up = ops.linear(x, read(`${p}.up_proj.weight`), I, H, enc, `${p}.up_proj`);
-  return ops.linear(
-    ops.mul(ops.silu(gate), up),
-    read(`${p}.down_proj.weight`),
-    H,
-    I,
-    enc,
-    `${p}.down_proj`,
-  );
+  return ops.addLinear(h, ops.mul(ops.silu(gate), up), down, H, I, enc, `${p}.down_proj`);
 }
 
 /** Embedding table storage. q8/q4: com.microsoft.GatherBlockQuantized, blocks of 32 along hidden. */
