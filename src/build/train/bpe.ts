@@ -21,6 +21,11 @@ export interface BpeTrainOptions {
   /** Training texts (repeat a text to weight it). */
   corpus: readonly string[];
   /**
+   * Texts that count as if repeated this many times, without being repeated: a weighted template
+   * of a few texts counted millions of times would otherwise be an array of millions.
+   */
+  counted?: ReadonlyArray<readonly [text: string, times: number]>;
+  /**
    * Fewest occurrences a pair needs to be merged (default 2). `clef-web train` uses 1, so that
    * every word of a small file becomes whole tokens while the vocabulary lasts.
    */
@@ -74,7 +79,10 @@ export const QWEN_ADDED_TOKENS: ReadonlyArray<{ content: string; special: boolea
 ];
 
 /** Word (byte-level pre-token) -> count, with added tokens cut out of the text first. */
-function countWords(corpus: readonly string[]): Map<string, number> {
+function countWords(
+  corpus: readonly string[],
+  counted: ReadonlyArray<readonly [string, number]>,
+): Map<string, number> {
   const alphabet = byteLevelAlphabet();
   const encoder = new TextEncoder();
   const split = compileSplitRegex(QWEN3_5_SPLIT_REGEX);
@@ -85,6 +93,7 @@ function countWords(corpus: readonly string[]): Map<string, number> {
   // Repeated texts (the weighted template) are split once.
   const texts = new Map<string, number>();
   for (const text of corpus) texts.set(text, (texts.get(text) ?? 0) + 1);
+  for (const [text, times] of counted) texts.set(text, (texts.get(text) ?? 0) + times);
   const pieces = new Map<string, number>();
   for (const [text, times] of texts) {
     for (const segment of text.split(added)) {
@@ -213,7 +222,7 @@ export function trainBpeTokenizer(options: BpeTrainOptions): TrainedTokenizer {
     throw new Error(`vocabSize must be an integer >= 256, got ${targetVocab}`);
   }
   const { tokens, merges } = trainBpe(
-    countWords(options.corpus),
+    countWords(options.corpus, options.counted ?? []),
     targetVocab,
     options.minPairCount ?? 2,
   );

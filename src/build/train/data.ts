@@ -126,9 +126,16 @@ export function checkExamples(
     .map((q) => ({ ...q, schema: schemas.get(q.id) }));
 }
 
-/** The requests' texts the tokenizer learns from (the template goes before them: withTemplate). */
-function corpus(examples: readonly LabelledExample[]): string[] {
+/** Texts the tokenizer learns from: each once, and texts counted as if repeated (bpe.ts). */
+interface Corpus {
+  texts: string[];
+  counted: Array<readonly [string, number]>;
+}
+
+/** The requests' texts the tokenizer learns from: states, and each schema's pieces, weighted. */
+function corpus(examples: readonly LabelledExample[]): Corpus {
   const texts: string[] = [];
+  const counted: Array<readonly [string, number]> = [];
   const seenSchema = new Set<string>();
   for (const example of examples) {
     texts.push(...stateVariants(renderValue(example.valid.state)));
@@ -145,10 +152,10 @@ function corpus(examples: readonly LabelledExample[]): string[] {
       if (seenSchema.has(key)) return;
       seenSchema.add(key);
       // A schema counts as often as the template: its words become whole tokens.
-      for (let n = 0; n < TEMPLATE_WEIGHT / 10; n++) texts.push(...pieces);
+      for (const piece of pieces) counted.push([piece, TEMPLATE_WEIGHT / 10]);
     });
   }
-  return texts;
+  return { texts, counted };
 }
 
 /** Each word WORD_WEIGHT times, as a state's variants would hold it and capitalised. */
@@ -163,12 +170,10 @@ function wordTexts(words: readonly string[]): string[] {
 /** How often an added word counts: as often as a common word of a small file. */
 const WORD_WEIGHT = 20;
 
-/** The template `weight` times, then `texts` (the BPE breaks ties by first appearance). */
-function withTemplate(texts: readonly string[], weight: number): string[] {
+/** The prompt template's texts, each counted `weight` times. */
+function templateCounts(weight: number): Array<readonly [string, number]> {
   const template = [PROMPT_PREFIX, SCHEMA_HEADER, ALLOWED_OPTIONS_HEADER, FIELD_END, PROMPT_SUFFIX];
-  const weighted: string[] = [];
-  for (let i = 0; i < weight; i++) weighted.push(...template);
-  return [...weighted, ...texts];
+  return template.map((text) => [text, weight] as const);
 }
 
 /**
@@ -205,18 +210,22 @@ export function prepareTokenizer(
       `--vocab must be an integer >= 512, got ${vocabSize}`,
     );
   }
-  const texts = [...wordTexts(words), ...corpus(examples)];
+  const { texts, counted } = corpus(examples);
+  texts.unshift(...wordTexts(words));
   const train = (templateWeight: number) => {
     const files = trainBpeTokenizer({
       vocabSize,
-      corpus: withTemplate(texts, templateWeight),
+      corpus: texts,
+      counted: [...templateCounts(templateWeight), ...counted],
       minPairCount: 1,
     });
     return { files, tokenizer: loadTokenizerSync(files.tokenizerJson, files.tokenizerConfig) };
   };
   const whole = (t: ClefTokenizer) => ['STATE', 'SCHEMA'].every((w) => t.encode(w).length === 1);
   let { files, tokenizer } = train(TEMPLATE_WEIGHT);
-  if (!whole(tokenizer)) ({ files, tokenizer } = train(texts.length));
+  // Where the file's own texts outweigh the template, the template counts as all of them.
+  const all = counted.reduce((sum, [, times]) => sum + times, texts.length);
+  if (!whole(tokenizer)) ({ files, tokenizer } = train(all));
   const single = (word: string): number => {
     const ids = tokenizer.encode(word);
     if (ids.length !== 1) {

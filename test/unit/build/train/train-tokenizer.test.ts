@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
 import { prepareTokenizer } from '../../../../src/build/train/data.js';
+import { trainBpeTokenizer } from '../../../../src/build/train/bpe.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 
 function manySchemas(n: number): string {
@@ -41,5 +42,30 @@ describe("the trainer's tokenizer", () => {
     const data = prepareTokenizer(examples, 512);
     expect(data.tokenizer.encode('STATE')).toEqual([data.markers.state]);
     expect(data.tokenizer.encode('SCHEMA')).toEqual([data.markers.schema]);
+  });
+
+  it('counts a weighted text as if repeated, without repeating it', () => {
+    const texts = ['the vpn drops', ' the vpn drops', 'mail is slow', 'STATE:\n', 'the wifi'];
+    const repeated = [...texts, ...Array.from({ length: 40 }, () => 'SCHEMA and STATE')];
+    const counted = trainBpeTokenizer({
+      vocabSize: 300,
+      corpus: texts,
+      counted: [['SCHEMA and STATE', 40]],
+      minPairCount: 1,
+    });
+    expect(counted).toEqual(
+      trainBpeTokenizer({ vocabSize: 300, corpus: repeated, minPairCount: 1 }),
+    );
+    // Counted two billion times: as an array of copies it could not be built. (On CLINC150 with
+    // descriptions the template counts 5.5 million times; as copies, 27 million array entries,
+    // the trainer's peak was 2.1-2.6 GiB, counted 1.6 GiB.)
+    const heavy = trainBpeTokenizer({
+      vocabSize: 300,
+      corpus: texts,
+      counted: [['SCHEMA and STATE', 2e9]],
+      minPairCount: 1,
+    });
+    const vocab = (heavy.tokenizerJson as { model: { vocab: Record<string, number> } }).model.vocab;
+    expect(Object.keys(vocab)).toContain('SCHEMA');
   });
 });
