@@ -148,6 +148,9 @@ async function runTask(task: Task) {
   const engine = await loadNodePackage(result.packageDir);
   const model: Scored[] = [];
   const calibrated = { wrongConfident: 0, covered: 0, setSize: 0, n: 0 };
+  // Where the calibrated misses lie: per kind of test item (plain, negation, pair; helpdesk's
+  // in-scope and out-of-scope lines are all "plain"), answers, wrong at ≥ 0.9, and not covered.
+  const byKind: Record<string, { n: number; wrongConfident: number; uncovered: number }> = {};
   try {
     for (const line of task.test) {
       const request = {
@@ -166,6 +169,10 @@ async function runTask(task: Task) {
         if (c.top !== line.label && c.confidence >= 0.9) calibrated.wrongConfident++;
         if (c.set.includes(line.label)) calibrated.covered++;
         calibrated.setSize += c.set.length;
+        const k = (byKind[line.kind ?? 'plain'] ??= { n: 0, wrongConfident: 0, uncovered: 0 });
+        k.n++;
+        if (c.top !== line.label && c.confidence >= 0.9) k.wrongConfident++;
+        if (!c.set.includes(line.label)) k.uncovered++;
       }
     }
   } finally {
@@ -214,6 +221,7 @@ async function runTask(task: Task) {
       wrongAtConfidence90: calibrated.n === 0 ? null : calibrated.wrongConfident / calibrated.n,
       setCoverage90: calibrated.n === 0 ? null : calibrated.covered / calibrated.n,
       meanSetSize: calibrated.n === 0 ? null : calibrated.setSize / calibrated.n,
+      byKind,
     },
   };
 }
@@ -264,6 +272,11 @@ for (const name of (values.tasks as string).split(',')) {
   console.log(
     `calibrated: wrong at confidence ≥ 0.9 ${pct(r.calibrated.wrongAtConfidence90)} of answers, 90% sets cover ${pct(r.calibrated.setCoverage90)} (mean size ${r.calibrated.meanSetSize?.toFixed(2)}); cross-fit on the training file: model ${pct(r.crossFit.model)}, naive Bayes ${pct(r.crossFit.naiveBayes)}; trained in ${(r.trainMs / 1000).toFixed(1)} s`,
   );
+  const kinds = Object.entries(r.calibrated.byKind).map(
+    ([kind, k]) =>
+      `${kind} ${k.n} answers: ${k.wrongConfident} wrong at ≥ 0.9, ${k.uncovered} outside the set`,
+  );
+  console.log(`calibrated, by kind of item: ${kinds.join('; ')}`);
 }
 mkdirSync('bench/results', { recursive: true });
 const file = join(
