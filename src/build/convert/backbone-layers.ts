@@ -169,10 +169,11 @@ export function fullAttentionLayer(
 }
 
 /**
- * h + the Gated DeltaNet of x (x = h after the input norm): in_proj_qkv → causal depthwise conv (kernel K, state = last K−1 inputs) →
- * SiLU → split q, k, v; q and k L2-normalised per head (eps 1e-6); β = sigmoid(in_proj_b);
- * g = −exp(A_log)·softplus(in_proj_a + dt_bias); LinearAttention(gated_delta) with the
- * recurrent state; RMS norm per value head (plain weight) times SiLU(in_proj_z); out_proj.
+ * h + the Gated DeltaNet of x (x = h after the input norm): in_proj_qkv → causal depthwise
+ * conv (kernel K, state = last K−1 inputs) → SiLU → split q, k, v; q and k L2-normalised per
+ * head (eps 1e-6); β = sigmoid(in_proj_b); g = −exp(A_log)·softplus(in_proj_a + dt_bias);
+ * LinearAttention(gated_delta) with the recurrent state; RMS norm per value head (plain weight)
+ * times SiLU(in_proj_z); out_proj.
  */
 export function linearAttentionLayer(
   ops: BackboneOps,

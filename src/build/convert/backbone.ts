@@ -36,8 +36,9 @@
  *   Reciprocal, ReduceMean, ReduceSum, Cast              all
  * Linear layers: MatMul on float32 [in, out] (fp32), float16 MatMul between Casts (fp16),
  * MatMulNBits (q8/q4/mixed). fp32 weights with zero rows or columns (a trained model's, never
- * real ones) multiply only the rest (backbone-ops.ts, sparseLinear and addLinear). Norms, rotary, the causal conv and attention are plain ops; q and
- * k are L2-normalised before LinearAttention (which does not), scale 1/√keyDim.
+ * real ones) multiply only the rest (backbone-ops.ts, sparseLinear and addLinear). Norms,
+ * rotary, the causal conv and attention are plain ops; q and k are L2-normalised before
+ * LinearAttention (which does not), scale 1/√keyDim.
  */
 import type { Qwen35TextConfig, Release } from '../safetensors.js';
 import { GraphBuilder, attr, type WrittenModel } from '../onnx/graph.js';
