@@ -154,7 +154,7 @@ export class BackboneOps {
   private sparseLinear(x: string, w: Float32Array, outF: number, inF: number, hint: string) {
     const g = this.g;
     let [c0, c1] = nonzeroSpan(w, outF, inF, 'cols');
-    if (c1 <= c0) [c0, c1] = [0, inF];
+    if (c1 <= c0) [c0, c1] = [0, inF]; // a W of zeros keeps its one (zero) product
     const width = c1 - c0;
     const sub = width === inF ? w : columns(w, outF, inF, c0, c1);
     const xs = width === inF ? x : this.slice(x, c0, c1, -1);

@@ -21,6 +21,7 @@ import {
 } from '../../../../src/build/safetensors.js';
 import { readOnnxModel } from '../../../../src/graph/onnx.js';
 import { writeTinyFixture } from '../../../../tools/fixture/cli.js';
+import { compare, randomIds, runChunks } from '../../support/backbone-run.js';
 
 // fp32 graph vs float64 reference, relative to the largest |hidden| (backbone-onnx.test.ts's).
 const FP32_TOL = 2e-5;
@@ -132,59 +133,14 @@ describe('a release with sparse weights', () => {
     const reference = await ReferenceBackbone.load(sparseDir);
     const session = await ort.InferenceSession.create(built.onnxPath);
     try {
-      let s = 7;
-      const ids = Array.from({ length: 30 }, () => {
-        s = (s * 1103515245 + 12345) >>> 0;
-        return s % reference.config.vocab_size;
-      });
+      const ids = randomIds(30, 7, reference.config.vocab_size);
       const want = reference.forward(ids);
-      for (const cut of [30, 11]) {
-        const got = await runChunks(session, built.io.inputs, [ids.slice(0, cut), ids.slice(cut)]);
-        let [maxAbs, scale] = [0, 0];
-        want.forEach((row, t) => {
-          for (let j = 0; j < row.length; j++) {
-            maxAbs = Math.max(maxAbs, Math.abs((got[t]?.[j] ?? NaN) - (row[j] as number)));
-            scale = Math.max(scale, Math.abs(row[j] as number));
-          }
-        });
-        expect(maxAbs / Math.max(1, scale), `chunks cut at ${cut}`).toBeLessThan(FP32_TOL);
+      for (const chunks of [[ids], [ids.slice(0, 11), ids.slice(11)]]) {
+        const got = await runChunks(session, built.io, chunks);
+        expect(compare(got, want).relative, `${chunks.length} chunks`).toBeLessThan(FP32_TOL);
       }
     } finally {
       await session.release();
     }
   });
 });
-
-/** Runs the chunks (empty ones skipped) with the state carried; the hidden rows of every token. */
-async function runChunks(
-  session: ort.InferenceSession,
-  inputs: ReadonlyArray<{ name: string; shape: ReadonlyArray<number | string> }>,
-  chunks: number[][],
-): Promise<Float32Array[]> {
-  let state: Record<string, ort.Tensor> = {};
-  for (const t of inputs) {
-    if (t.name === 'input_ids') continue;
-    const shape = t.shape.map((d) => (typeof d === 'string' ? 0 : d));
-    state[t.name] = new ort.Tensor(
-      'float32',
-      new Float32Array(shape.reduce((a, b) => a * b, 1)),
-      shape,
-    );
-  }
-  const rows: Float32Array[] = [];
-  for (const ids of chunks.filter((c) => c.length > 0)) {
-    const out = await session.run({
-      ...state,
-      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
-    });
-    const hidden = out.hidden as ort.Tensor;
-    const width = hidden.dims[2] as number;
-    for (let t = 0; t < ids.length; t++)
-      rows.push((hidden.data as Float32Array).slice(t * width, (t + 1) * width));
-    const next: Record<string, ort.Tensor> = {};
-    for (const name of Object.keys(state))
-      next[name] = out[`present_${name.replace(/^past_/, '')}`] as ort.Tensor;
-    state = next;
-  }
-  return rows;
-}
