@@ -15,7 +15,11 @@
  * package's calibration.json): the share of all answers wrong at confidence ≥ 0.9, and how often
  * the 90% prediction set holds the label. Prints a table and writes JSON to bench/results.
  * The ops tasks' fresh negation items (data/tasks/ops/fresh.jsonl, written after the scope layer
- * was settled) are reported on their own row and left out of every other figure.
+ * was settled) and fresh minimal pairs (fresh-pairs.jsonl, written before any contrasting
+ * training line) are reported on rows of their own and left out of every other figure.
+ *
+ * `--with-pairs` adds data/tasks/ops/train-pairs.jsonl (contrasting pairs, 15 a question) to the
+ * ops tasks' training files: what a user's file that shows the contrasts it turns on gives.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -50,6 +54,7 @@ const { values } = parseArgs({
     tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency' },
     out: { type: 'string', default: 'bench/work/small' },
     label: { type: 'string', default: 'train-small' },
+    'with-pairs': { type: 'boolean', default: false },
   },
 });
 
@@ -75,17 +80,34 @@ function loadTask(name: string): Task {
   const questions = JSON.parse(readFileSync(join(dir, 'questions.json'), 'utf8'));
   if (!(name in questions)) throw new Error(`unknown task ${name}`);
   return {
-    name: `ops-${name}`,
+    name: `ops-${name}${values['with-pairs'] ? '+pairs' : ''}`,
     questionId: name,
     question: questions[name],
-    train: readLines(join(dir, 'train.jsonl')).filter((l) => l.question === name),
+    train: [
+      ...readLines(join(dir, 'train.jsonl')),
+      ...(values['with-pairs'] ? readLines(join(dir, 'train-pairs.jsonl')) : []),
+    ].filter((l) => l.question === name),
     // The fresh items (fresh.jsonl) were written after the scope layer was settled, to judge it
     // on negations its design never saw; they are reported apart and left out of the accuracy.
-    test: [...readLines(join(dir, 'test.jsonl')), ...readLines(join(dir, 'fresh.jsonl'))].filter(
-      (l) => l.question === name,
-    ),
+    test: [
+      ...readLines(join(dir, 'test.jsonl')),
+      ...readLines(join(dir, 'fresh.jsonl')),
+      ...readLines(join(dir, 'fresh-pairs.jsonl')),
+    ].filter((l) => l.question === name),
     other: null,
   };
+}
+
+/** Items written later than the test file, reported on rows of their own. */
+const apart = (line: TaskLine): boolean => line.kind === 'fresh' || line.kind === 'fresh-pair';
+
+/** The share of pairs (lines sharing a `pair` id) with every line right. */
+function bothRight(scored: readonly Scored[], right: (s: Scored) => boolean): number | undefined {
+  const pairs = new Map<string, boolean[]>();
+  for (const s of scored)
+    if (s.line.pair) pairs.set(s.line.pair, [...(pairs.get(s.line.pair) ?? []), right(s)]);
+  if (pairs.size === 0) return undefined;
+  return [...pairs.values()].filter((v) => v.every(Boolean)).length / pairs.size;
 }
 
 interface Scored {
@@ -105,11 +127,16 @@ function summarise(task: Task, all: readonly Scored[]) {
   };
   const right = (s: Scored) => top(s) === s.label;
   const fresh = scored.filter((s) => s.line.kind === 'fresh');
-  scored = scored.filter((s) => s.line.kind !== 'fresh');
+  const freshPairs = scored.filter((s) => s.line.kind === 'fresh-pair');
+  scored = scored.filter((s) => !apart(s.line));
   const out: Record<string, number | null> = {
     accuracy: scored.filter(right).length / scored.length,
   };
   if (fresh.length > 0) out.freshAccuracy = fresh.filter(right).length / fresh.length;
+  if (freshPairs.length > 0) {
+    out.freshPairAccuracy = freshPairs.filter(right).length / freshPairs.length;
+    out.freshPairsBothRight = bothRight(freshPairs, right) ?? null;
+  }
   if (task.other !== null) {
     const inScope = scored.filter((s) => s.label !== task.other);
     out.inScopeAccuracy =
@@ -123,11 +150,8 @@ function summarise(task: Task, all: readonly Scored[]) {
     const of = scored.filter((s) => s.line.kind === kind);
     if (of.length > 0) out[`${kind}Accuracy`] = of.filter(right).length / of.length;
   }
-  const pairs = new Map<string, boolean[]>();
-  for (const s of scored)
-    if (s.line.pair) pairs.set(s.line.pair, [...(pairs.get(s.line.pair) ?? []), right(s)]);
-  if (pairs.size > 0)
-    out.pairsBothRight = [...pairs.values()].filter((v) => v.every(Boolean)).length / pairs.size;
+  const pairs = bothRight(scored, right);
+  if (pairs !== undefined) out.pairsBothRight = pairs;
   return out;
 }
 
@@ -164,11 +188,13 @@ async function runTask(task: Task) {
       };
       model.push({ p: new Map(Object.entries(answer.probabilities)), label: line.label, line });
       const c = d.calibrated?.questions[0];
-      if (c !== undefined && c.calibrated && line.kind !== 'fresh') {
-        calibrated.n++;
-        if (c.top !== line.label && c.confidence >= 0.9) calibrated.wrongConfident++;
-        if (c.set.includes(line.label)) calibrated.covered++;
-        calibrated.setSize += c.set.length;
+      if (c !== undefined && c.calibrated) {
+        if (!apart(line)) {
+          calibrated.n++;
+          if (c.top !== line.label && c.confidence >= 0.9) calibrated.wrongConfident++;
+          if (c.set.includes(line.label)) calibrated.covered++;
+          calibrated.setSize += c.set.length;
+        }
         const k = (byKind[line.kind ?? 'plain'] ??= { n: 0, wrongConfident: 0, uncovered: 0 });
         k.n++;
         if (c.top !== line.label && c.confidence >= 0.9) k.wrongConfident++;
@@ -206,7 +232,7 @@ async function runTask(task: Task) {
   return {
     task: task.name,
     trainExamples: task.train.length,
-    testExamples: task.test.filter((l) => l.kind !== 'fresh').length,
+    testExamples: task.test.filter((l) => !apart(l)).length,
     trainMs,
     selection: result.selection,
     crossFit: {
@@ -255,6 +281,8 @@ for (const name of (values.tasks as string).split(',')) {
     ['minimal-pair items', (x) => x.pairAccuracy],
     ['pairs right on both sides', (x) => x.pairsBothRight],
     ['fresh negation items (written after the scope layer)', (x) => x.freshAccuracy],
+    ['fresh minimal-pair items (fresh-pairs.jsonl)', (x) => x.freshPairAccuracy],
+    ['fresh pairs right on both sides', (x) => x.freshPairsBothRight],
   ];
   console.log(`\n${r.task}: ${r.trainExamples} training, ${r.testExamples} test examples`);
   console.log('| measure | model | naive Bayes | logistic regression |');
