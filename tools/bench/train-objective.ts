@@ -20,7 +20,7 @@ import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { Rng } from '../../src/calibrate/prng.js';
 import { RMS_EPS } from '../../src/build/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
-import { learnerSetup } from '../../src/build/train/fit.js';
+import { learnerSetup, ORDER_PAIR_LAMBDA } from '../../src/build/train/fit.js';
 import { fitObjective, hiddenOf } from '../../src/build/train/learner.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
 import { defaultVocab, DEFAULT_HOLDOUT } from '../../src/build/train/options.js';
@@ -82,7 +82,8 @@ console.log(
     `(prepared in ${seconds(Date.now() - prepStart)} s)`,
 );
 
-const settings = pairs === null ? DEFAULT_SETTINGS : { ...DEFAULT_SETTINGS, pairLambda: 1e-4 };
+const settings =
+  pairs === null ? DEFAULT_SETTINGS : { ...DEFAULT_SETTINGS, pairLambda: ORDER_PAIR_LAMBDA };
 const results: Array<{ threads: number; wall: number; cpu: number; hash: string }> = [];
 for (const threads of threadCounts) {
   const pool = threads > 1 ? nodeShardPool(threads) : undefined;

@@ -5,10 +5,12 @@
  * the order layer is judged on 400 fresh draws of another seed; the plain model, fitted on the
  * same draws, is the control that shows the task cannot be read from the words alone.
  *
- * The issue's target is ≥ 99% on fresh draws. Measured on the trainer as it is now (seeds 5, 101,
- * 202, 11, 12, 13, 584833): 98.5, 99.75, 99.25, 100, 100, 100 and 100%, so the target is met on
- * 6 of 7 seeds, not reliably; this test asserts the floor every seed tried cleared, 95%, far above
- * the bag of words' chance (and fails with the order layer removed).
+ * The issue's target is ≥ 99% on fresh draws. Measured with the order layer's penalty at 10⁻² λ
+ * (ORDER_PAIR_LAMBDA): seeds 5, 101, 202, 11, 12, 13, 584833 give 100, 99.0, 100, 100, 100, 99.5
+ * and 100%; seeds 21-27, drawn after the penalty was chosen on the first seven, 100, 99.5, 99.0,
+ * 99.5, 100, 100 and 100%. At 400 fresh draws a seed can still fall a draw or two short of 99%,
+ * so this test asserts 97%, far above the bag of words' chance (and fails with the order layer
+ * removed); the target's figures are in docs/benchmarks.md.
  * The construction of a model with the order layer is checked exactly in train-construct.test.ts.
  */
 import { describe, expect, it } from 'vitest';
@@ -31,7 +33,7 @@ import { seedLine, testSeed } from '../../../support/seed.js';
 import { binaryAccuracy, parseExamples } from '../../support/planted-fit.js';
 
 describe('the order layer', () => {
-  it('answers the planted order task on fresh draws (≥ 95%; target 99%), where the bag of words is at chance', async () => {
+  it('answers the planted order task on fresh draws (≥ 97%; target 99%), where the bag of words is at chance', async () => {
     const SEED = testSeed('train-order');
     const train = parseExamples(orderJsonl(480, SEED));
     const fresh = parseExamples(orderJsonl(400, SEED + 1));
@@ -62,7 +64,7 @@ describe('the order layer', () => {
         `plain ${(plainAccuracy * 100).toFixed(1)}% (${ordered.iterations} iterations)`,
     );
     expect(plainAccuracy, seedLine('train-order plain', SEED)).toBeLessThan(0.65);
-    expect(orderedAccuracy, seedLine('train-order', SEED)).toBeGreaterThanOrEqual(0.95);
+    expect(orderedAccuracy, seedLine('train-order', SEED)).toBeGreaterThanOrEqual(0.97);
     // Two fits of 480 examples, the ordered one ~1.5 min on an idle 2-core machine.
   }, 600_000);
 });
