@@ -150,9 +150,9 @@ export const ORDER_MODES: readonly OrderMode[] = Object.freeze(['auto', 'on', 'o
 
 /**
  * The order layer's L2 penalty relative to λ (pairLambda). On the planted order task (480 draws,
- * 400 fresh ones) 10⁻² gives ≥ 99% on every one of 14 seeds, where 10⁻⁴ missed on some; and on
+ * 400 fresh ones) 10⁻² gives ≥ 99% on every one of 14 seeds, where 10⁻⁴ missed on one; and on
  * the project's hand-written files, where no example shows an order, 10⁻⁴ let the layer learn the
- * lines' word sequences (out-of-fold cross-entropy 3–11 against the plain model's 0.5–0.9).
+ * lines' word sequences (cross-entropy 3–11 on a held fold, the plain model's 0.5–0.9).
  */
 export const ORDER_PAIR_LAMBDA = 1e-2;
 
