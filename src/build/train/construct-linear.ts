@@ -25,7 +25,7 @@
 import { layerTensorName, type TensorToWrite } from '../safetensors.js';
 import { CONST_VALUE, hiddenLayout, RMS_EPS, type ModelParams, type ModelShape } from './model.js';
 import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
-import { FLAG_DROP, scopeLayerParams } from './scope.js';
+import { FLAG_DROP, SCOPE_CLEAR, scopeLayerParams } from './scope.js';
 import { exp } from './portable-math.js';
 
 const SCOPE_SHAPE = scopeLayerParams().shape;
@@ -77,6 +77,8 @@ interface LinearWeights {
   conv: Float32Array;
   z: Float32Array;
   b: Float32Array;
+  /** in_proj_a: the decay's input (zero but for the scope layer's break). */
+  a: Float32Array;
   aLog: Float32Array;
   dtBias: Float32Array;
   out: Float32Array;
@@ -90,6 +92,7 @@ function emptyLinear(D: number, heads: number, dv: number): LinearWeights {
     conv: new Float32Array(convDim * (MAX_LAG + 1)),
     z: new Float32Array(C * D),
     b: new Float32Array(heads * D),
+    a: new Float32Array(heads * D),
     aLog: new Float32Array(heads),
     dtBias: new Float32Array(heads),
     out: new Float32Array(D * C),
@@ -116,7 +119,7 @@ function linearTensors(
     t('linear_attn.A_log', [heads], w.aLog),
     t('linear_attn.conv1d.weight', [convDim, 1, MAX_LAG + 1], w.conv),
     t('linear_attn.dt_bias', [heads], w.dtBias),
-    t('linear_attn.in_proj_a.weight', [heads, D], new Float32Array(heads * D)),
+    t('linear_attn.in_proj_a.weight', [heads, D], w.a),
     t('linear_attn.in_proj_b.weight', [heads, D], w.b),
     t('linear_attn.in_proj_qkv.weight', [convDim, D], w.qkv),
     t('linear_attn.in_proj_z.weight', [C, D], w.z),
@@ -250,7 +253,13 @@ export function orderLayer(
   });
   for (let j = 0; j < pairs.outDims; j++)
     for (let k = 0; k < own; k++) w.out[(L.content + j) * C + k] = pairs.wo[j * own + k] as number;
-  // The scope layer writes its gated value (channel 1) into the flag dim, not the content.
-  if (params.shape.scope === true) w.out[L.flag * C + 1] = -FLAG_DROP;
+  // The scope layer writes its gated value (channel 1) into the flag dim, not the content, and a
+  // break empties its memory by decay as well as by the write (scope.ts, SCOPE_CLEAR).
+  if (params.shape.scope === true) {
+    w.out[L.flag * C + 1] = -FLAG_DROP;
+    w.a[L.emb + 1] = SCOPE_CLEAR.gain;
+    w.aLog[0] = 0;
+    w.dtBias[0] = SCOPE_CLEAR.bias;
+  }
   return linearTensors(i, D, allHeads, dv, w);
 }
