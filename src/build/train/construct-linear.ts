@@ -254,7 +254,8 @@ export function orderLayer(
   for (let j = 0; j < pairs.outDims; j++)
     for (let k = 0; k < own; k++) w.out[(L.content + j) * C + k] = pairs.wo[j * own + k] as number;
   // The scope layer writes its gated value (channel 1) into the flag dim, not the content, and a
-  // break empties its memory by decay as well as by the write (scope.ts, SCOPE_CLEAR).
+  // break empties its memory by decay as well as by the write (scope.ts, SCOPE_CLEAR): the decay
+  // of its one head (0) reads the break's pair-embedding dim (scopeEmbedding: 0 cue, 1 break).
   if (params.shape.scope === true) {
     w.out[L.flag * C + 1] = -FLAG_DROP;
     w.a[L.emb + 1] = SCOPE_CLEAR.gain;
