@@ -15,8 +15,9 @@
  * package's calibration.json): the share of all answers wrong at confidence ≥ 0.9, and how often
  * the 90% prediction set holds the label. Prints a table and writes JSON to bench/results.
  * The ops tasks' fresh negation items (data/tasks/ops/fresh.jsonl, written after the scope layer
- * was settled) and fresh minimal pairs (fresh-pairs.jsonl, written before any contrasting
- * training line) are reported on rows of their own and left out of every other figure.
+ * was settled), fresh minimal pairs (fresh-pairs.jsonl, written before any contrasting
+ * training line) and fresh negation items (fresh-negations.jsonl, session 19) are reported on
+ * rows of their own and left out of every other figure.
  *
  * `--with-pairs` adds data/tasks/ops/train-pairs.jsonl (contrasting pairs, 15 a question) to the
  * ops tasks' training files: what a user's file that shows the contrasts it turns on gives.
@@ -93,13 +94,15 @@ function loadTask(name: string): Task {
       ...readLines(join(dir, 'test.jsonl')),
       ...readLines(join(dir, 'fresh.jsonl')),
       ...readLines(join(dir, 'fresh-pairs.jsonl')),
+      ...readLines(join(dir, 'fresh-negations.jsonl')),
     ].filter((l) => l.question === name),
     other: null,
   };
 }
 
 /** Items written later than the test file, reported on rows of their own. */
-const apart = (line: TaskLine): boolean => line.kind === 'fresh' || line.kind === 'fresh-pair';
+const apart = (line: TaskLine): boolean =>
+  line.kind === 'fresh' || line.kind === 'fresh-pair' || line.kind === 'fresh-negation';
 
 /** The share of pairs (lines sharing a `pair` id) with every line right. */
 function bothRight(scored: readonly Scored[], right: (s: Scored) => boolean): number | undefined {
@@ -128,11 +131,15 @@ function summarise(task: Task, all: readonly Scored[]) {
   const right = (s: Scored) => top(s) === s.label;
   const fresh = scored.filter((s) => s.line.kind === 'fresh');
   const freshPairs = scored.filter((s) => s.line.kind === 'fresh-pair');
+  const freshNegations = scored.filter((s) => s.line.kind === 'fresh-negation');
   scored = scored.filter((s) => !apart(s.line));
   const out: Record<string, number | null> = {
     accuracy: scored.filter(right).length / scored.length,
   };
   if (fresh.length > 0) out.freshAccuracy = fresh.filter(right).length / fresh.length;
+  if (freshNegations.length > 0) {
+    out.freshNegationAccuracy = freshNegations.filter(right).length / freshNegations.length;
+  }
   if (freshPairs.length > 0) {
     out.freshPairAccuracy = freshPairs.filter(right).length / freshPairs.length;
     out.freshPairsBothRight = bothRight(freshPairs, right) ?? null;
@@ -281,6 +288,7 @@ for (const name of (values.tasks as string).split(',')) {
     ['minimal-pair items', (x) => x.pairAccuracy],
     ['pairs right on both sides', (x) => x.pairsBothRight],
     ['fresh negation items (written after the scope layer)', (x) => x.freshAccuracy],
+    ['fresh negation items, session 19 (fresh-negations.jsonl)', (x) => x.freshNegationAccuracy],
     ['fresh minimal-pair items (fresh-pairs.jsonl)', (x) => x.freshPairAccuracy],
     ['fresh pairs right on both sides', (x) => x.freshPairsBothRight],
   ];

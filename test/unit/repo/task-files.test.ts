@@ -57,14 +57,23 @@ describe('data/tasks', () => {
     test: read('ops/test.jsonl'),
     fresh: read('ops/fresh.jsonl'),
     freshPairs: read('ops/fresh-pairs.jsonl'),
+    freshNegations: read('ops/fresh-negations.jsonl'),
   };
 
   it('holds the lines its README lists', () => {
     const counts = Object.fromEntries(Object.entries(ops).map(([k, v]) => [k, v.length]));
-    expect(counts).toEqual({ train: 320, trainPairs: 90, test: 320, fresh: 60, freshPairs: 60 });
+    expect(counts).toEqual({
+      train: 320,
+      trainPairs: 90,
+      test: 320,
+      fresh: 60,
+      freshPairs: 60,
+      freshNegations: 36,
+    });
     expect(read('helpdesk/train.jsonl')).toHaveLength(280);
     expect(read('helpdesk/test.jsonl')).toHaveLength(190);
     expect(ops.freshPairs.every((l) => l.kind === 'fresh-pair')).toBe(true);
+    expect(ops.freshNegations.every((l) => l.kind === 'fresh-negation')).toBe(true);
   });
 
   it("labels every ops line with one of its question's options", () => {
@@ -98,7 +107,8 @@ describe('data/tasks', () => {
 
   it('never judges a model on a line it trains on', () => {
     const trained = [...ops.train, ...ops.trainPairs];
-    expect(repeated([...ops.test, ...ops.fresh, ...ops.freshPairs], trained)).toEqual([]);
+    const judged = [...ops.test, ...ops.fresh, ...ops.freshPairs, ...ops.freshNegations];
+    expect(repeated(judged, trained)).toEqual([]);
     expect(repeated(read('helpdesk/test.jsonl'), read('helpdesk/train.jsonl'))).toEqual([]);
   });
 
