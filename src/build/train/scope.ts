@@ -1,7 +1,7 @@
 /**
  * The scope layer: words in the scope of a negation leave the bag. From a negation cue ("not",
  * "no", "never", "without", "instead", "rather", a "n't") to the end of its clause (punctuation,
- * "but", "while", "although", …), the state's words are not pooled: "don't archive the invoices,
+ * a dash between clauses, "but", "while", "although", …), the state's words are not pooled: "don't archive the invoices,
  * purge them" is read as "don't …, purge them", and "purge the old backups, don't list them" as
  * "purge the old backups, don't". The cue and the break themselves stay.
  *
@@ -52,12 +52,20 @@ const CUES = new Set([
 const VERBAL_CUES = new Set(['never', 'cannot', "n't", "'t", '\u2019t']);
 const STOP_WORDS = new Set(['but', 'while', 'whereas', 'though', 'although', 'however']);
 const PUNCTUATION = /[,.;:!?()[\]\n]/;
+/**
+ * A dash between clauses ("not the vpn - the wifi is down", "not staging — production") closes a
+ * scope as a comma does. A hyphen is a break only with a space before it (its own token once the
+ * tokenizer is given " -": "wi-fi" and "read-only" keep theirs); an en or em dash always is.
+ */
+const DASH = /^\s+-+$|[\u2013\u2014]/;
+/** The dashes the tokenizer must keep whole (as words: each also with a leading space). */
+const DASHES = ['-', '\u2013', '\u2014'];
 
 /**
  * The words the tokenizer must keep whole for the marks to find them (data.ts adds them to its
  * corpus when the scope layer may be tried): a cue split into pieces marks nothing.
  */
-export const SCOPE_WORDS: readonly string[] = Object.freeze([...CUES, ...STOP_WORDS]);
+export const SCOPE_WORDS: readonly string[] = Object.freeze([...CUES, ...STOP_WORDS, ...DASHES]);
 
 /** Which cues open a scope: every one, or only those that negate a thing (not a verb). */
 export type ScopeCues = 'every' | 'nominal';
@@ -70,7 +78,7 @@ export function scopeMark(text: string, cues: ScopeCues = 'every'): number {
   const verbal = VERBAL_CUES.has(word) || word.endsWith("n't") || word.endsWith('n\u2019t');
   if (verbal) return cues === 'every' ? SCOPE_CUE : SCOPE_NONE;
   if (CUES.has(word)) return SCOPE_CUE;
-  if (STOP_WORDS.has(word) || PUNCTUATION.test(text)) return SCOPE_STOP;
+  if (STOP_WORDS.has(word) || PUNCTUATION.test(text) || DASH.test(text)) return SCOPE_STOP;
   return SCOPE_NONE;
 }
 

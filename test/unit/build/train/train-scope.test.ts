@@ -37,6 +37,13 @@ describe('the scope marks', () => {
       expect(scopeMark(word), word).toBe(SCOPE_NONE);
   });
 
+  it('mark a dash between clauses as a break, and a hyphen within a word as nothing', () => {
+    for (const dash of [' -', ' --', '\u2014', ' \u2014', '\u2013', ' \u2013'])
+      expect(scopeMark(dash), JSON.stringify(dash)).toBe(SCOPE_STOP);
+    for (const hyphen of ['-', '-fi', '--', 'e-'])
+      expect(scopeMark(hyphen), JSON.stringify(hyphen)).toBe(SCOPE_NONE);
+  });
+
   it('in the nominal reading, open a scope only at a cue that negates a thing, not a verb', () => {
     for (const cue of [' not', ' no', ' without', ' nothing', 'instead', ' neither'])
       expect(scopeMark(cue, 'nominal'), cue).toBe(SCOPE_CUE);
@@ -71,6 +78,20 @@ describe('the scope marks', () => {
     expect(marked.filter((m) => m === SCOPE_STOP)).toHaveLength(3); // ",", but, whereas
     // Without them, the words the planted file lacks are split and mark nothing.
     expect(encodeWith([]).filter((m) => m === SCOPE_CUE).length).toBeLessThan(3);
+  });
+
+  it('close a scope at a spaced dash or an em dash, but not at the hyphen of a word', () => {
+    const corpus = parseExamples(plantedJsonl(80, 3));
+    const { tokenizer } = prepareTokenizer(corpus, 2000, SCOPE_WORDS);
+    const scoped = (text: string) => {
+      const ids = tokenizer.encode(text);
+      const marks = new Uint8Array(tokenizer.vocabSize);
+      for (const t of ids) marks[t] = scopeMark(tokenizer.decode([t]));
+      return tokenizer.decode([...scopedBag(marks, Int32Array.from(ids))]);
+    };
+    expect(scoped(' not the vpn - the wifi is down')).toBe(' not - the wifi is down');
+    expect(scoped(' not staging \u2014 production')).toBe(' not \u2014 production');
+    expect(scoped(' not the read-only wi-fi role')).toBe(' not');
   });
 });
 
