@@ -156,6 +156,14 @@ export const ORDER_MODES: readonly OrderMode[] = Object.freeze(['auto', 'on', 'o
  */
 export const ORDER_PAIR_LAMBDA = 1e-2;
 
+/**
+ * The strongest L2 penalty a cross-fitted file may get. The grid (select.ts CANDIDATES) ends at 1;
+ * where 1 wins, 10 and then 100 are tried. On the project's ops questions (80-160 lines) 1 won
+ * every time and 10 predicts better still out of fold (docs/benchmarks.md, "The penalty's grid
+ * extended where its end wins").
+ */
+export const LAMBDA_MAX = 100;
+
 /** `auto` leaves the order layer out where the plain model's out-of-fold accuracy is this high. */
 export const ORDER_UNNEEDED_ACCURACY = 0.99;
 
@@ -228,6 +236,17 @@ export async function fitPhase(
         pool,
       });
     };
+    // Where the grid's strongest penalty wins, a stronger one may win too: each step is one
+    // more plain candidate, up to LAMBDA_MAX.
+    while (given === undefined && best !== null && best.setup === plain) {
+      const settings = best.cross.best;
+      const strongest = Math.max(...scores.map((c) => c.settings.lambda));
+      if (settings.lambda !== strongest || strongest * 10 > LAMBDA_MAX) break;
+      const cross = await crossFitOne(best.setup, { ...settings, lambda: strongest * 10 });
+      scores.push(...cross.scores);
+      if ((cross.scores[0] as CandidateScore).logLoss >= lossOf(best)) break;
+      best = { setup: best.setup, cross };
+    }
     const tryScope = mode === 'auto' && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
     // The scope layer (scope.ts) learns nothing of its own, so each of its two readings costs one
     // plain candidate: cross-fitted at the best plain settings, and the one with the lowest
