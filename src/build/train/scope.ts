@@ -1,9 +1,9 @@
 /**
  * The scope layer: words in the scope of a negation leave the bag. From a negation cue ("not",
  * "no", "never", "without", "instead", "rather", a "n't") to the end of its clause (punctuation,
- * a dash between clauses, "but", "while", "although", …), the state's words are not pooled: "don't archive the invoices,
- * purge them" is read as "don't …, purge them", and "purge the old backups, don't list them" as
- * "purge the old backups, don't". The cue and the break themselves stay.
+ * a dash between clauses, "but", "while", "although", …), the state's words are not pooled:
+ * "don't archive the invoices, purge them" is read as "don't …, purge them", and "purge the old
+ * backups, don't list them" as "purge the old backups, don't". The cue and the break stay.
  *
  * This is the negation marking text classifiers have used since the early sentiment papers (a
  * word between a negation and the next punctuation is not the word), in its plainest form.
