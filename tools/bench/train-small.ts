@@ -129,19 +129,17 @@ function summarise(task: Task, all: readonly Scored[]) {
     return best as string;
   };
   const right = (s: Scored) => top(s) === s.label;
-  const fresh = scored.filter((s) => s.line.kind === 'fresh');
-  const freshPairs = scored.filter((s) => s.line.kind === 'fresh-pair');
-  const freshNegations = scored.filter((s) => s.line.kind === 'fresh-negation');
+  const shareRight = (items: readonly Scored[]) => items.filter(right).length / items.length;
+  const ofKind = (kind: string) => scored.filter((s) => s.line.kind === kind);
+  const fresh = ofKind('fresh');
+  const freshPairs = ofKind('fresh-pair');
+  const freshNegations = ofKind('fresh-negation');
   scored = scored.filter((s) => !apart(s.line));
-  const out: Record<string, number | null> = {
-    accuracy: scored.filter(right).length / scored.length,
-  };
-  if (fresh.length > 0) out.freshAccuracy = fresh.filter(right).length / fresh.length;
-  if (freshNegations.length > 0) {
-    out.freshNegationAccuracy = freshNegations.filter(right).length / freshNegations.length;
-  }
+  const out: Record<string, number | null> = { accuracy: shareRight(scored) };
+  if (fresh.length > 0) out.freshAccuracy = shareRight(fresh);
+  if (freshNegations.length > 0) out.freshNegationAccuracy = shareRight(freshNegations);
   if (freshPairs.length > 0) {
-    out.freshPairAccuracy = freshPairs.filter(right).length / freshPairs.length;
+    out.freshPairAccuracy = shareRight(freshPairs);
     out.freshPairsBothRight = bothRight(freshPairs, right) ?? null;
   }
   if (task.other !== null) {
@@ -154,8 +152,8 @@ function summarise(task: Task, all: readonly Scored[]) {
     );
   }
   for (const kind of ['plain', 'negation', 'pair']) {
-    const of = scored.filter((s) => s.line.kind === kind);
-    if (of.length > 0) out[`${kind}Accuracy`] = of.filter(right).length / of.length;
+    const of = ofKind(kind);
+    if (of.length > 0) out[`${kind}Accuracy`] = shareRight(of);
   }
   const pairs = bothRight(scored, right);
   if (pairs !== undefined) out.pairsBothRight = pairs;

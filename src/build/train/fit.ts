@@ -238,14 +238,14 @@ export async function fitPhase(
     };
     // Where the grid's strongest penalty wins, a stronger one may win too: each step is one
     // more plain candidate, up to LAMBDA_MAX.
-    while (given === undefined && best !== null && best.setup === plain) {
+    while (given === undefined && plain !== null && best !== null) {
       const settings = best.cross.best;
       const strongest = Math.max(...scores.map((c) => c.settings.lambda));
       if (settings.lambda !== strongest || strongest * 10 > LAMBDA_MAX) break;
-      const cross = await crossFitOne(best.setup, { ...settings, lambda: strongest * 10 });
+      const cross = await crossFitOne(plain, { ...settings, lambda: strongest * 10 });
       scores.push(...cross.scores);
       if ((cross.scores[0] as CandidateScore).logLoss >= lossOf(best)) break;
-      best = { setup: best.setup, cross };
+      best = { setup: plain, cross };
     }
     const tryScope = mode === 'auto' && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
     // The scope layer (scope.ts) learns nothing of its own, so each of its two readings costs one
