@@ -22,7 +22,7 @@
  * `--with-pairs` adds data/tasks/ops/train-pairs.jsonl (contrasting pairs, 15 a question) to the
  * ops tasks' training files: what a user's file that shows the contrasts it turns on gives.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,23 +32,8 @@ import { trainDecisionModel } from '../../src/node/train/train.js';
 import { formatProgress } from '../../src/node/train/cli.js';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { validateRequest } from '../../src/protocol/validate.js';
-import { auroc, logisticBaseline, type TextExample } from './baselines.js';
-
-interface TaskLine extends TextExample {
-  kind?: string;
-  pair?: string | null;
-  question?: string;
-}
-
-interface Task {
-  name: string;
-  questionId: string;
-  question: Record<string, unknown>;
-  train: TaskLine[];
-  test: TaskLine[];
-  /** The out-of-scope option, when the task has one. */
-  other: string | null;
-}
+import { logisticBaseline } from './baselines.js';
+import { apart, loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 
 const { values } = parseArgs({
   options: {
@@ -58,107 +43,6 @@ const { values } = parseArgs({
     'with-pairs': { type: 'boolean', default: false },
   },
 });
-
-const readLines = (path: string): TaskLine[] =>
-  readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as TaskLine);
-
-function loadTask(name: string): Task {
-  if (name === 'helpdesk') {
-    const dir = 'data/tasks/helpdesk';
-    return {
-      name,
-      questionId: 'route',
-      question: JSON.parse(readFileSync(join(dir, 'question.json'), 'utf8')),
-      train: readLines(join(dir, 'train.jsonl')),
-      test: readLines(join(dir, 'test.jsonl')),
-      other: 'other',
-    };
-  }
-  const dir = 'data/tasks/ops';
-  const questions = JSON.parse(readFileSync(join(dir, 'questions.json'), 'utf8'));
-  if (!(name in questions)) throw new Error(`unknown task ${name}`);
-  return {
-    name: `ops-${name}${values['with-pairs'] ? '+pairs' : ''}`,
-    questionId: name,
-    question: questions[name],
-    train: [
-      ...readLines(join(dir, 'train.jsonl')),
-      ...(values['with-pairs'] ? readLines(join(dir, 'train-pairs.jsonl')) : []),
-    ].filter((l) => l.question === name),
-    // The fresh items (fresh.jsonl) were written after the scope layer was settled, to judge it
-    // on negations its design never saw; they are reported apart and left out of the accuracy.
-    test: [
-      ...readLines(join(dir, 'test.jsonl')),
-      ...readLines(join(dir, 'fresh.jsonl')),
-      ...readLines(join(dir, 'fresh-pairs.jsonl')),
-      ...readLines(join(dir, 'fresh-negations.jsonl')),
-    ].filter((l) => l.question === name),
-    other: null,
-  };
-}
-
-/** Items written later than the test file, reported on rows of their own. */
-const apart = (line: TaskLine): boolean =>
-  line.kind === 'fresh' || line.kind === 'fresh-pair' || line.kind === 'fresh-negation';
-
-/** The share of pairs (lines sharing a `pair` id) with every line right. */
-function bothRight(scored: readonly Scored[], right: (s: Scored) => boolean): number | undefined {
-  const pairs = new Map<string, boolean[]>();
-  for (const s of scored)
-    if (s.line.pair) pairs.set(s.line.pair, [...(pairs.get(s.line.pair) ?? []), right(s)]);
-  if (pairs.size === 0) return undefined;
-  return [...pairs.values()].filter((v) => v.every(Boolean)).length / pairs.size;
-}
-
-interface Scored {
-  /** Probability per option id. */
-  p: Map<string, number>;
-  label: string;
-  line: TaskLine;
-}
-
-function summarise(task: Task, all: readonly Scored[]) {
-  let scored = all;
-  const top = (s: Scored, skip?: string) => {
-    let best: string | null = null;
-    for (const [o, v] of s.p)
-      if (o !== skip && (best === null || v > (s.p.get(best) as number))) best = o;
-    return best as string;
-  };
-  const right = (s: Scored) => top(s) === s.label;
-  const shareRight = (items: readonly Scored[]) => items.filter(right).length / items.length;
-  const ofKind = (kind: string) => scored.filter((s) => s.line.kind === kind);
-  const fresh = ofKind('fresh');
-  const freshPairs = ofKind('fresh-pair');
-  const freshNegations = ofKind('fresh-negation');
-  scored = scored.filter((s) => !apart(s.line));
-  const out: Record<string, number | null> = { accuracy: shareRight(scored) };
-  if (fresh.length > 0) out.freshAccuracy = shareRight(fresh);
-  if (freshNegations.length > 0) out.freshNegationAccuracy = shareRight(freshNegations);
-  if (freshPairs.length > 0) {
-    out.freshPairAccuracy = shareRight(freshPairs);
-    out.freshPairsBothRight = bothRight(freshPairs, right) ?? null;
-  }
-  if (task.other !== null) {
-    const inScope = scored.filter((s) => s.label !== task.other);
-    out.inScopeAccuracy =
-      inScope.filter((s) => top(s, task.other as string) === s.label).length / inScope.length;
-    out.aurocOther = auroc(
-      scored.filter((s) => s.label === task.other).map((s) => s.p.get(task.other as string) ?? 0),
-      inScope.map((s) => s.p.get(task.other as string) ?? 0),
-    );
-  }
-  for (const kind of ['plain', 'negation', 'pair']) {
-    const of = ofKind(kind);
-    if (of.length > 0) out[`${kind}Accuracy`] = shareRight(of);
-  }
-  const pairs = bothRight(scored, right);
-  if (pairs !== undefined) out.pairsBothRight = pairs;
-  return out;
-}
 
 async function runTask(task: Task) {
   const work = join(values.out as string, task.name);
@@ -275,7 +159,7 @@ const pct = (x: number | null | undefined) =>
 const machine = { cpus: cpus().length, model: cpus()[0]?.model, loadBefore: loadavg() };
 const results = [];
 for (const name of (values.tasks as string).split(',')) {
-  const r = await runTask(loadTask(name));
+  const r = await runTask(loadTask(name, values['with-pairs'] as boolean));
   results.push(r);
   const rows: Array<[string, (x: Record<string, number | null>) => number | null | undefined]> = [
     ['accuracy', (x) => x.accuracy],

@@ -1,0 +1,366 @@
+/**
+ * A trial of a design, not the product (dev only): does a word that states how a thing is ("fine",
+ * "down", "works") carry that thing's evidence, where a bag of words cannot tell "the vpn is fine,
+ * email is down" from "email is fine, the vpn is down"?
+ *
+ *   npx tsx tools/bench/pointer-trial.ts [--tasks helpdesk,failing,gate,urgency] [--label NAME]
+ *
+ * Two word-level softmax regressions on each of the project's small tasks (data/tasks), fitted
+ * on the training file and judged on its test files with the figures train-small.ts reports:
+ *
+ *   bag:      logit_c = b_c + (1/n) Σ_t W[c, w_t]
+ *   pointer:  logit_c = b_c + (1/n) Σ_t (W[c, w_t] + γ[w_t] · W[c, p(t)])
+ *
+ * over the state's words t outside a negation's scope (the trainer's scope layer, scope.ts, on
+ * words), where p(t) is the last content word before t in its clause (none after a break; not a
+ * word of FUNCTION_WORDS, a cue or a word in scope). Each word learns one number γ: how much of
+ * the thing named before it it carries, with its sign ("down" > 0, "fine" < 0). Both models choose
+ * the scope reading (none, every, nominal), λ (on W) and μ (on γ) by 5-fold cross-fitting, by
+ * out-of-fold cross-entropy, as `clef-web train` does. The gradient is checked against finite
+ * differences on every run before any fit.
+ *
+ * The product's model has character features, pooling weights and a cosine read-out, so these
+ * bag figures sit below it; the trial measures what the pointer adds to a bag, not the product.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { minimize } from '../../src/build/train/lbfgs.js';
+import {
+  SCOPE_CUE,
+  SCOPE_READINGS,
+  SCOPE_STOP,
+  scopeMark,
+  type ScopeCues,
+} from '../../src/build/train/scope.js';
+import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
+
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency' },
+    label: { type: 'string', default: 'pointer-trial' },
+  },
+});
+
+/** Words that name no thing: never what a later word points at. */
+const FUNCTION_WORDS = new Set(
+  (
+    'the a an is are was were be been being am it its this that these those to of in on for at ' +
+    "by with from my our your their his her i we me us you they he she and or so just it’s it's"
+  ).split(' '),
+);
+const LAMBDAS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2];
+const MUS = [1e-4, 1e-3, 1e-2, 1e-1];
+const FOLDS = 5;
+
+/** Words, punctuation and spaced dashes, lower-cased. */
+function tokens(text: string): string[] {
+  return (
+    text
+      .toLowerCase()
+      .replace(/’/g, "'")
+      .match(/[\p{L}\p{N}]+(?:['-][\p{L}\p{N}]+)*|[,.;:!?()\u2013\u2014]|\s-+(?=\s)/gu) ?? []
+  );
+}
+
+/** A text as kept words and, per word, the word it points at (or null). */
+interface Encoded {
+  words: string[];
+  pointers: Array<string | null>;
+}
+
+function encode(text: string, reading: ScopeCues | null): Encoded {
+  const words: string[] = [];
+  const pointers: Array<string | null> = [];
+  let open = false;
+  let last: string | null = null;
+  for (const token of tokens(text)) {
+    const mark = reading === null ? scopeMark(token, 'every') : scopeMark(token, reading);
+    const word = token.trim();
+    if (mark === SCOPE_STOP) {
+      open = false;
+      last = null;
+      words.push(word);
+      pointers.push(null);
+      continue;
+    }
+    if (mark === SCOPE_CUE) {
+      open = reading !== null;
+      words.push(word);
+      pointers.push(last);
+      continue;
+    }
+    if (open) continue;
+    words.push(word);
+    pointers.push(last);
+    if (!FUNCTION_WORDS.has(word)) last = word;
+  }
+  return { words, pointers };
+}
+
+/** One row per text: (word, pointed-at word or −1) ids with weight 1/n. */
+interface Row {
+  word: Int32Array;
+  pointer: Int32Array;
+  n: number;
+}
+
+function rows(texts: readonly Encoded[], vocab: Map<string, number>): Row[] {
+  return texts.map(({ words, pointers }) => {
+    const kept = words.map((w, i) => [vocab.get(w), pointers[i]] as const);
+    const known = kept.filter(([w]) => w !== undefined);
+    return {
+      word: Int32Array.from(known.map(([w]) => w as number)),
+      pointer: Int32Array.from(known.map(([, p]) => (p === null ? -1 : (vocab.get(p) ?? -1)))),
+      n: Math.max(words.length, 1),
+    };
+  });
+}
+
+interface Fitted {
+  logits(row: Row): Float64Array;
+  gamma: Float64Array;
+}
+
+/** Parameters: W [C, V], b [C], then γ [V] when `pointer`. Returns the objective and gradient. */
+function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: number, mu: number) {
+  const forward = (x: Float64Array, row: Row, z: Float64Array, pointer: boolean): void => {
+    for (let c = 0; c < C; c++) z[c] = x[C * V + c] as number;
+    for (let i = 0; i < row.word.length; i++) {
+      const w = row.word[i] as number;
+      const p = row.pointer[i] as number;
+      const g = pointer && p >= 0 ? (x[C * V + C + w] as number) : 0;
+      for (let c = 0; c < C; c++) {
+        const own = x[c * V + w] as number;
+        z[c] = (z[c] as number) + (own + (g === 0 ? 0 : g * (x[c * V + p] as number))) / row.n;
+      }
+    }
+  };
+  const evaluate = (x: Float64Array, grad: Float64Array, pointer: boolean): number => {
+    grad.fill(0);
+    const z = new Float64Array(C);
+    let loss = 0;
+    data.forEach((row, r) => {
+      forward(x, row, z, pointer);
+      const max = Math.max(...z);
+      let sum = 0;
+      for (let c = 0; c < C; c++) sum += Math.exp((z[c] as number) - max);
+      loss += Math.log(sum) + max - (z[y[r] as number] as number);
+      const d = new Float64Array(C);
+      for (let c = 0; c < C; c++)
+        d[c] = (Math.exp((z[c] as number) - max) / sum - (c === y[r] ? 1 : 0)) / data.length;
+      for (let c = 0; c < C; c++) grad[C * V + c] = (grad[C * V + c] as number) + (d[c] as number);
+      for (let i = 0; i < row.word.length; i++) {
+        const w = row.word[i] as number;
+        const p = row.pointer[i] as number;
+        const gi = C * V + C + w;
+        const g = pointer && p >= 0 ? (x[gi] as number) : 0;
+        for (let c = 0; c < C; c++) {
+          const dc = (d[c] as number) / row.n;
+          grad[c * V + w] = (grad[c * V + w] as number) + dc;
+          if (pointer && p >= 0) {
+            grad[c * V + p] = (grad[c * V + p] as number) + dc * g;
+            grad[gi] = (grad[gi] as number) + dc * (x[c * V + p] as number);
+          }
+        }
+      }
+    });
+    loss /= data.length;
+    for (let k = 0; k < C * V; k++) {
+      loss += (lambda / 2) * (x[k] as number) ** 2;
+      grad[k] = (grad[k] as number) + lambda * (x[k] as number);
+    }
+    if (pointer)
+      for (let k = C * V + C; k < x.length; k++) {
+        loss += (mu / 2) * (x[k] as number) ** 2;
+        grad[k] = (grad[k] as number) + mu * (x[k] as number);
+      }
+    return loss;
+  };
+  return { forward, evaluate };
+}
+
+function fit(
+  data: Row[],
+  y: Int32Array,
+  C: number,
+  V: number,
+  pointer: boolean,
+  lambda: number,
+  mu: number,
+): Fitted {
+  const { forward, evaluate } = objective(data, y, C, V, lambda, mu);
+  const size = C * V + C + (pointer ? V : 0);
+  const { x } = minimize((p, g) => evaluate(p, g, pointer), new Float64Array(size), {
+    maxIterations: 500,
+  });
+  return {
+    logits: (row) => {
+      const z = new Float64Array(C);
+      forward(x, row, z, pointer);
+      return z;
+    },
+    gamma: pointer ? x.slice(C * V + C) : new Float64Array(V),
+  };
+}
+
+/** The objective's gradient against central differences on a random problem: max relative error. */
+function gradientCheck(): number {
+  let seed = 12345;
+  const random = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const C = 3;
+  const V = 7;
+  const data: Row[] = Array.from({ length: 6 }, () => {
+    const n = 2 + Math.floor(random() * 4);
+    return {
+      word: Int32Array.from({ length: n }, () => Math.floor(random() * V)),
+      pointer: Int32Array.from({ length: n }, () => Math.floor(random() * (V + 1)) - 1),
+      n: n + 1,
+    };
+  });
+  const y = Int32Array.from(data, () => Math.floor(random() * C));
+  const { evaluate } = objective(data, y, C, V, 0.01, 0.03);
+  const x = Float64Array.from({ length: C * V + C + V }, () => random() - 0.5);
+  const grad = new Float64Array(x.length);
+  evaluate(x, grad, true);
+  const scratch = new Float64Array(x.length);
+  let worst = 0;
+  for (let k = 0; k < x.length; k++) {
+    const h = 1e-6;
+    const up = x.slice();
+    const down = x.slice();
+    up[k] = (up[k] as number) + h;
+    down[k] = (down[k] as number) - h;
+    const numeric = (evaluate(up, scratch, true) - evaluate(down, scratch, true)) / (2 * h);
+    worst = Math.max(
+      worst,
+      Math.abs(numeric - (grad[k] as number)) / Math.max(1e-8, Math.abs(numeric)),
+    );
+  }
+  return worst;
+}
+
+interface Choice {
+  reading: ScopeCues | null;
+  lambda: number;
+  mu: number;
+  outOfFold: number;
+}
+
+function crossEntropy(logits: Float64Array, label: number): number {
+  const max = Math.max(...logits);
+  let sum = 0;
+  for (const v of logits) sum += Math.exp(v - max);
+  return Math.log(sum) + max - (logits[label] as number);
+}
+
+function runTask(task: Task) {
+  const labels = [...new Set(task.train.map((l) => l.label))].sort();
+  const C = labels.length;
+  const y = Int32Array.from(task.train, (l) => labels.indexOf(l.label));
+  const vocab = new Map<string, number>();
+  for (const line of task.train)
+    for (const w of encode(line.text, null).words) if (!vocab.has(w)) vocab.set(w, vocab.size);
+  const V = vocab.size;
+  const fold = task.train.map((_, i) => i % FOLDS);
+  const choose = (pointer: boolean): Choice => {
+    let best: Choice | null = null;
+    for (const reading of [null, ...SCOPE_READINGS]) {
+      const data = rows(
+        task.train.map((l) => encode(l.text, reading)),
+        vocab,
+      );
+      for (const lambda of LAMBDAS)
+        for (const mu of pointer ? MUS : [0]) {
+          let loss = 0;
+          for (let f = 0; f < FOLDS; f++) {
+            const inside = data.filter((_, i) => fold[i] !== f);
+            const model = fit(
+              inside,
+              y.filter((_, i) => fold[i] !== f),
+              C,
+              V,
+              pointer,
+              lambda,
+              mu,
+            );
+            data.forEach((row, i) => {
+              if (fold[i] === f) loss += crossEntropy(model.logits(row), y[i] as number);
+            });
+          }
+          const outOfFold = loss / data.length;
+          if (best === null || outOfFold < best.outOfFold)
+            best = { reading, lambda, mu, outOfFold };
+        }
+    }
+    return best as Choice;
+  };
+  const judge = (pointer: boolean) => {
+    const choice = choose(pointer);
+    const data = rows(
+      task.train.map((l) => encode(l.text, choice.reading)),
+      vocab,
+    );
+    const model = fit(data, y, C, V, pointer, choice.lambda, choice.mu);
+    const scored: Scored[] = task.test.map((line) => {
+      const [row] = rows([encode(line.text, choice.reading)], vocab) as [Row];
+      const z = model.logits(row);
+      const max = Math.max(...z);
+      const e = Array.from(z, (v) => Math.exp(v - max));
+      const s = e.reduce((a, b) => a + b, 0);
+      return {
+        p: new Map(labels.map((l, c) => [l, (e[c] as number) / s])),
+        label: line.label,
+        line,
+      };
+    });
+    const words = [...vocab.keys()];
+    const order = [...model.gamma.keys()].sort(
+      (a, b) => (model.gamma[a] as number) - (model.gamma[b] as number),
+    );
+    const show = (ks: number[]) =>
+      ks.map((k) => `${words[k]} ${(model.gamma[k] as number).toFixed(2)}`);
+    return {
+      choice,
+      figures: summarise(task, scored),
+      gammaLowest: pointer ? show(order.slice(0, 8)) : [],
+      gammaHighest: pointer ? show(order.slice(-8).reverse()) : [],
+    };
+  };
+  const bag = judge(false);
+  const pointer = judge(true);
+  // The rule `clef-web train` keeps a layer by: the lower out-of-fold cross-entropy.
+  const kept = pointer.choice.outOfFold < bag.choice.outOfFold ? 'pointer' : 'bag';
+  return { task: task.name, bag, pointer, kept };
+}
+
+const checked = gradientCheck();
+console.log(
+  `gradient against central differences: worst relative error ${checked.toExponential(2)}`,
+);
+if (!(checked < 1e-5)) throw new Error(`the pointer objective's gradient is wrong (${checked})`);
+const results = [];
+const pct = (x: number | null | undefined): string =>
+  x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`;
+for (const name of (values.tasks as string).split(',')) {
+  const r = runTask(loadTask(name));
+  results.push(r);
+  console.log(`\n${r.task}`);
+  for (const which of ['bag', 'pointer'] as const) {
+    const { choice, figures } = r[which];
+    const shown = Object.entries(figures)
+      .map(([k, v]) => `${k} ${k === 'aurocOther' ? (v as number).toFixed(3) : pct(v)}`)
+      .join(', ');
+    console.log(
+      `  ${which}: out of fold ${choice.outOfFold.toFixed(3)} (scope ${choice.reading ?? 'none'}, λ ${choice.lambda}, μ ${choice.mu}); ${shown}`,
+    );
+  }
+  console.log(`  kept (lower out of fold): ${r.kept}`);
+  console.log(`  γ lowest: ${r.pointer.gammaLowest.join(', ')}`);
+  console.log(`  γ highest: ${r.pointer.gammaHighest.join(', ')}`);
+}
+const dir = 'bench/results';
+mkdirSync(dir, { recursive: true });
+const file = join(dir, `${new Date().toISOString().slice(0, 10)}-${values.label as string}.json`);
+writeFileSync(file, `${JSON.stringify({ gradientCheck: checked, results }, null, 2)}\n`);
+console.log(`\nwrote ${file}`);
