@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { shuffledIndices } from '../../src/calibrate/prng.js';
+import { intentsOf, readClinc, type ClincData } from '../train/clinc-examples.js';
 import { auroc, type TextExample } from './baselines.js';
 
 export interface TaskLine extends TextExample {
@@ -61,6 +63,59 @@ export function loadTask(name: string, withPairs = false): Task {
       ...readLines(join(dir, 'fresh-negations.jsonl')),
     ].filter((l) => l.question === name),
     other: null,
+  };
+}
+
+/** A small file drawn from CLINC150: which draw, and its size. */
+export interface ClincDraw {
+  draw: number;
+  intents: number;
+  perLabel: number;
+  seed: number;
+}
+
+let clinc: ClincData | null = null;
+
+/**
+ * A small file of the helpdesk's shape drawn from a task nobody here wrote: `intents` CLINC150
+ * intents and `other` (out-of-scope queries), `perLabel` training queries each from `train` and
+ * `oos_train`; tested on every `test` query of those intents (30 each) and as many `oos_test`
+ * queries as one intent has. Intents and queries are drawn with the seed and the draw's number.
+ */
+export function loadClincDraw({ draw, intents, perLabel, seed }: ClincDraw): Task {
+  clinc ??= readClinc();
+  const data = clinc;
+  const all = intentsOf(data);
+  const s = seed * 1000 + draw;
+  const picked = shuffledIndices(all.length, s)
+    .slice(0, intents)
+    .map((i) => all[i] as string)
+    .sort();
+  const take = (rows: Array<[string, string]>, n: number, salt: number): TaskLine[] =>
+    shuffledIndices(rows.length, s * 7 + salt)
+      .slice(0, n)
+      .map((i) => rows[i] as [string, string])
+      .map(([text, intent]) => ({ text, label: intent === 'oos' ? 'other' : intent }));
+  const of = (rows: Array<[string, string]>, intent: string) =>
+    rows.filter(([, i]) => i === intent);
+  const train = [
+    ...picked.flatMap((intent, k) => take(of(data.train, intent), perLabel, k)),
+    ...take(data.oos_train, perLabel, intents),
+  ];
+  const test = [
+    ...picked.flatMap((intent) => take(of(data.test, intent), Infinity, 0)),
+    ...take(data.oos_test, of(data.test, picked[0] as string).length, intents + 1),
+  ];
+  const criteria: Record<string, null> = Object.fromEntries(
+    [...picked, 'other'].map((o) => [o, null]),
+  );
+  return {
+    name: `clinc-draw-${draw}`,
+    questionId: 'intent',
+    question: { type: 'choice', instructions: 'Which intent does the message express?', criteria },
+    train,
+    test,
+    other: 'other',
   };
 }
 
