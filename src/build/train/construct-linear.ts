@@ -25,7 +25,7 @@
 import { layerTensorName, type TensorToWrite } from '../safetensors.js';
 import { CONST_VALUE, hiddenLayout, RMS_EPS, type ModelParams, type ModelShape } from './model.js';
 import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
-import { FLAG_DROP, SCOPE_CLEAR, scopeLayerParams } from './scope.js';
+import { FLAG_DROP, SCOPE_CLEAR, SCOPE_KEY, scopeLayerParams } from './scope.js';
 import { exp } from './portable-math.js';
 
 const SCOPE_SHAPE = scopeLayerParams().shape;
@@ -256,11 +256,26 @@ export function orderLayer(
   // The scope layer writes its gated value (channel 1) into the flag dim, not the content, and a
   // break empties its memory by decay as well as by the write (scope.ts, SCOPE_CLEAR): the decay
   // of its one head (0) reads the break's pair-embedding dim (scopeEmbedding: 0 cue, 1 break).
+  // Its key and value read the token before (the conv's lag-1 tap): the key is slot A's after a
+  // cue and slot B's after anything else (SCOPE_KEY), the value the cue's, so only the word
+  // after a cue writes the slot the query reads.
   if (params.shape.scope === true) {
     w.out[L.flag * C + 1] = -FLAG_DROP;
     w.a[L.emb + 1] = SCOPE_CLEAR.gain;
     w.aLog[0] = 0;
     w.dtBias[0] = SCOPE_CLEAR.bias;
+    const slots: Array<[number, number]> = [
+      [KEY_DIM, 1],
+      [KEY_DIM + 1, -1],
+    ];
+    for (const [row, sign] of slots) {
+      w.qkv[row * D + L.constant] = -sign * SCOPE_KEY.offset;
+      w.qkv[row * D + L.emb] = sign * SCOPE_KEY.gain;
+    }
+    for (const row of [KEY_DIM, KEY_DIM + 1, 2 * KEY_DIM + 1]) {
+      w.conv[row * K + (K - 1)] = 0;
+      w.conv[row * K + (K - 2)] = 1;
+    }
   }
   return linearTensors(i, D, allHeads, dv, w);
 }

@@ -178,9 +178,7 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
     }
     for (let j = 0; j < width; j++) row[L.content + j] = params.theta[t * width + j] as number;
     if (params.scope !== undefined) {
-      const [cue, stop] = scopeEmbedding(params.scope[t] as number);
-      row[L.emb] = cue;
-      row[L.emb + 1] = stop;
+      scopeEmbedding(params.scope[t] as number).forEach((e, j) => (row[L.emb + j] = e));
     } else {
       for (let j = 0; j < L.embDims; j++)
         row[L.emb + j] = (params.emb as Float64Array)[t * L.embDims + j] as number;

@@ -33,7 +33,7 @@ import { Rng } from '../../calibrate/prng.js';
 import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
 import { log, normal } from './portable-math.js';
 import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
-import { SCOPE_MARK, scopeMarks, scopedBag, type ScopeCues } from './scope.js';
+import { scopeEmbedding, scopeMarks, scopedBag, type ScopeCues } from './scope.js';
 
 /** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
 export const MARKER_RHO = -3;
@@ -147,10 +147,10 @@ export function setupLearner(
   baseNorm[markers.schema] = (baseNorm[markers.schema] as number) + 1;
   if (typeof layer !== 'string')
     return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };
-  // A cue's or a break's mark is in its embedding: part of |x|² wherever the token is.
+  // A token's marks are in its embedding: part of |x|² wherever the token is.
   const marks = scopeMarks((ids) => tokenizer.decode(ids), vocab, frozen, layer);
   marks.forEach((mark, t) => {
-    if (mark !== 0) baseNorm[t] = (baseNorm[t] as number) + SCOPE_MARK * SCOPE_MARK;
+    for (const e of scopeEmbedding(mark)) baseNorm[t] = (baseNorm[t] as number) + e * e;
   });
   return {
     shape,

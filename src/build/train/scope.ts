@@ -18,11 +18,12 @@
  * cross-fitting says it predicts better (fit.ts).
  *
  * In the Clef release it is a Gated DeltaNet layer with fixed weights (construct-linear.ts),
- * between the flag layer and the pooling layer: one value head whose memory a cue sets and a
- * break clears, read through the two pair-embedding dims that mark cues and breaks, and whose
- * out_proj lowers the flag dim of a word in scope below 0, so that the pooling attention (score
- * 12 cos θ + 140 flag) leaves it out, as it leaves out the prompt before the state. The trainer (scopedBag) drops the
- * same words from the bag; the verify phase checks the two agree.
+ * between the flag layer and the pooling layer: one value head whose memory the word after a cue
+ * sets and a break clears, read through the three pair-embedding dims that mark cues, breaks and
+ * the starts of words, and whose out_proj lowers the flag dim of a word in scope below 0, so that
+ * the pooling attention (score 12 cos θ + 140 flag) leaves it out, as it leaves out the prompt
+ * before the state. The trainer (scopedBag) drops the same words from the bag; the verify phase
+ * checks the two agree.
  */
 import type { PairHead, PairParams, PairShape } from './pairs.js';
 
@@ -30,6 +31,14 @@ import type { PairHead, PairParams, PairShape } from './pairs.js';
 export const SCOPE_NONE = 0;
 export const SCOPE_CUE = 1;
 export const SCOPE_STOP = 2;
+/**
+ * Added to a token's mark in the table (scopeMarks) when its text starts a word (a space before
+ * it). A cue opens its scope at the next token only where that token starts a word: the tokenizer
+ * can cut "notify" into " not" + "ify" and "north" into " nor" + "th", and the cue those pieces
+ * read as is part of a longer word, not a negation.
+ */
+export const SCOPE_WORD_START = 4;
+const KIND = 3;
 
 const CUES = new Set([
   'not',
@@ -82,7 +91,15 @@ export function scopeMark(text: string, cues: ScopeCues = 'every'): number {
   return SCOPE_NONE;
 }
 
-/** Every token's mark; the prompt template's tokens (`unmarked`) get none. */
+/** Whether a token's text starts a word: a space (or a line break) before it. */
+export function startsWord(text: string): boolean {
+  return /^\s/.test(text);
+}
+
+/**
+ * Every token's mark, with SCOPE_WORD_START added where its text starts a word; the prompt
+ * template's tokens (`unmarked`) get none.
+ */
 export function scopeMarks(
   decode: (ids: number[]) => string,
   vocab: number,
@@ -90,36 +107,59 @@ export function scopeMarks(
   cues: ScopeCues = 'every',
 ): Uint8Array {
   const marks = new Uint8Array(vocab);
-  for (let t = 0; t < vocab; t++) if (!unmarked.has(t)) marks[t] = scopeMark(decode([t]), cues);
+  for (let t = 0; t < vocab; t++) {
+    if (unmarked.has(t)) continue;
+    const text = decode([t]);
+    marks[t] = scopeMark(text, cues) + (startsWord(text) ? SCOPE_WORD_START : 0);
+  }
   return marks;
 }
 
-/** The bag without the words in a negation's scope (the cues and breaks stay). */
+/**
+ * The bag without the words in a negation's scope (the cues and breaks stay). A cue opens its
+ * scope at the token after it where that token starts a word (a piece that goes on the cue's own
+ * word, as "ify" after " not" in "notify", opens nothing); a break closes it.
+ */
 export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
   let open = false;
+  let afterCue = false;
   let kept = 0;
   const out = new Int32Array(bag.length);
   for (const t of bag) {
     const mark = marks[t] as number;
-    if (mark === SCOPE_CUE) open = true;
-    else if (mark === SCOPE_STOP) open = false;
-    else if (open) continue;
+    const kind = mark & KIND;
+    if (kind === SCOPE_STOP) {
+      open = afterCue = false;
+      out[kept++] = t;
+      continue;
+    }
+    if (afterCue && (mark & SCOPE_WORD_START) !== 0) open = true;
+    afterCue = kind === SCOPE_CUE;
+    if (kind !== SCOPE_CUE && open) continue;
     out[kept++] = t;
   }
   return kept === bag.length ? bag : out.slice(0, kept);
 }
 
-/** The value a cue or break carries in its pair-embedding dim (dim 0: cue, dim 1: break). */
+/**
+ * The value a mark carries in its pair-embedding dim (dim 0: cue, dim 1: break, dim 2: the start
+ * of a word).
+ */
 export const SCOPE_MARK = 4;
 /** The pair-embedding dims of the scope layer. */
-export const SCOPE_DIMS = 2;
+export const SCOPE_DIMS = 3;
 
 /*
  * The layer's fixed weights, for every token's RMSNorm scale r in [0.3, 1] (r = √D / |x|, |x|
- * about 16-20, D from 48 up): a mark's embedding reads r · SCOPE_MARK.
- * - Write: β = σ(r (WRITE_BIAS + WRITE_GAIN · SCOPE_MARK · mark)) is σ(−100 r) ≤ 1e-13 for an
- *   unmarked word and σ(100 r) for a cue or break: the memory changes only at marks.
- * - Value: a cue writes silu(VALUE_GAIN · SCOPE_MARK · r) ≥ 36, a break silu(−… ) ≤ 1e-14.
+ * about 16-20, D from 48 up): a mark's embedding reads r · SCOPE_MARK. The head's memory has two
+ * slots, keys e_A and e_B; the query reads slot A, which holds the scope.
+ * - Write: β = σ(r (WRITE_BIAS + WRITE_GAIN · SCOPE_MARK · start − BREAK_WRITE · SCOPE_MARK ·
+ *   break)) is σ(100 r) on a token that starts a word and is no break, and σ(−100 r) ≤ 1e-13
+ *   on a piece that goes on a word and on a break (which the decay clears instead: SCOPE_CLEAR).
+ * - Key, from the token before (the causal conv's lag-1 tap): e_A after a cue, e_B after anything
+ *   else (SCOPE_KEY), so only the word after a cue writes slot A.
+ * - Value, from the token before too: after a cue silu(VALUE_GAIN · SCOPE_MARK · r) ≥ 36 (the
+ *   scope opens), else silu(0) = 0.
  * - Gate: silu(r (GATE_BIAS + GATE_CUE · SCOPE_MARK · cue)) is silu(20 r) ≥ 6 on a word and
  *   silu(−100 r) on a cue (a cue does not leave itself out); SCOPE_GAINS.flag shuts it outside the
  *   state.
@@ -129,6 +169,7 @@ export const SCOPE_DIMS = 2;
  */
 const WRITE_BIAS = -100;
 const WRITE_GAIN = 50;
+const BREAK_WRITE = 100;
 const VALUE_GAIN = 30;
 const GATE_BIAS = 20;
 const GATE_CUE = -30;
@@ -151,25 +192,42 @@ export const SCOPE_CLEAR = Object.freeze({ gain: 200, bias: -120 });
 /** How much a word in scope lowers the flag dim, per unit of the gated value. */
 export const FLAG_DROP = 0.2;
 
+/**
+ * The key channels' weights on the token before: slot A's key is silu(r (cue · SCOPE_MARK ·
+ * gain − offset · CONST_VALUE)), slot B's the same with both signs turned. With gain 1000 and
+ * offset 40 the one that is off reads silu(≤ −192), which is 0 in float32, and the one that is on
+ * silu(≥ 192): after the l2-normalisation each key is one slot exactly.
+ */
+export const SCOPE_KEY = Object.freeze({ gain: 1000, offset: 40 });
+
 const SCOPE_HEADS: readonly PairHead[] = Object.freeze([{ kind: 'memory' }]);
 
-/** The scope layer as an order layer's weights (pairs.ts layout): one head, two channels. */
+/**
+ * The scope layer as an order layer's weights (pairs.ts layout): one head, two channels, the
+ * pair embedding [cue, break, start]. construct-linear.ts then gives its key and value the
+ * token before (the lag-1 tap) and its keys two slots (SCOPE_KEY).
+ */
 export function scopeLayerParams(): PairParams {
   const shape: PairShape = { heads: SCOPE_HEADS, dv: 2, m: SCOPE_DIMS };
   // u, z: [channels, m]; channel 0 is the constant one.
   return {
     shape,
     outDims: 0,
-    u: Float64Array.from([0, 0, VALUE_GAIN, -VALUE_GAIN]),
-    z: Float64Array.from([0, 0, GATE_CUE, 0]),
+    u: Float64Array.from([0, 0, 0, VALUE_GAIN, 0, 0]),
+    z: Float64Array.from([0, 0, 0, GATE_CUE, 0, 0]),
     zBias: Float64Array.from([0, GATE_BIAS]),
-    b: Float64Array.from([WRITE_GAIN, WRITE_GAIN]),
+    b: Float64Array.from([0, -BREAK_WRITE, WRITE_GAIN]),
     bBias: Float64Array.from([WRITE_BIAS]),
     wo: new Float64Array(0),
   };
 }
 
-/** A token's pair embedding under the scope layer: [cue, break] · SCOPE_MARK. */
-export function scopeEmbedding(mark: number): [number, number] {
-  return [mark === SCOPE_CUE ? SCOPE_MARK : 0, mark === SCOPE_STOP ? SCOPE_MARK : 0];
+/** A token's pair embedding under the scope layer: [cue, break, start of a word] · SCOPE_MARK. */
+export function scopeEmbedding(mark: number): [number, number, number] {
+  const kind = mark & KIND;
+  return [
+    kind === SCOPE_CUE ? SCOPE_MARK : 0,
+    kind === SCOPE_STOP ? SCOPE_MARK : 0,
+    (mark & SCOPE_WORD_START) !== 0 ? SCOPE_MARK : 0,
+  ];
 }

@@ -125,7 +125,8 @@ describe('the constructed release computes the model', () => {
           },
         },
       ];
-      // Negation scopes (the scope layer leaves their words out), opened and closed twice.
+      // Negation scopes (the scope layer leaves their words out), opened and closed twice, and
+      // cues the tokenizer finds inside longer words ("notify", "north"), which open none.
       if (layer === 'scope')
         requests.splice(
           2,
@@ -133,6 +134,7 @@ describe('the constructed release computes the model', () => {
           plantedRequest(
             "please don't refund the invoice, the parcel never came but I want a refund without delay",
           ),
+          plantedRequest('notify the north desk normally and note the refund'),
         );
       const lines = requests
         .map((r) => JSON.stringify({ request: r, labels: { route: 'other' } }))

@@ -18,9 +18,11 @@ import {
   SCOPE_CUE,
   SCOPE_NONE,
   SCOPE_STOP,
+  SCOPE_WORD_START,
   SCOPE_WORDS,
   scopeMark,
   scopedBag,
+  scopeMarks,
   type ScopeCues,
 } from '../../../../src/build/train/scope.js';
 import { faultJsonl, negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
@@ -54,14 +56,46 @@ describe('the scope marks', () => {
   });
 
   it('leave the words from a cue to the next break out of the bag, and keep the cue and the break', () => {
-    // tokens: 1 wipe, 2 not, 3 prod, 4 ",", 5 temp, 6 but, 7 never, 8 staging
-    const marks = new Uint8Array(9);
-    marks[2] = marks[7] = SCOPE_CUE;
-    marks[4] = marks[6] = SCOPE_STOP;
+    // tokens: 1 wipe, 2 not, 3 prod, 4 ",", 5 temp, 6 but, 7 never, 8 staging; each a word
+    const marks = new Uint8Array(9).fill(SCOPE_WORD_START);
+    marks[2] = marks[7] = SCOPE_CUE + SCOPE_WORD_START;
+    marks[4] = SCOPE_STOP;
+    marks[6] = SCOPE_STOP + SCOPE_WORD_START;
     const bag = Int32Array.from([1, 2, 3, 3, 4, 5, 6, 7, 8, 1]);
     expect([...scopedBag(marks, bag)]).toEqual([1, 2, 4, 5, 6, 7]);
     const plain = Int32Array.from([1, 3, 5]);
     expect(scopedBag(marks, plain)).toBe(plain); // nothing in scope: the same array
+  });
+
+  it('open no scope at a cue that is the first piece of a longer word ("notify", "north")', () => {
+    // tokens: 1 " not", 2 "ify", 3 " me", 4 " the", 5 " nor", 6 "th", 7 " gate"
+    const marks = new Uint8Array(8).fill(SCOPE_WORD_START);
+    marks[1] = marks[5] = SCOPE_CUE + SCOPE_WORD_START;
+    marks[2] = marks[6] = SCOPE_NONE;
+    const pieces = Int32Array.from([1, 2, 3, 4, 5, 6, 7]);
+    expect(scopedBag(marks, pieces)).toBe(pieces);
+    // The same cue as a word of its own opens its scope at the next word: " not the gate".
+    expect([...scopedBag(marks, Int32Array.from([1, 4, 7]))]).toEqual([1]);
+  });
+
+  it('mark the pieces a tokenizer cuts "notify" and "north" into as a cue that opens nothing', () => {
+    const corpus = parseExamples(plantedJsonl(80, 3));
+    const { tokenizer } = prepareTokenizer(corpus, 2000, SCOPE_WORDS);
+    const frozen = new Set<number>();
+    const marks = scopeMarks((ids) => tokenizer.decode(ids), tokenizer.vocabSize, frozen);
+    for (const text of [' notify me about the north gate', ' normally it is fine']) {
+      const ids = Int32Array.from(tokenizer.encode(text));
+      // The premise: a piece of a longer word reads as a cue ...
+      const inWord = [...ids].some(
+        (t, i) =>
+          ((marks[t] as number) & 3) === SCOPE_CUE &&
+          i + 1 < ids.length &&
+          ((marks[ids[i + 1] as number] as number) & SCOPE_WORD_START) === 0,
+      );
+      expect(inWord, text).toBe(true);
+      // ... and leaves the words after it in the bag.
+      expect(tokenizer.decode([...scopedBag(marks, ids)])).toBe(text);
+    }
   });
 
   it('are whole tokens when the tokenizer is given the scope words, even ones the file lacks', () => {
@@ -85,8 +119,7 @@ describe('the scope marks', () => {
     const { tokenizer } = prepareTokenizer(corpus, 2000, SCOPE_WORDS);
     const scoped = (text: string) => {
       const ids = tokenizer.encode(text);
-      const marks = new Uint8Array(tokenizer.vocabSize);
-      for (const t of ids) marks[t] = scopeMark(tokenizer.decode([t]));
+      const marks = scopeMarks((t) => tokenizer.decode(t), tokenizer.vocabSize, new Set());
       return tokenizer.decode([...scopedBag(marks, Int32Array.from(ids))]);
     };
     expect(scoped(' not the vpn - the wifi is down')).toBe(' not - the wifi is down');
