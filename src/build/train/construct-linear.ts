@@ -254,8 +254,8 @@ export function orderLayer(
   for (let j = 0; j < pairs.outDims; j++)
     for (let k = 0; k < own; k++) w.out[(L.content + j) * C + k] = pairs.wo[j * own + k] as number;
   // The scope layer writes its gated value (channel 1) into the flag dim, not the content, and a
-  // break empties its memory by decay as well as by the write (scope.ts, SCOPE_CLEAR): the decay
-  // of its one head (0) reads the break's pair-embedding dim (scopeEmbedding: 0 cue, 1 break).
+  // break empties its memory by decay (scope.ts, SCOPE_CLEAR): the decay of its one head (0)
+  // reads the break's pair-embedding dim (scopeEmbedding: 0 cue, 1 break, 2 start of a word).
   // Its key and value read the token before (the conv's lag-1 tap): the key is slot A's after a
   // cue and slot B's after anything else (SCOPE_KEY), the value the cue's, so only the word
   // after a cue writes the slot the query reads.

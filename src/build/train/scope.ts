@@ -176,8 +176,9 @@ const GATE_CUE = -30;
 /**
  * The layer's own gains in construct.ts: the flag shuts its writes and gate outside the state
  * with 300 · (flag − 1) (the learned order layer's 60 would let a cue before or after the state
- * write), and its key and query are 1000 times the constant dim, so that their l2-normalisation's
- * eps (1e-6) leaves no trace of a cleared scope (with gain 1 about 5e-8 of the old memory stays).
+ * write), and its query is 1000 times the constant dim (its keys: SCOPE_KEY, as large), so that
+ * their l2-normalisation's eps (1e-6) leaves no trace of a cleared scope (with gain 1 about 5e-8
+ * of the old memory stays).
  */
 export const SCOPE_GAINS = Object.freeze({ flag: 300, key: 1000 });
 /**
