@@ -179,16 +179,21 @@ const tasks: Array<() => Task> = (values.tasks as string)
   .split(',')
   .filter((name) => name !== '')
   .map((name) => () => loadTask(name, values['with-pairs'] as boolean));
-const clincDraws = Number(values['clinc-draws']);
-for (let draw = 0; draw < clincDraws; draw++)
-  tasks.push(() =>
-    loadClincDraw({
-      draw,
-      intents: Number(values['clinc-intents']),
-      perLabel: Number(values['clinc-per-label']),
-      seed: Number(values['clinc-seed']),
-    }),
-  );
+/** A whole number in [min, max] from an option, or a message naming the option. */
+function wholeOption(name: string, min: number, max: number): number {
+  const v = Number(values[name as keyof typeof values]);
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw new Error(`--${name} must be a whole number from ${min} to ${max}`);
+  return v;
+}
+// CLINC150 has 150 intents and 100 training queries each (and 100 out-of-scope ones).
+const clincDraws = wholeOption('clinc-draws', 0, 1000);
+const clinc = {
+  intents: wholeOption('clinc-intents', 2, 150),
+  perLabel: wholeOption('clinc-per-label', 1, 100),
+  seed: wholeOption('clinc-seed', 0, 1_000_000),
+};
+for (let draw = 0; draw < clincDraws; draw++) tasks.push(() => loadClincDraw({ draw, ...clinc }));
 for (const task of tasks) {
   const r = await runTask(task());
   results.push(r);

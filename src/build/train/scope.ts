@@ -38,7 +38,11 @@ export const SCOPE_STOP = 2;
  * read as is part of a longer word, not a negation.
  */
 export const SCOPE_WORD_START = 4;
-const KIND = 3;
+
+/** A table mark's kind (none, cue or break), without SCOPE_WORD_START. */
+export function scopeKind(mark: number): number {
+  return mark & ~SCOPE_WORD_START;
+}
 
 const CUES = new Set([
   'not',
@@ -92,7 +96,7 @@ export function scopeMark(text: string, cues: ScopeCues = 'every'): number {
 }
 
 /** Whether a token's text starts a word: a space (or a line break) before it. */
-export function startsWord(text: string): boolean {
+function startsWord(text: string): boolean {
   return /^\s/.test(text);
 }
 
@@ -127,7 +131,7 @@ export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
   const out = new Int32Array(bag.length);
   for (const t of bag) {
     const mark = marks[t] as number;
-    const kind = mark & KIND;
+    const kind = scopeKind(mark);
     if (kind === SCOPE_STOP) {
       open = afterCue = false;
       out[kept++] = t;
@@ -225,7 +229,7 @@ export function scopeLayerParams(): PairParams {
 
 /** A token's pair embedding under the scope layer: [cue, break, start of a word] · SCOPE_MARK. */
 export function scopeEmbedding(mark: number): [number, number, number] {
-  const kind = mark & KIND;
+  const kind = scopeKind(mark);
   return [
     kind === SCOPE_CUE ? SCOPE_MARK : 0,
     kind === SCOPE_STOP ? SCOPE_MARK : 0,

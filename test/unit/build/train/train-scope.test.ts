@@ -22,6 +22,7 @@ import {
   SCOPE_WORDS,
   scopeMark,
   scopedBag,
+  scopeKind,
   scopeMarks,
   type ScopeCues,
 } from '../../../../src/build/train/scope.js';
@@ -88,7 +89,7 @@ describe('the scope marks', () => {
       // The premise: a piece of a longer word reads as a cue ...
       const inWord = [...ids].some(
         (t, i) =>
-          ((marks[t] as number) & 3) === SCOPE_CUE &&
+          scopeKind(marks[t] as number) === SCOPE_CUE &&
           i + 1 < ids.length &&
           ((marks[ids[i + 1] as number] as number) & SCOPE_WORD_START) === 0,
       );
