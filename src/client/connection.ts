@@ -3,7 +3,8 @@
  * `lost` promise that settles when the worker is gone. A dead worker sends nothing, so loss is
  * noticed two ways: an uncaught error in the worker (its `error` event), and a Web Lock the
  * worker holds for its whole life, which the page is granted only once the worker has ended
- * (terminated, closed itself, crashed).
+ * (terminated, closed itself, crashed). A load whose worker blocked starting one of the runtime's
+ * thread workers is ended here too (THREAD_WORKER_START_MS).
  */
 import * as Comlink from 'comlink';
 import { WorkerLostError } from '../wire/errors.js';
@@ -20,6 +21,17 @@ export interface Connection {
   /** Ends the worker (or leaves a shared one) and stops watching it (no `lost` after this). */
   close(): void;
 }
+
+/**
+ * How long the runtime's start of one thread worker may take before the page ends the worker:
+ * Firefox ESR can block for ever inside that `new Worker()` (src/engine/thread-watch.ts), and a
+ * blocked worker sends nothing. The call returns in 0 to 5 ms when it returns (Firefox ESR on a
+ * 2-core machine with one core busy), so 10 s gives no false alarm.
+ */
+export const THREAD_WORKER_START_MS = 10_000;
+
+/** The load's worker blocked starting a thread worker and was ended (placement.ts retries). */
+export class ThreadStartStalledError extends WorkerLostError {}
 
 /** A worker running workers/clef.worker, before its engine is loaded. */
 export interface Endpoint {
@@ -87,6 +99,23 @@ export async function open(
   const failed = lost.then((reason) => {
     throw new WorkerLostError(`The engine's worker was lost while loading: ${reason}`, { reason });
   });
+  let threadTimer: ReturnType<typeof setTimeout> | undefined;
+  let markStalled!: (error: Error) => void;
+  const stalled = new Promise<never>((_, reject) => (markStalled = reject));
+  const onThreadWorker = (notice: 'starting' | 'started') => {
+    clearTimeout(threadTimer);
+    if (notice !== 'starting') return;
+    threadTimer = setTimeout(() => {
+      const reason =
+        `the runtime's start of a thread worker did not return within ` +
+        `${THREAD_WORKER_START_MS / 1000} s (Firefox can block there for ever)`;
+      markStalled(
+        new ThreadStartStalledError(`The engine's worker was lost while loading: ${reason}`, {
+          reason,
+        }),
+      );
+    }, THREAD_WORKER_START_MS);
+  };
   const locks = globalThis.navigator?.locks;
   const name = lockName();
   try {
@@ -96,8 +125,13 @@ export async function open(
     const lifeline = locks ? api.lifeline(name) : Promise.resolve(false);
     lifeline.catch(() => undefined);
     const loaded = await Promise.race([
-      api.load(options, onProgress ? Comlink.proxy(onProgress) : undefined),
+      api.load(
+        options,
+        onProgress ? Comlink.proxy(onProgress) : undefined,
+        Comlink.proxy(onThreadWorker),
+      ),
       failed,
+      stalled,
     ]);
     if (!loaded.ok) throw fromWireError(loaded.error);
     if (locks && (await Promise.race([lifeline, failed]))) {
@@ -113,6 +147,8 @@ export async function open(
     close();
     throw e;
   } finally {
+    clearTimeout(threadTimer);
     failed.catch(() => undefined);
+    stalled.catch(() => undefined);
   }
 }

@@ -6,7 +6,7 @@
 import { WorkerLostError } from '../wire/errors.js';
 import type { LoadOptionsWire, LoadProgress } from '../wire/wire.js';
 import type { HostInfo } from '../wire/telemetry.js';
-import { connect, type Connection } from './connection.js';
+import { connect, ThreadStartStalledError, type Connection } from './connection.js';
 import { defaultSharedWorker, defaultWorker } from './default-worker.js';
 import {
   connectShared,
@@ -14,6 +14,9 @@ import {
   sharedUnsupported,
   type SharedWorkerFactory,
 } from './shared-connection.js';
+
+/** Threaded starts that stalled (connection.ts) before an engine is started on 1 thread. */
+const STALLS_BEFORE_ONE_THREAD = 2;
 
 /** ClefOptions.worker: a worker to use instead of the bundled one, or a function making one. */
 type GivenWorker = Worker | (() => Worker);
@@ -39,8 +42,27 @@ export function placement(
   sharedWorker: SharedWorkerFactory | undefined,
 ): Placement {
   const makeWorker = workerFactory(worker);
-  const dedicated = (loadOptions: LoadOptionsWire, onProgress?: (p: LoadProgress) => void) =>
-    connect(makeWorker(), loadOptions, onProgress);
+  let stalls = 0;
+  let capped: { threads: number; threadsReason: string } | null = null;
+  const dedicated = async (
+    loadOptions: LoadOptionsWire,
+    onProgress?: (p: LoadProgress) => void,
+  ): Promise<Connection> => {
+    for (;;) {
+      try {
+        return await connect(makeWorker(), { ...loadOptions, ...capped }, onProgress);
+      } catch (e) {
+        // A thread worker's start that never returned is a race in the browser: a second
+        // threaded start mostly works; after a second stall, this engine runs on 1 thread.
+        if (!(e instanceof ThreadStartStalledError) || capped) throw e;
+        stalls += 1;
+        if (stalls >= STALLS_BEFORE_ONE_THREAD) {
+          const why = String(e.details.reason);
+          capped = { threads: 1, threadsReason: `1 thread: ${why}, twice` };
+        }
+      }
+    }
+  };
   if (!shared) {
     const reason = worker
       ? 'the worker given to createClef, for this page alone'

@@ -55,8 +55,10 @@ export async function openPlanned(
     probeCapabilities(),
     asksRuntimes ? servedBuilds() : undefined,
   ]);
+  // The page's cap on threads (after a thread worker's start never returned) holds here.
+  const threads = Math.min(probed.threads, Math.max(1, options.threads ?? probed.threads));
   const capsWith = (runtimeBuilds?: readonly RuntimeBuild[]): Capabilities => {
-    const all = Object.freeze(runtimeBuilds ? { ...probed, runtimeBuilds } : probed);
+    const all = Object.freeze({ ...probed, threads, ...(runtimeBuilds ? { runtimeBuilds } : {}) });
     return hooks.capabilities?.(all) ?? all;
   };
   let caps = capsWith(builds);
@@ -221,7 +223,7 @@ export function hostInfoBase(
     training: m.training ?? null,
     contextTokens: m.contextTokens,
     threads: session.runtime?.threads ?? caps.threads,
-    threadsReason: session.runtime?.threadsReason ?? null,
+    threadsReason: session.runtime?.threadsReason ?? options.threadsReason ?? null,
     loadMs: {
       download: stats.downloadMs,
       verify: stats.verifyMs,

@@ -18,6 +18,7 @@ import { LaneQueue, type DecisionStage, type JobContext } from '../core/queue.js
 import type { RunOptions } from '../core/runner.js';
 import type { DecisionSession, RuntimeStarter, SessionFactory, SessionOptions } from './session.js';
 import { WARM_UP_TRIES, warmUp, type WarmUp } from './warm-up.js';
+import { watchThreadWorkers, type ThreadWorkerNotice } from './thread-watch.js';
 import {
   type AnswerWire,
   type DecideWireOptions,
@@ -59,7 +60,11 @@ export class EngineHost implements WorkerApi {
   load(
     options: LoadOptionsWire,
     onProgress?: (p: LoadProgress) => void,
+    onThreadWorker?: (notice: ThreadWorkerNotice) => void,
   ): Promise<WireResult<HostInfo>> {
+    const unwatch = onThreadWorker
+      ? watchThreadWorkers((n) => void Promise.resolve(onThreadWorker(n)).catch(() => undefined))
+      : null;
     return result(async () => {
       const started = performance.now();
       this.options = options;
@@ -104,7 +109,7 @@ export class EngineHost implements WorkerApi {
       }
       report({ phase: 'ready', loadedBytes: 0, totalBytes: 0 });
       return this.snapshot();
-    });
+    }).finally(() => unwatch?.());
   }
 
   systemone(

@@ -39,6 +39,12 @@ export interface LoadOptionsWire {
   kvDtype?: 'auto' | 'float32' | 'float16';
   /** On WASM, use the package's WASM-prepared graphs (default true; see ClefOptions). */
   preparedGraphs?: boolean;
+  /**
+   * At most this many WASM threads, and why (info().threadsReason): the page's cap after a
+   * thread worker's start never returned (src/client/connection.ts). Absent: as the page allows.
+   */
+  threads?: number;
+  threadsReason?: string;
 }
 
 /**
@@ -110,6 +116,8 @@ export interface WorkerApi {
   load(
     options: LoadOptionsWire,
     onProgress?: (p: LoadProgress) => void,
+    /** Told before and after each thread worker the runtime starts (src/engine/thread-watch.ts). */
+    onThreadWorker?: (notice: 'starting' | 'started') => void,
   ): Promise<WireResult<HostInfo>>;
   systemone(
     id: number,

@@ -1,7 +1,8 @@
 /**
  * The page API in Firefox ESR on WASM and on the js device: createClef on WASM single-threaded
  * and threaded (the page is cross-origin isolated; the threaded engine's worker sees 4 cores,
- * see pages/many-cores.ts), and on js, answering like the float64 reference forward, the System
+ * see pages/many-cores.ts; a worker that blocks starting a thread worker, pages/stall-worker.ts,
+ * is ended and replaced), and on js, answering like the float64 reference forward, the System
  * One contract's errors rebuilt on the page side, `clef.fetch`, Cache Storage across loads, and
  * the service-worker routes with the unmodified TypeSafe SDK. The numbers' checks are the Chromium
  * suite's (test/browser/support/engine.ts).
@@ -134,6 +135,43 @@ describe('createClef on WASM and js', () => {
       expect(maxAbsDiff(d.logits!, single[i]!.logits!)).toBeLessThanOrEqual(1e-5);
     }
     await page.evaluate(() => window.enginePage.dispose('threads'));
+  });
+
+  // Firefox ESR can block for ever inside onnxruntime's `new Worker()` for a thread worker
+  // (src/engine/thread-watch.ts); stall-worker.ts does so on purpose.
+  async function loadStalling(name: string, stalls: number) {
+    return must(
+      (await page.evaluate(
+        (n, k, m) => window.firefoxPage.loadStalling(n, k, { model: m, device: 'wasm' }),
+        name,
+        stalls,
+        FP32,
+      )) as Outcome<{ info: EngineInfo; workers: number; ms: number }>,
+      `createClef with ${stalls} stalling workers`,
+    );
+  }
+
+  it('a thread worker that never starts: the worker is ended and the next one runs threaded', async () => {
+    const { info, workers, ms } = await loadStalling('stalled-once', 1);
+    expect(workers).toBe(2);
+    expect(info.threads).toBe(3);
+    expect(info.threadsReason).toBeNull();
+    expect(ms).toBeGreaterThanOrEqual(10_000);
+    expect(ms).toBeLessThan(40_000);
+    await expectReferenceAnswers(await decideAll('stalled-once'));
+    await page.evaluate(() => window.enginePage.dispose('stalled-once'));
+  });
+
+  it('thread workers that never start, twice: the engine runs on 1 thread and says why', async () => {
+    const { info, workers, ms } = await loadStalling('stalled-always', 99);
+    expect(workers).toBe(3);
+    expect(info.threads).toBe(1);
+    expect(info.threadsReason).toMatch(
+      /^1 thread: .*thread worker did not return within 10 s.*twice$/,
+    );
+    expect(ms).toBeLessThan(50_000);
+    await expectReferenceAnswers(await decideAll('stalled-always'));
+    await page.evaluate(() => window.enginePage.dispose('stalled-always'));
   });
 });
 

@@ -34,6 +34,33 @@ export const firefoxPage = {
       return { ok: false as const, error: enginePage.errorData(e) };
     }
   },
+  /**
+   * createClef on 3 threads where the first `stalls` engine workers block starting a thread
+   * worker (stall-worker.ts); the later ones start as usual. The load's time comes back too.
+   */
+  loadStalling: async (
+    name: string,
+    stalls: number,
+    options: Omit<ClefOptions, 'onProgress' | 'worker'>,
+  ) => {
+    const started = performance.now();
+    let made = 0;
+    try {
+      const clef = await createClef({
+        ...options,
+        worker: () =>
+          new Worker(new URL('./stall-worker.ts', import.meta.url), {
+            type: 'module',
+            name: made++ < stalls ? 'clef-web-stall' : 'clef-web',
+          }),
+      });
+      enginePage.clefs.set(name, clef);
+      const info = await clef.info();
+      return { ok: true as const, value: { info, workers: made, ms: performance.now() - started } };
+    } catch (e) {
+      return { ok: false as const, error: enginePage.errorData(e) };
+    }
+  },
   platform: () => ({
     crossOriginIsolated: globalThis.crossOriginIsolated,
     sharedArrayBuffer: typeof SharedArrayBuffer === 'function',
