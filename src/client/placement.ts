@@ -54,7 +54,9 @@ export function placement(
       } catch (e) {
         // A thread worker's start that never returned is a race in the browser: a second
         // threaded start mostly works; after a second stall, this engine runs on 1 thread.
-        if (!(e instanceof ThreadStartStalledError) || capped) throw e;
+        // A Worker object the page gave cannot be started again: the stall is the error.
+        const given = worker !== undefined && typeof worker !== 'function';
+        if (!(e instanceof ThreadStartStalledError) || capped || given) throw e;
         stalls += 1;
         if (stalls >= STALLS_BEFORE_ONE_THREAD) {
           const why = String(e.details.reason);
