@@ -61,6 +61,7 @@ export function loadTask(name: string, withPairs = false): Task {
       ...readLines(join(dir, 'fresh.jsonl')),
       ...readLines(join(dir, 'fresh-pairs.jsonl')),
       ...readLines(join(dir, 'fresh-negations.jsonl')),
+      ...readLines(join(dir, 'fresh-spare.jsonl')),
     ].filter((l) => l.question === name),
     other: null,
   };
@@ -121,7 +122,10 @@ export function loadClincDraw({ draw, intents, perLabel, seed }: ClincDraw): Tas
 
 /** Items written later than the test file, reported on rows of their own. */
 export const apart = (line: TaskLine): boolean =>
-  line.kind === 'fresh' || line.kind === 'fresh-pair' || line.kind === 'fresh-negation';
+  line.kind === 'fresh' ||
+  line.kind === 'fresh-pair' ||
+  line.kind === 'fresh-negation' ||
+  line.kind === 'fresh-spare';
 
 /** The share of pairs (lines sharing a `pair` id) with every line right. */
 export function bothRight(
@@ -156,6 +160,7 @@ export function summarise(task: Task, all: readonly Scored[]) {
   const fresh = ofKind('fresh');
   const freshPairs = ofKind('fresh-pair');
   const freshNegations = ofKind('fresh-negation');
+  const freshSpare = ofKind('fresh-spare');
   scored = scored.filter((s) => !apart(s.line));
   const out: Record<string, number | null> = { accuracy: shareRight(scored) };
   if (fresh.length > 0) out.freshAccuracy = shareRight(fresh);
@@ -163,6 +168,10 @@ export function summarise(task: Task, all: readonly Scored[]) {
   if (freshPairs.length > 0) {
     out.freshPairAccuracy = shareRight(freshPairs);
     out.freshPairsBothRight = bothRight(freshPairs, right) ?? null;
+  }
+  if (freshSpare.length > 0) {
+    out.freshSpareAccuracy = shareRight(freshSpare);
+    out.freshSparePairsBothRight = bothRight(freshSpare, right) ?? null;
   }
   if (task.other !== null) {
     const inScope = scored.filter((s) => s.label !== task.other);

@@ -209,6 +209,8 @@ for (const task of tasks) {
     ['fresh negation items, session 19 (fresh-negations.jsonl)', (x) => x.freshNegationAccuracy],
     ['fresh minimal-pair items (fresh-pairs.jsonl)', (x) => x.freshPairAccuracy],
     ['fresh pairs right on both sides', (x) => x.freshPairsBothRight],
+    ['sparing-verb pairs, session 21 (fresh-spare.jsonl)', (x) => x.freshSpareAccuracy],
+    ['sparing-verb pairs right on both sides', (x) => x.freshSparePairsBothRight],
   ];
   console.log(`\n${r.task}: ${r.trainExamples} training, ${r.testExamples} test examples`);
   console.log('| measure | model | naive Bayes | logistic regression |');
