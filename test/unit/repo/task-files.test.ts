@@ -58,6 +58,7 @@ describe('data/tasks', () => {
     fresh: read('ops/fresh.jsonl'),
     freshPairs: read('ops/fresh-pairs.jsonl'),
     freshNegations: read('ops/fresh-negations.jsonl'),
+    freshSpare: read('ops/fresh-spare.jsonl'),
   };
 
   it('holds the lines its README lists', () => {
@@ -69,11 +70,13 @@ describe('data/tasks', () => {
       fresh: 60,
       freshPairs: 60,
       freshNegations: 36,
+      freshSpare: 24,
     });
     expect(read('helpdesk/train.jsonl')).toHaveLength(280);
     expect(read('helpdesk/test.jsonl')).toHaveLength(190);
     expect(ops.freshPairs.every((l) => l.kind === 'fresh-pair')).toBe(true);
     expect(ops.freshNegations.every((l) => l.kind === 'fresh-negation')).toBe(true);
+    expect(ops.freshSpare.every((l) => l.kind === 'fresh-spare')).toBe(true);
   });
 
   it("labels every ops line with one of its question's options", () => {
@@ -96,6 +99,8 @@ describe('data/tasks', () => {
   it('makes every minimal pair two lines of one question with different labels', () => {
     expect(badPairs(ops.test)).toEqual([]);
     expect(badPairs(ops.freshPairs)).toEqual([]);
+    expect(badPairs(ops.freshSpare)).toEqual([]);
+    expect(new Set(ops.freshSpare.map((l) => l.pair)).size).toBe(12);
     expect(new Set(ops.test.flatMap((l) => (l.pair ? [l.pair] : []))).size).toBe(90);
     expect(new Set(ops.freshPairs.map((l) => l.pair)).size).toBe(30);
     // train-pairs.jsonl's pairs are consecutive lines with the roles swapped.
@@ -107,7 +112,13 @@ describe('data/tasks', () => {
 
   it('never judges a model on a line it trains on', () => {
     const trained = [...ops.train, ...ops.trainPairs];
-    const judged = [...ops.test, ...ops.fresh, ...ops.freshPairs, ...ops.freshNegations];
+    const judged = [
+      ...ops.test,
+      ...ops.fresh,
+      ...ops.freshPairs,
+      ...ops.freshNegations,
+      ...ops.freshSpare,
+    ];
     expect(repeated(judged, trained)).toEqual([]);
     expect(repeated(read('helpdesk/test.jsonl'), read('helpdesk/train.jsonl'))).toEqual([]);
   });
