@@ -5,7 +5,8 @@
  * on one thread, saying why. The engine's worker sees 4 cores (test/firefox/pages/many-cores.ts),
  * so it asks for 3 threads even on a 2-core machine. The server without COEP there is a real
  * one: a proxy in front of the dev server that drops the header from `/ort/*.mjs` (Playwright's
- * router does not see a thread worker's script).
+ * router does not see a thread worker's script). Also: a worker that blocks starting a thread
+ * worker is ended by the page and replaced.
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -100,4 +101,33 @@ test('no COEP on /ort/*.mjs: one thread and the reason, not a load that never en
     await page.goto('about:blank');
     await proxy.close();
   }
+});
+
+// Firefox ESR can block for ever inside onnxruntime's `new Worker()` for a thread worker
+// (src/engine/thread-watch.ts; test/firefox/engine.test.ts has both cases). Here Chromium runs
+// the page's side of it: the first engine worker blocks there on purpose
+// (test/firefox/pages/stall-worker.ts), and the page ends it and starts another, threaded.
+test('a thread worker whose start never returns: the worker is replaced, threads kept', async ({
+  page,
+}) => {
+  test.setTimeout(120_000);
+  await page.goto(PAGE);
+  await page.locator('#status').filter({ hasText: 'ready' }).waitFor();
+  const out = await page.evaluate(() =>
+    window.firefoxPage.loadStalling('stalled', 1, { model: '/models/tiny/', device: 'wasm' }),
+  );
+  expect(out.ok, JSON.stringify(out)).toBe(true);
+  const { info, workers, ms } = (
+    out as { value: { info: EngineInfo; workers: number; ms: number } }
+  ).value;
+  expect(workers).toBe(2);
+  expect(info.threads).toBe(3);
+  expect(info.threadsReason).toBeNull();
+  expect(ms).toBeGreaterThanOrEqual(10_000);
+  const answer = await page.evaluate(
+    async (body) => JSON.parse((await window.enginePage.get('stalled').decide(body)).json),
+    BODY,
+  );
+  expect(answer.answers.urgent.noul).toBeGreaterThan(0);
+  await page.evaluate(() => window.enginePage.dispose('stalled'));
 });
