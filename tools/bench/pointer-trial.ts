@@ -11,6 +11,12 @@
  *   bag:      logit_c = b_c + (1/n) Σ_t W[c, w_t]
  *   pointer:  logit_c = b_c + (1/n) Σ_t (W[c, w_t] + γ[w_t] · W[c, p(t)])
  *
+ * and a third, `bilinear`, where the word pointed at scales a vector of the word that points:
+ *
+ *   bilinear: logit_c = b_c + (1/n) Σ_t (W[c, w_t] + a[p(t)] · U[c, w_t])
+ *
+ * (one number a word, a, for what it does to the words after it, "delete" against "keep"; one
+ * more vector a word, U, for what it is worth under such a word, "prod" against "temp"),
  * over the state's words t outside a negation's scope (the trainer's scope layer, scope.ts, on
  * words), where p(t) is the last content word before t in its clause (none after a break; not a
  * word of FUNCTION_WORDS, a cue or a word in scope). Each word learns one number γ: how much of
@@ -39,6 +45,8 @@ const { values } = parseArgs({
   options: {
     tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency' },
     label: { type: 'string', default: 'pointer-trial' },
+    kinds: { type: 'string', default: 'bag,pointer,flip,bilinear' },
+    'with-pairs': { type: 'boolean', default: false },
   },
 });
 
@@ -51,6 +59,8 @@ const FUNCTION_WORDS = new Set(
 );
 const LAMBDAS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2];
 const MUS = [1e-4, 1e-3, 1e-2, 1e-1];
+/** The bilinear term's product is penalised twice (on a and on U): its grid reaches lower. */
+const BILINEAR_MUS = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3];
 const FOLDS = 5;
 
 /** Words, punctuation and spaced dashes, lower-cased. */
@@ -205,6 +215,99 @@ function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: num
   return { forward, evaluate };
 }
 
+/**
+ * The bilinear model's objective. Parameters: W [C, V], b [C], U [C, V], a [V]; λ on W, μ on U
+ * and a. The product a · U is zero with zero gradient at a = U = 0, so the fit starts from
+ * a = A_START.
+ */
+const A_START = 0.5;
+function bilinearObjective(
+  data: Row[],
+  y: Int32Array,
+  C: number,
+  V: number,
+  lambda: number,
+  mu: number,
+) {
+  const U0 = C * V + C;
+  const A0 = U0 + C * V;
+  const forward = (x: Float64Array, row: Row, z: Float64Array): void => {
+    for (let c = 0; c < C; c++) z[c] = x[C * V + c] as number;
+    for (let i = 0; i < row.word.length; i++) {
+      const w = row.word[i] as number;
+      const p = row.pointer[i] as number;
+      const a = p >= 0 ? (x[A0 + p] as number) * (row.sign[i] as number) : 0;
+      const own = row.own[i] === 1 ? 1 : 0;
+      for (let c = 0; c < C; c++) {
+        const term = own * (x[c * V + w] as number) + a * (x[U0 + c * V + w] as number);
+        z[c] = (z[c] as number) + term / row.n;
+      }
+    }
+  };
+  const evaluate = (x: Float64Array, grad: Float64Array): number => {
+    grad.fill(0);
+    const z = new Float64Array(C);
+    let loss = 0;
+    data.forEach((row, r) => {
+      forward(x, row, z);
+      const max = Math.max(...z);
+      let sum = 0;
+      for (let c = 0; c < C; c++) sum += Math.exp((z[c] as number) - max);
+      loss += Math.log(sum) + max - (z[y[r] as number] as number);
+      const d = new Float64Array(C);
+      for (let c = 0; c < C; c++)
+        d[c] = (Math.exp((z[c] as number) - max) / sum - (c === y[r] ? 1 : 0)) / data.length;
+      for (let c = 0; c < C; c++) grad[C * V + c] = (grad[C * V + c] as number) + (d[c] as number);
+      for (let i = 0; i < row.word.length; i++) {
+        const w = row.word[i] as number;
+        const p = row.pointer[i] as number;
+        const sign = row.sign[i] as number;
+        const a = p >= 0 ? (x[A0 + p] as number) * sign : 0;
+        for (let c = 0; c < C; c++) {
+          const dc = (d[c] as number) / row.n;
+          if (row.own[i] === 1) grad[c * V + w] = (grad[c * V + w] as number) + dc;
+          if (p >= 0) {
+            const u = U0 + c * V + w;
+            grad[u] = (grad[u] as number) + dc * a;
+            grad[A0 + p] = (grad[A0 + p] as number) + dc * sign * (x[u] as number);
+          }
+        }
+      }
+    });
+    loss /= data.length;
+    for (let k = 0; k < x.length; k++) {
+      if (k >= C * V && k < U0) continue;
+      const penalty = k < C * V ? lambda : mu;
+      loss += (penalty / 2) * (x[k] as number) ** 2;
+      grad[k] = (grad[k] as number) + penalty * (x[k] as number);
+    }
+    return loss;
+  };
+  return { forward, evaluate, size: A0 + V, a0: A0 };
+}
+
+function fitBilinear(
+  data: Row[],
+  y: Int32Array,
+  C: number,
+  V: number,
+  lambda: number,
+  mu: number,
+): Fitted {
+  const { forward, evaluate, size, a0 } = bilinearObjective(data, y, C, V, lambda, mu);
+  const start = new Float64Array(size);
+  start.fill(A_START, a0);
+  const { x } = minimize((p, g) => evaluate(p, g), start, { maxIterations: 500 });
+  return {
+    logits: (row) => {
+      const z = new Float64Array(C);
+      forward(x, row, z);
+      return z;
+    },
+    gamma: x.slice(a0),
+  };
+}
+
 function fit(
   data: Row[],
   y: Int32Array,
@@ -246,24 +349,29 @@ function gradientCheck(): number {
     };
   });
   const y = Int32Array.from(data, () => Math.floor(random() * C));
-  const { evaluate } = objective(data, y, C, V, 0.01, 0.03);
-  const x = Float64Array.from({ length: C * V + C + V }, () => random() - 0.5);
-  const grad = new Float64Array(x.length);
-  evaluate(x, grad, true);
-  const scratch = new Float64Array(x.length);
+  const pointer = objective(data, y, C, V, 0.01, 0.03);
+  const bilinear = bilinearObjective(data, y, C, V, 0.01, 0.03);
   let worst = 0;
-  for (let k = 0; k < x.length; k++) {
-    const h = 1e-6;
-    const up = x.slice();
-    const down = x.slice();
-    up[k] = (up[k] as number) + h;
-    down[k] = (down[k] as number) - h;
-    const numeric = (evaluate(up, scratch, true) - evaluate(down, scratch, true)) / (2 * h);
-    worst = Math.max(
-      worst,
-      Math.abs(numeric - (grad[k] as number)) / Math.max(1e-8, Math.abs(numeric)),
-    );
-  }
+  const check = (size: number, evaluate: (x: Float64Array, g: Float64Array) => number) => {
+    const x = Float64Array.from({ length: size }, () => random() - 0.5);
+    const grad = new Float64Array(x.length);
+    evaluate(x, grad);
+    const scratch = new Float64Array(x.length);
+    for (let k = 0; k < x.length; k++) {
+      const h = 1e-6;
+      const up = x.slice();
+      const down = x.slice();
+      up[k] = (up[k] as number) + h;
+      down[k] = (down[k] as number) - h;
+      const numeric = (evaluate(up, scratch) - evaluate(down, scratch)) / (2 * h);
+      worst = Math.max(
+        worst,
+        Math.abs(numeric - (grad[k] as number)) / Math.max(1e-8, Math.abs(numeric)),
+      );
+    }
+  };
+  check(C * V + C + V, (x, g) => pointer.evaluate(x, g, true));
+  check(bilinear.size, bilinear.evaluate);
   return worst;
 }
 
@@ -272,8 +380,21 @@ function gradientCheck(): number {
  * negation's scope leaves the bag but keeps its pointer with the sign turned, and a cue points
  * at nothing ("the vpn was never down": "down" takes the vpn's evidence away).
  */
-type Kind = 'bag' | 'pointer' | 'flip';
-const KINDS: readonly Kind[] = ['bag', 'pointer', 'flip'];
+type Kind = 'bag' | 'pointer' | 'flip' | 'bilinear';
+const KINDS: readonly Kind[] = ['bag', 'pointer', 'flip', 'bilinear'];
+
+function fitKind(
+  kind: Kind,
+  data: Row[],
+  y: Int32Array,
+  C: number,
+  V: number,
+  lambda: number,
+  mu: number,
+): Fitted {
+  if (kind === 'bilinear') return fitBilinear(data, y, C, V, lambda, mu);
+  return fit(data, y, C, V, kind !== 'bag', lambda, mu);
+}
 
 interface Choice {
   reading: ScopeCues | null;
@@ -308,16 +429,16 @@ function runTask(task: Task) {
         vocab,
       );
       for (const lambda of LAMBDAS)
-        for (const mu of pointer ? MUS : [0]) {
+        for (const mu of kind === 'bilinear' ? BILINEAR_MUS : pointer ? MUS : [0]) {
           let loss = 0;
           for (let f = 0; f < FOLDS; f++) {
             const inside = data.filter((_, i) => fold[i] !== f);
-            const model = fit(
+            const model = fitKind(
+              kind,
               inside,
               y.filter((_, i) => fold[i] !== f),
               C,
               V,
-              pointer,
               lambda,
               mu,
             );
@@ -340,7 +461,7 @@ function runTask(task: Task) {
       task.train.map((l) => encode(l.text, choice.reading, flip)),
       vocab,
     );
-    const model = fit(data, y, C, V, pointer, choice.lambda, choice.mu);
+    const model = fitKind(kind, data, y, C, V, choice.lambda, choice.mu);
     const scored: Scored[] = task.test.map((line) => {
       const [row] = rows([encode(line.text, choice.reading, flip)], vocab) as [Row];
       const z = model.logits(row);
@@ -377,10 +498,14 @@ function runTask(task: Task) {
       gammaHighest: pointer ? show(order.slice(-8).reverse()) : [],
     };
   };
-  const models = { bag: judge('bag'), pointer: judge('pointer'), flip: judge('flip') };
+  const only = (values.kinds as string).split(',');
+  const models = Object.fromEntries(
+    KINDS.filter((k) => only.includes(k)).map((k) => [k, judge(k)]),
+  ) as Partial<Record<Kind, ReturnType<typeof judge>>>;
   // The rule `clef-web train` keeps a layer by: the lowest out-of-fold cross-entropy.
-  const kept = KINDS.reduce((a, b) =>
-    models[b].choice.outOfFold < models[a].choice.outOfFold ? b : a,
+  const ran = KINDS.filter((k) => models[k] !== undefined);
+  const kept = ran.reduce((a, b) =>
+    models[b]!.choice.outOfFold < models[a]!.choice.outOfFold ? b : a,
   );
   return { task: task.name, ...models, kept };
 }
@@ -394,10 +519,11 @@ const results = [];
 const pct = (x: number | null | undefined): string =>
   x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`;
 for (const name of (values.tasks as string).split(',')) {
-  const r = runTask(loadTask(name));
+  const r = runTask(loadTask(name, values['with-pairs']));
   results.push(r);
   console.log(`\n${r.task}`);
   for (const which of KINDS) {
+    if (r[which] === undefined) continue;
     const { choice, figures } = r[which];
     const shown = Object.entries(figures)
       .map(([k, v]) => `${k} ${k === 'aurocOther' ? (v as number).toFixed(3) : pct(v)}`)
@@ -407,7 +533,8 @@ for (const name of (values.tasks as string).split(',')) {
     );
   }
   console.log(`  kept (lower out of fold): ${r.kept}`);
-  for (const which of ['pointer', 'flip'] as const) {
+  for (const which of ['pointer', 'flip', 'bilinear'] as const) {
+    if (r[which] === undefined) continue;
     console.log(`  ${which} γ lowest: ${r[which].gammaLowest.join(', ')}`);
     console.log(`  ${which} γ highest: ${r[which].gammaHighest.join(', ')}`);
   }
