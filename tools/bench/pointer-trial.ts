@@ -4,6 +4,9 @@
  * email is down" from "email is fine, the vpn is down"?
  *
  *   npx tsx tools/bench/pointer-trial.ts [--tasks helpdesk,failing,gate,urgency] [--label NAME]
+ *     [--kinds bag,pointer,flip,bilinear] [--with-pairs]
+ *
+ * (`--with-pairs` adds train-pairs.jsonl's contrasting pairs to each ops question's training.)
  *
  * Two word-level softmax regressions on each of the project's small tasks (data/tasks), fitted
  * on the training file and judged on its test files with the figures train-small.ts reports:
