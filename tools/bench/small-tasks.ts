@@ -62,6 +62,7 @@ export function loadTask(name: string, withPairs = false): Task {
       ...readLines(join(dir, 'fresh-pairs.jsonl')),
       ...readLines(join(dir, 'fresh-negations.jsonl')),
       ...readLines(join(dir, 'fresh-spare.jsonl')),
+      ...readLines(join(dir, 'fresh-copula.jsonl')),
     ].filter((l) => l.question === name),
     other: null,
   };
@@ -125,7 +126,8 @@ export const apart = (line: TaskLine): boolean =>
   line.kind === 'fresh' ||
   line.kind === 'fresh-pair' ||
   line.kind === 'fresh-negation' ||
-  line.kind === 'fresh-spare';
+  line.kind === 'fresh-spare' ||
+  line.kind === 'fresh-copula';
 
 /** The share of pairs (lines sharing a `pair` id) with every line right. */
 export function bothRight(
@@ -161,6 +163,7 @@ export function summarise(task: Task, all: readonly Scored[]) {
   const freshPairs = ofKind('fresh-pair');
   const freshNegations = ofKind('fresh-negation');
   const freshSpare = ofKind('fresh-spare');
+  const freshCopula = ofKind('fresh-copula');
   scored = scored.filter((s) => !apart(s.line));
   const out: Record<string, number | null> = { accuracy: shareRight(scored) };
   if (fresh.length > 0) out.freshAccuracy = shareRight(fresh);
@@ -173,6 +176,7 @@ export function summarise(task: Task, all: readonly Scored[]) {
     out.freshSpareAccuracy = shareRight(freshSpare);
     out.freshSparePairsBothRight = bothRight(freshSpare, right) ?? null;
   }
+  if (freshCopula.length > 0) out.freshCopulaAccuracy = shareRight(freshCopula);
   if (task.other !== null) {
     const inScope = scored.filter((s) => s.label !== task.other);
     out.inScopeAccuracy =

@@ -211,6 +211,7 @@ for (const task of tasks) {
     ['fresh pairs right on both sides', (x) => x.freshPairsBothRight],
     ['sparing-verb pairs, session 21 (fresh-spare.jsonl)', (x) => x.freshSpareAccuracy],
     ['sparing-verb pairs right on both sides', (x) => x.freshSparePairsBothRight],
+    ['negated-copula items, session 21 (fresh-copula.jsonl)', (x) => x.freshCopulaAccuracy],
   ];
   console.log(`\n${r.task}: ${r.trainExamples} training, ${r.testExamples} test examples`);
   console.log('| measure | model | naive Bayes | logistic regression |');

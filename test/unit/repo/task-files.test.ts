@@ -59,6 +59,7 @@ describe('data/tasks', () => {
     freshPairs: read('ops/fresh-pairs.jsonl'),
     freshNegations: read('ops/fresh-negations.jsonl'),
     freshSpare: read('ops/fresh-spare.jsonl'),
+    freshCopula: read('ops/fresh-copula.jsonl'),
   };
 
   it('holds the lines its README lists', () => {
@@ -71,12 +72,14 @@ describe('data/tasks', () => {
       freshPairs: 60,
       freshNegations: 36,
       freshSpare: 24,
+      freshCopula: 12,
     });
     expect(read('helpdesk/train.jsonl')).toHaveLength(280);
     expect(read('helpdesk/test.jsonl')).toHaveLength(190);
     expect(ops.freshPairs.every((l) => l.kind === 'fresh-pair')).toBe(true);
     expect(ops.freshNegations.every((l) => l.kind === 'fresh-negation')).toBe(true);
     expect(ops.freshSpare.every((l) => l.kind === 'fresh-spare')).toBe(true);
+    expect(ops.freshCopula.every((l) => l.kind === 'fresh-copula')).toBe(true);
   });
 
   it("labels every ops line with one of its question's options", () => {
@@ -118,6 +121,7 @@ describe('data/tasks', () => {
       ...ops.freshPairs,
       ...ops.freshNegations,
       ...ops.freshSpare,
+      ...ops.freshCopula,
     ];
     expect(repeated(judged, trained)).toEqual([]);
     expect(repeated(read('helpdesk/test.jsonl'), read('helpdesk/train.jsonl'))).toEqual([]);
