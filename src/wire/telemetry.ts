@@ -107,7 +107,11 @@ export interface EngineInfo {
   contextTokens: number;
   /** WASM threads: `min(4, cores - 1)` in a cross-origin-isolated page, else 1. */
   threads: number;
-  /** Why `threads` is fewer than the page allows (loadMs.runtime.threadsReason), else null. */
+  /**
+   * Why `threads` is fewer than the page allows, else null: a server without COEP on /ort/
+   * (loadMs.runtime.threadsReason), or thread workers whose start never returned, twice
+   * (src/client/placement.ts).
+   */
   threadsReason: string | null;
   loadMs: LoadPhases;
   /** Why package files are not cached locally, or null when they are. */
