@@ -158,6 +158,14 @@ interface Fitted {
   gamma: Float64Array;
 }
 
+/** The cross-entropy's gradient in the logits z for `label`, divided by `count` (the mean's). */
+function softmaxStep(z: Float64Array, label: number, count: number): Float64Array {
+  const max = Math.max(...z);
+  let sum = 0;
+  for (const v of z) sum += Math.exp(v - max);
+  return z.map((v, c) => (Math.exp(v - max) / sum - (c === label ? 1 : 0)) / count);
+}
+
 /** Parameters: W [C, V], b [C], then γ [V] when `pointer`. Returns the objective and gradient. */
 function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: number, mu: number) {
   const forward = (x: Float64Array, row: Row, z: Float64Array, pointer: boolean): void => {
@@ -179,13 +187,8 @@ function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: num
     let loss = 0;
     data.forEach((row, r) => {
       forward(x, row, z, pointer);
-      const max = Math.max(...z);
-      let sum = 0;
-      for (let c = 0; c < C; c++) sum += Math.exp((z[c] as number) - max);
-      loss += Math.log(sum) + max - (z[y[r] as number] as number);
-      const d = new Float64Array(C);
-      for (let c = 0; c < C; c++)
-        d[c] = (Math.exp((z[c] as number) - max) / sum - (c === y[r] ? 1 : 0)) / data.length;
+      const d = softmaxStep(z, y[r] as number, data.length);
+      loss += crossEntropy(z, y[r] as number);
       for (let c = 0; c < C; c++) grad[C * V + c] = (grad[C * V + c] as number) + (d[c] as number);
       for (let i = 0; i < row.word.length; i++) {
         const w = row.word[i] as number;
@@ -253,13 +256,8 @@ function bilinearObjective(
     let loss = 0;
     data.forEach((row, r) => {
       forward(x, row, z);
-      const max = Math.max(...z);
-      let sum = 0;
-      for (let c = 0; c < C; c++) sum += Math.exp((z[c] as number) - max);
-      loss += Math.log(sum) + max - (z[y[r] as number] as number);
-      const d = new Float64Array(C);
-      for (let c = 0; c < C; c++)
-        d[c] = (Math.exp((z[c] as number) - max) / sum - (c === y[r] ? 1 : 0)) / data.length;
+      const d = softmaxStep(z, y[r] as number, data.length);
+      loss += crossEntropy(z, y[r] as number);
       for (let c = 0; c < C; c++) grad[C * V + c] = (grad[C * V + c] as number) + (d[c] as number);
       for (let i = 0; i < row.word.length; i++) {
         const w = row.word[i] as number;
