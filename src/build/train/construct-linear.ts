@@ -25,7 +25,7 @@
 import { layerTensorName, type TensorToWrite } from '../safetensors.js';
 import { CONST_VALUE, hiddenLayout, RMS_EPS, type ModelParams, type ModelShape } from './model.js';
 import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
-import { FLAG_DROP, SCOPE_CLEAR, SCOPE_KEY, scopeLayerParams } from './scope.js';
+import { FLAG_DROP, SCOPE_CLEAR, SCOPE_GAINS, SCOPE_KEY, scopeLayerParams } from './scope.js';
 import { exp } from './portable-math.js';
 
 const SCOPE_SHAPE = scopeLayerParams().shape;
@@ -48,13 +48,30 @@ const ERASE_Z = 40;
 /** Gain on the constant dim for keys and queries: l2-normalisation's eps leaves no trace. */
 const KEY_GAIN = 1000;
 
-/** The linear layers' shared shape (one config for all of them): value heads and their dim. */
+/** The linear layers after the flag layer, in order: the scope layer, then the order layer. */
+export function linearLayers(shape: Pick<ModelShape, 'pairs' | 'scope'>): Array<'scope' | 'order'> {
+  return [
+    ...(shape.scope === true ? (['scope'] as const) : []),
+    ...(shape.pairs !== undefined ? (['order'] as const) : []),
+  ];
+}
+
+/**
+ * The linear layers' shared shape (one config for all of them): value heads and their dim, the
+ * most any of them needs. A layer's heads past its own write nothing, and its channels past its
+ * own read nothing (silu(0) = 0: they add nothing to the head's RMSNorm).
+ */
 export function linearShape(shape: Pick<ModelShape, 'pairs' | 'scope'>): {
   heads: number;
   dv: number;
 } {
-  const pairs = shape.pairs ?? (shape.scope === true ? SCOPE_SHAPE : undefined);
-  return { heads: Math.max(FLAG_HEADS, pairs?.heads.length ?? 0), dv: pairs?.dv ?? 1 };
+  const layers = [shape.pairs, shape.scope === true ? SCOPE_SHAPE : undefined].filter(
+    (l) => l !== undefined,
+  );
+  return {
+    heads: Math.max(FLAG_HEADS, ...layers.map((l) => l.heads.length)),
+    dv: Math.max(1, ...layers.map((l) => l.dv)),
+  };
 }
 
 const silu = (x: number): number => x / (1 + exp(-x));
@@ -214,29 +231,84 @@ export function orderLayer(
   pairs: PairParams,
   i: number,
   D: number,
-  gains: { flag: number; key: number } = { flag: FLAG_GATE, key: 1 },
 ): TensorToWrite[] {
   const L = hiddenLayout(params.shape);
-  const F = gains.flag;
-  const { heads, m } = pairs.shape;
+  return linearTensors(i, D, ...layerWeights(params, pairs, D, L.pairEmb, FLAG_GATE, 1));
+}
+
+/**
+ * The scope layer (scope.ts) as a Gated DeltaNet layer: the order layer's construction with the
+ * scope's own gains (SCOPE_GAINS), then what only it has (see below).
+ */
+export function scopeLayer(
+  params: ModelParams,
+  scope: PairParams,
+  i: number,
+  D: number,
+): TensorToWrite[] {
+  const L = hiddenLayout(params.shape);
+  const [heads, dv, w] = layerWeights(params, scope, D, L.emb, SCOPE_GAINS.flag, SCOPE_GAINS.key);
+  const C = heads * dv;
+  const K = MAX_LAG + 1;
+  // The scope layer writes its gated value (channel 1) into the flag dim, not the content, and a
+  // break empties its memory by decay (scope.ts, SCOPE_CLEAR): the decay of its one head (0)
+  // reads the break's pair-embedding dim (scopeEmbedding: 0 cue, 1 break, 2 start of a word).
+  // Its key and value read the token before (the conv's lag-1 tap): the key is slot A's after a
+  // cue and slot B's after anything else (SCOPE_KEY), the value the cue's, so only the word
+  // after a cue writes the slot the query reads.
+  w.out[L.flag * C + 1] = -FLAG_DROP;
+  w.a[L.emb + 1] = SCOPE_CLEAR.gain;
+  w.aLog[0] = 0;
+  w.dtBias[0] = SCOPE_CLEAR.bias;
+  const slots: Array<[number, number]> = [
+    [KEY_DIM, 1],
+    [KEY_DIM + 1, -1],
+  ];
+  for (const [row, sign] of slots) {
+    w.qkv[row * D + L.constant] = -sign * SCOPE_KEY.offset;
+    w.qkv[row * D + L.emb] = sign * SCOPE_KEY.gain;
+  }
+  for (const row of [KEY_DIM, KEY_DIM + 1, 2 * KEY_DIM + 1]) {
+    w.conv[row * K + (K - 1)] = 0;
+    w.conv[row * K + (K - 2)] = 1;
+  }
+  return linearTensors(i, D, heads, dv, w);
+}
+
+/** An order layer's weights (pairs.ts layout), its pair embedding at `embAt` in the residual. */
+function layerWeights(
+  params: ModelParams,
+  pairs: PairParams,
+  D: number,
+  embAt: number,
+  F: number,
+  keyGain: number,
+): [number, number, LinearWeights] {
+  const L = hiddenLayout(params.shape);
+  const { heads, m, dv: ownDv } = pairs.shape;
   const { heads: allHeads, dv } = linearShape(params.shape);
   const C = allHeads * dv;
-  const own = heads.length * dv;
   const K = MAX_LAG + 1;
   const w = emptyLinear(D, allHeads, dv);
-  w.qkv[0 * D + L.constant] = gains.key; // query channel 0
-  w.qkv[KEY_DIM * D + L.constant] = gains.key; // key channel 0
+  w.qkv[0 * D + L.constant] = keyGain; // query channel 0
+  w.qkv[KEY_DIM * D + L.constant] = keyGain; // key channel 0
   for (let c = 0; c < 2 * KEY_DIM; c++) w.conv[c * K + (K - 1)] = 1;
   heads.forEach((head, h) => {
-    for (let c = 0; c < dv; c++) {
-      const k = h * dv + c;
-      const row = 2 * KEY_DIM + k;
+    // k: the channel in pairs' arrays; kc: in the release, whose heads may have more channels.
+    for (let c = 0; c < ownDv; c++) {
+      const k = h * ownDv + c;
+      const kc = h * dv + c;
+      const row = 2 * KEY_DIM + kc;
       if (c === 0) w.qkv[row * D + L.constant] = CONSTANT_CHANNEL / CONST_VALUE;
-      else for (let j = 0; j < m; j++) w.qkv[row * D + L.emb + j] = pairs.u[k * m + j] as number;
+      else if (pairs.shape.tied === true)
+        // The pointer's values read the class content (pairs.ts pointerShape).
+        for (let j = 0; j < pairs.outDims; j++)
+          w.qkv[row * D + L.content + j] = pairs.u[k * pairs.outDims + j] as number;
+      else for (let j = 0; j < m; j++) w.qkv[row * D + embAt + j] = pairs.u[k * m + j] as number;
       w.conv[row * K + (K - 1 - (head.kind === 'lag' ? head.lag : 0))] = 1;
-      for (let j = 0; j < m; j++) w.z[k * D + L.emb + j] = pairs.z[k * m + j] as number;
-      w.z[k * D + L.constant] = ((pairs.zBias[k] as number) - F) / CONST_VALUE;
-      w.z[k * D + L.flag] = F;
+      for (let j = 0; j < m; j++) w.z[kc * D + embAt + j] = pairs.z[k * m + j] as number;
+      w.z[kc * D + L.constant] = ((pairs.zBias[k] as number) - F) / CONST_VALUE;
+      w.z[kc * D + L.flag] = F;
     }
     if (head.kind === 'lag') {
       // β = σ(1000 r) = 1 and decay exp(−e^20 · 20) = 0: the memory is the current value.
@@ -244,38 +316,18 @@ export function orderLayer(
       w.aLog[h] = 20;
       w.dtBias[h] = 20;
     } else {
-      for (let j = 0; j < m; j++) w.b[h * D + L.emb + j] = pairs.b[h * m + j] as number;
+      for (let j = 0; j < m; j++) w.b[h * D + embAt + j] = pairs.b[h * m + j] as number;
       w.b[h * D + L.constant] = ((pairs.bBias[h] as number) - F) / CONST_VALUE;
       w.b[h * D + L.flag] = F;
       // decay exp(−e^−60 · softplus(0)) = 1 to double precision: the memory never fades.
       w.aLog[h] = -60;
     }
   });
+  const own = heads.length * ownDv;
   for (let j = 0; j < pairs.outDims; j++)
-    for (let k = 0; k < own; k++) w.out[(L.content + j) * C + k] = pairs.wo[j * own + k] as number;
-  // The scope layer writes its gated value (channel 1) into the flag dim, not the content, and a
-  // break empties its memory by decay (scope.ts, SCOPE_CLEAR): the decay of its one head (0)
-  // reads the break's pair-embedding dim (scopeEmbedding: 0 cue, 1 break, 2 start of a word).
-  // Its key and value read the token before (the conv's lag-1 tap): the key is slot A's after a
-  // cue and slot B's after anything else (SCOPE_KEY), the value the cue's, so only the word
-  // after a cue writes the slot the query reads.
-  if (params.shape.scope === true) {
-    w.out[L.flag * C + 1] = -FLAG_DROP;
-    w.a[L.emb + 1] = SCOPE_CLEAR.gain;
-    w.aLog[0] = 0;
-    w.dtBias[0] = SCOPE_CLEAR.bias;
-    const slots: Array<[number, number]> = [
-      [KEY_DIM, 1],
-      [KEY_DIM + 1, -1],
-    ];
-    for (const [row, sign] of slots) {
-      w.qkv[row * D + L.constant] = -sign * SCOPE_KEY.offset;
-      w.qkv[row * D + L.emb] = sign * SCOPE_KEY.gain;
+    for (let k = 0; k < own; k++) {
+      const kc = Math.floor(k / ownDv) * dv + (k % ownDv);
+      w.out[(L.content + j) * C + kc] = pairs.wo[j * own + k] as number;
     }
-    for (const row of [KEY_DIM, KEY_DIM + 1, 2 * KEY_DIM + 1]) {
-      w.conv[row * K + (K - 1)] = 0;
-      w.conv[row * K + (K - 2)] = 1;
-    }
-  }
-  return linearTensors(i, D, allHeads, dv, w);
+  return [allHeads, dv, w];
 }

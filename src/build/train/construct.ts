@@ -43,9 +43,16 @@ import {
   priorScale,
   type ModelParams,
 } from './model.js';
-import { KEY_DIM, MAX_LAG } from './pairs.js';
-import { SCOPE_GAINS, scopeEmbedding, scopeLayerParams } from './scope.js';
-import { flagLayer, linearShape, orderLayer, padRows } from './construct-linear.js';
+import { KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
+import { scopeEmbedding, scopeLayerParams } from './scope.js';
+import {
+  flagLayer,
+  linearLayers,
+  linearShape,
+  orderLayer,
+  padRows,
+  scopeLayer,
+} from './construct-linear.js';
 import { cosh, exp, log, tanh } from './portable-math.js';
 
 /**
@@ -87,10 +94,12 @@ export function releaseConfig(
   const rotary = Math.floor(hd / 4);
   const half = rotary / 2;
   const linear = linearShape(params.shape);
-  const layerTypes =
-    params.shape.pairs !== undefined || params.shape.scope === true
-      ? ['linear_attention', 'linear_attention', 'full_attention']
-      : ['linear_attention', 'full_attention'];
+  // The flag layer, the scope and order layers the model has, the pooling layer.
+  const layerTypes = [
+    'linear_attention',
+    ...linearLayers(params.shape).map(() => 'linear_attention'),
+    'full_attention',
+  ];
   return {
     architectures: ['Qwen3_5ForConditionalGeneration'],
     model_type: 'qwen3_5',
@@ -177,12 +186,11 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
       row[L.angles + 2 * p + 1] = unitSine(row[L.angles + 2 * p] as number, 1 / cosh(rho));
     }
     for (let j = 0; j < width; j++) row[L.content + j] = params.theta[t * width + j] as number;
-    if (params.scope !== undefined) {
+    if (params.scope !== undefined)
       scopeEmbedding(params.scope[t] as number).forEach((e, j) => (row[L.emb + j] = e));
-    } else {
-      for (let j = 0; j < L.embDims; j++)
-        row[L.emb + j] = (params.emb as Float64Array)[t * L.embDims + j] as number;
-    }
+    const m = params.shape.pairs?.m ?? 0;
+    for (let j = 0; j < m; j++)
+      row[L.pairEmb + j] = (params.emb as Float64Array)[t * m + j] as number;
     let sq = 1; // the flag
     for (const v of row) sq += v * v;
     maxNormSq = Math.max(maxNormSq, sq);
@@ -244,10 +252,13 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
 
   tensors.push(...flagLayer(params.shape, D, Math.sqrt(D / (n2 + D * RMS_EPS))));
 
-  const pool = params.pairs !== undefined || params.shape.scope === true ? 2 : 1;
-  if (params.pairs !== undefined) tensors.push(...orderLayer(params, params.pairs, 1, D));
-  else if (params.shape.scope === true)
-    tensors.push(...orderLayer(params, scopeLayerParams(), 1, D, SCOPE_GAINS));
+  // The scope layer first: the pointer after it sees the words in scope shut by their flag.
+  const linear = linearLayers(params.shape);
+  linear.forEach((kind, n) => {
+    if (kind === 'scope') tensors.push(...scopeLayer(params, scopeLayerParams(), 1 + n, D));
+    else tensors.push(...orderLayer(params, params.pairs as PairParams, 1 + n, D));
+  });
+  const pool = 1 + linear.length;
   layer(pool, (w) => {
     const q = w['self_attn.q_proj.weight'] as Float32Array;
     const k = w['self_attn.k_proj.weight'] as Float32Array;

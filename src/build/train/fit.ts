@@ -17,10 +17,11 @@ import {
   setupLearner,
   type FitSettings,
   type FittedModel,
+  type LayerChoice,
   type LearnerSetup,
 } from './learner.js';
 import { modelLogits, type ModelExample } from './model.js';
-import { DEFAULT_PAIR_SHAPE, type PairShape } from './pairs.js';
+import { DEFAULT_PAIR_SHAPE } from './pairs.js';
 import { SCOPE_READINGS, type ScopeCues } from './scope.js';
 import {
   assignFolds,
@@ -124,7 +125,7 @@ export function learnerSetup(
   questions: readonly TrainedQuestion[],
   groups: ReadonlyArray<{ examples: readonly LabelledExample[]; encoded: readonly ModelExample[] }>,
   options: Pick<FitPhaseOptions, 'rmsEps' | 'normDims'>,
-  layer: PairShape | ScopeCues | null,
+  layer: LayerChoice,
 ): LearnerSetup {
   const { spans, width } = optionSpans(questions, groups);
   return setupLearner(
@@ -180,7 +181,7 @@ export async function fitPhase(
   options: FitPhaseOptions,
 ): Promise<FitPhase> {
   const pool = options.pool;
-  const setupWith = (layer: PairShape | ScopeCues | null): LearnerSetup =>
+  const setupWith = (layer: LayerChoice): LearnerSetup =>
     learnerSetup(data, questions, [train, heldOut], options, layer);
   const examples = train.encoded;
   const mode = options.order ?? 'auto';

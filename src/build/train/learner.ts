@@ -30,7 +30,7 @@ import {
 } from './model.js';
 import type { ClefTokenizer } from '../../clef/tokenizer.js';
 import { Rng } from '../../calibrate/prng.js';
-import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
+import { pointerWeights, zeroPairParams, type PairParams, type PairShape } from './pairs.js';
 import { log, normal } from './portable-math.js';
 import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
 import { scopeEmbedding, scopeMarks, scopedBag, type ScopeCues } from './scope.js';
@@ -111,6 +111,9 @@ export function hiddenOf(classWidth: number, normDims = DEFAULT_NORM_DIMS, pairD
   }).hidden;
 }
 
+/** A model's layers beyond the bag: the order layer, the scope layer, both, or neither. */
+export type LayerChoice = PairShape | ScopeCues | { cues: ScopeCues; pairs: PairShape } | null;
+
 export function setupLearner(
   tokenizer: Pick<ClefTokenizer, 'decode'>,
   vocab: number,
@@ -122,15 +125,23 @@ export function setupLearner(
   spans: ReadonlyArray<{ tokens: Int32Array; dim: number }>,
   rmsEps: number,
   normDims = DEFAULT_NORM_DIMS,
-  /** The order layer (its shape), the scope layer (scope.ts) with the cues it reads, or neither. */
-  layer: PairShape | ScopeCues | null = null,
+  /**
+   * The order layer (its shape), the scope layer (scope.ts) with the cues it reads, both (the
+   * scope layer and the pointer after it), or neither.
+   */
+  layer: LayerChoice = null,
 ): LearnerSetup {
   const width = contentWidth(classWidth, normDims);
+  const cues =
+    typeof layer === 'string' ? layer : layer !== null && 'cues' in layer ? layer.cues : null;
+  const pairs =
+    layer === null || typeof layer === 'string' ? null : 'cues' in layer ? layer.pairs : layer;
   const shape: ModelShape = {
     heads: 1,
     headDim: width,
     vocab,
-    ...(typeof layer === 'string' ? { scope: true } : layer ? { pairs: layer } : {}),
+    ...(cues !== null ? { scope: true } : {}),
+    ...(pairs !== null ? { pairs } : {}),
   };
   const frozen = new Set([markers.state, markers.schema, ...template]);
   const features = tokenFeatures(tokenizer, vocab, frozen);
@@ -145,10 +156,10 @@ export function setupLearner(
   );
   baseNorm[markers.state] = (baseNorm[markers.state] as number) + 1;
   baseNorm[markers.schema] = (baseNorm[markers.schema] as number) + 1;
-  if (typeof layer !== 'string')
+  if (cues === null)
     return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };
   // A token's marks are in its embedding: part of |x|² wherever the token is.
-  const marks = scopeMarks((ids) => tokenizer.decode(ids), vocab, frozen, layer);
+  const marks = scopeMarks((ids) => tokenizer.decode(ids), vocab, frozen, cues);
   marks.forEach((mark, t) => {
     for (const e of scopeEmbedding(mark)) baseNorm[t] = (baseNorm[t] as number) + e * e;
   });
@@ -352,13 +363,15 @@ export function fitObjective(
     blocks.push(
       { values: embWeights.u, gradient: () => dEmbWeights.u, l2: pl },
       { values: embWeights.g, gradient: () => dEmbWeights.g, l2: pl },
-      { values: pairs.u, gradient: () => g().u, l2: pl },
+      // The pointer's U and out_proj are fixed (pairs.ts pointerWeights), not fitted.
+      ...(pairShape.tied === true ? [] : [{ values: pairs.u, gradient: () => g().u, l2: pl }]),
       { values: pairs.z, gradient: () => g().z, l2: pl },
       { values: pairs.zBias, gradient: () => g().zBias, l2: BIAS_PENALTY * pl },
       { values: pairs.b, gradient: () => g().b, l2: pl },
       { values: pairs.bBias, gradient: () => g().bBias, l2: BIAS_PENALTY * pl },
-      { values: pairs.wo, gradient: () => g().wo, l2: pl },
+      ...(pairShape.tied === true ? [] : [{ values: pairs.wo, gradient: () => g().wo, l2: pl }]),
     );
+    if (pairShape.tied === true) pointerWeights(pairs);
   }
   const size = blocks.reduce((n, b) => n + b.values.length, 0);
   const questions = train.reduce((n, e) => n + e.questions.filter((q) => q.label >= 0).length, 0);

@@ -40,9 +40,12 @@ import { SCOPE_DIMS, scopedBag } from './scope.js';
 
 /** Sizes of the constructed model; `hidden` follows from them (hiddenLayout). */
 export interface ModelShape {
-  /** The order layer (pairs.ts), when the model has one. */
+  /** The order layer (pairs.ts), when the model has one: the learned one, or the pointer. */
   pairs?: PairShape;
-  /** The scope layer (scope.ts) instead: words in a negation's scope leave the bag. */
+  /**
+   * The scope layer (scope.ts): words in a negation's scope leave the bag. With the pointer
+   * (pairs.ts pointerShape) the release runs it first, and the pointer reads the bag it leaves.
+   */
   scope?: boolean;
   /** Pooling heads (the attention heads of both layers). */
   heads: number;
@@ -84,7 +87,8 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pair
   const { heads: P, headDim: hd } = shape;
   const angles = 4;
   const content = angles + 2 * P;
-  const m = shape.pairs?.m ?? (shape.scope === true ? SCOPE_DIMS : 0);
+  const scopeDims = shape.scope === true ? SCOPE_DIMS : 0;
+  const m = scopeDims + (shape.pairs?.m ?? 0);
   return {
     constant: 0,
     /** +1 on the STATE token, −1 on SCHEMA: what the flag layer reads. */
@@ -95,9 +99,11 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pair
     angles,
     content,
     width: P * hd,
-    /** The order layer's pair embedding (pairs.ts) or the scope layer's marks, after the content. */
+    /** The scope layer's marks (scope.ts), then the order layer's pair embedding (pairs.ts). */
     emb: content + P * hd,
     embDims: m,
+    /** Where the order layer's pair embedding starts (after the scope marks, when both). */
+    pairEmb: content + P * hd + scopeDims,
     hidden: content + P * hd + m,
   };
 }

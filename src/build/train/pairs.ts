@@ -29,6 +29,12 @@ export type PairHead = { kind: 'lag'; lag: number } | { kind: 'memory' };
 
 export interface PairShape {
   heads: readonly PairHead[];
+  /**
+   * The pointer (pointerShape): the values read the token's class content, r · θ[0, outDims),
+   * not its pair embedding, so a memory carries the evidence of the thing it holds. U is then
+   * [heads · dv, outDims].
+   */
+  tied?: boolean;
   /** Channels per head (the layer's value head dim), channel 0 the constant one. */
   dv: number;
   /** Pair embedding dims in the residual stream. */
@@ -47,6 +53,47 @@ export const DEFAULT_PAIR_SHAPE: PairShape = Object.freeze({
   m: 16,
 });
 
+/** The pointer's pair-embedding dims: what its gates and writes read of a token. */
+export const POINTER_DIMS = 4;
+
+/**
+ * The pointer: two memory heads whose values are the class content of the tokens their writes
+ * keep (tied), and whose out_proj adds one head's memory to the current token's content and
+ * takes the other's away. A token's gates (its pair embedding) say how much of the thing named
+ * before it it carries, and with which sign: "down" after "the vpn" adds the vpn's evidence,
+ * "fine" takes it away. U and out_proj are fixed (pointerWeights); the fit learns the writes, the
+ * gates and the tokens' pair embeddings. With the scope layer (model.ts ModelShape) the release
+ * runs the scope layer first, and the flag it lowers shuts the pointer's writes and gates on the
+ * words in scope, so the pointer reads the bag the scope layer leaves.
+ *
+ * `clef-web train` does not try it: on the project's ops questions it learned to carry the thing
+ * named before a word forward at nearly every word, not a status word's sign, and cost negation
+ * items (docs/benchmarks.md, "The pointer in the trainer's model"; tools/bench/pointer-product.ts).
+ */
+export function pointerShape(classWidth: number): PairShape {
+  return Object.freeze({
+    heads: Object.freeze([{ kind: 'memory' }, { kind: 'memory' }]) as readonly PairHead[],
+    dv: 1 + classWidth,
+    m: POINTER_DIMS,
+    tied: true,
+  });
+}
+
+/** Sets the pointer's fixed weights: value channel 1 + j reads class dim j; out ± identity. */
+export function pointerWeights(p: PairParams): void {
+  const { heads, dv } = p.shape;
+  const C = heads.length * dv;
+  const out = p.outDims;
+  p.u.fill(0);
+  p.wo.fill(0);
+  for (let h = 0; h < heads.length; h++)
+    for (let j = 0; j < out; j++) {
+      const k = h * dv + 1 + j;
+      p.u[k * out + j] = 1;
+      p.wo[j * C + k] = h === 0 ? 1 : -1;
+    }
+}
+
 /** The most a lag head looks back (the conv's kernel is 4 wide: taps at lags 0-3). */
 export const MAX_LAG = 3;
 /** Gain on the flag in the gates and memory writes: outside the state they see about −F·r. */
@@ -58,7 +105,7 @@ export const KEY_DIM = 4;
 
 export interface PairParams {
   shape: PairShape;
-  /** [heads · dv, m]: value projections (channel 0 rows unused). */
+  /** [heads · dv, m] (tied: [heads · dv, outDims]): value projections (channel 0 rows unused). */
   u: Float64Array;
   /** [heads · dv, m]: gate projections. */
   z: Float64Array;
@@ -73,12 +120,17 @@ export interface PairParams {
   outDims: number;
 }
 
+/** The columns of U: the pair embedding's dims, or (tied) the class content's. */
+export function valueInputs(shape: PairShape, outDims: number): number {
+  return shape.tied === true ? outDims : shape.m;
+}
+
 export function zeroPairParams(shape: PairShape, width: number): PairParams {
   const channels = shape.heads.length * shape.dv;
   return {
     shape,
     outDims: width,
-    u: new Float64Array(channels * shape.m),
+    u: new Float64Array(channels * valueInputs(shape, width)),
     z: new Float64Array(channels * shape.m),
     zBias: new Float64Array(channels),
     b: new Float64Array(shape.heads.length * shape.m),
@@ -163,6 +215,8 @@ export function pairForward(
   const { u: U, z: Z, b: Bw, zBias, bBias, wo } = params;
   const H = heads.length;
   const C = H * dv;
+  const tied = params.shape.tied === true;
+  const out = params.outDims;
   const n = input.tokens.length;
   const bag = n - input.bagStart;
   const r = take(n);
@@ -189,9 +243,15 @@ export function pairForward(
     for (let h = 0; h < H; h++) {
       pre[s * C + h * dv] = (CONSTANT_CHANNEL / ctx.constValue) * rs * ctx.constValue;
       for (let c = 1; c < dv; c++) {
-        const row = (h * dv + c) * m;
         let u = 0;
-        for (let j = 0; j < m; j++) u += (U[row + j] as number) * (eHat[s * m + j] as number);
+        if (tied) {
+          const row = (h * dv + c) * out;
+          for (let j = 0; j < out; j++)
+            u += (U[row + j] as number) * rs * (theta[t * width + j] as number);
+        } else {
+          const row = (h * dv + c) * m;
+          for (let j = 0; j < m; j++) u += (U[row + j] as number) * (eHat[s * m + j] as number);
+        }
         pre[s * C + h * dv + c] = u;
       }
     }
@@ -354,14 +414,28 @@ export function pairBackward(
       }
     }
   }
-  // pre = U · ê (channels ≥ 1), CONSTANT_CHANNEL · r (channel 0)
+  // pre = U · ê (tied: U · r θ) (channels ≥ 1), CONSTANT_CHANNEL · r (channel 0)
+  const tied = params.shape.tied === true;
+  const out = params.outDims;
   for (let s = 0; s < n; s++) {
+    const t = input.tokens[s] as number;
+    const rs0 = R[s] as number;
     for (let h = 0; h < H; h++) {
       dR[s] = (dR[s] as number) + (dPre[s * C + h * dv] as number) * CONSTANT_CHANNEL;
       for (let c = 1; c < dv; c++) {
         const k = h * dv + c;
         const d = dPre[s * C + k] as number;
         if (d === 0) continue;
+        if (tied) {
+          for (let j = 0; j < out; j++) {
+            const x = theta[t * width + j] as number;
+            gU[k * out + j] = (gU[k * out + j] as number) + d * rs0 * x;
+            dR[s] = (dR[s] as number) + d * (U[k * out + j] as number) * x;
+            gTheta[t * width + j] =
+              (gTheta[t * width + j] as number) + d * rs0 * (U[k * out + j] as number);
+          }
+          continue;
+        }
         for (let j = 0; j < m; j++) {
           gU[k * m + j] = (gU[k * m + j] as number) + d * (eHat[s * m + j] as number);
           dEHat[s * m + j] = (dEHat[s * m + j] as number) + d * (U[k * m + j] as number);
@@ -369,7 +443,6 @@ export function pairBackward(
       }
     }
     // ê = r e, r = √D / √(|x|² + D eps): dr/dx = −r³ x / D for x = θ, e.
-    const t = input.tokens[s] as number;
     let dr = dR[s] as number;
     for (let j = 0; j < m; j++) {
       const d = dEHat[s * m + j] as number;

@@ -167,7 +167,8 @@ export const SCOPE_DIMS = 3;
  * - Gate: silu(r (GATE_BIAS + GATE_CUE · SCOPE_MARK · cue)) is silu(20 r) ≥ 6 on a word and
  *   silu(−100 r) on a cue (a cue does not leave itself out); SCOPE_GAINS.flag shuts it outside the
  *   state.
- * - Out: with the memory set, the normalised value is √2 (the constant channel is small beside
+ * - Out: with the memory set, the normalised value is √2 (√dv where the release's heads have more
+ *   channels, as beside the pointer: lower still; the constant channel is small beside
  *   it), so the flag becomes 1 − FLAG_DROP · √2 · silu(20 r) ≤ −0.69; the pooling score then falls
  *   by more than 30 against the words outside a scope, e^−30 of their weight.
  */

@@ -27,7 +27,7 @@ import { RMS_EPS, writeRelease } from '../../../../src/build/train/construct.js'
 import { encodeExamples, prepareTokenizer } from '../../../../src/build/train/data.js';
 import { classDims, fitModel, setupLearner } from '../../../../src/build/train/learner.js';
 import { hiddenLayout, modelLogits, WEIGHT_RANGE } from '../../../../src/build/train/model.js';
-import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
+import { DEFAULT_PAIR_SHAPE, pointerShape } from '../../../../src/build/train/pairs.js';
 import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 import { plantedJsonl, plantedRequest } from '../../../../tools/train/planted.js';
@@ -99,13 +99,16 @@ describe('the constructed release computes the model', () => {
     [8, 'none'],
     [8, 'order'],
     [8, 'scope'],
+    [8, 'pointer'],
+    [8, 'scope+pointer'],
   ] as const)(
     'norm dims %i, layer %s: the float64 reference forward equals the model on random weights',
     async (normDims, layer) => {
       const SEED = testSeed(`train-construct ${normDims} ${layer}`);
       const rng = new Rng(SEED + normDims);
       const corpus = parse(plantedJsonl(80, SEED));
-      const data = prepareTokenizer(corpus, 600, layer === 'scope' ? SCOPE_WORDS : []);
+      const scoped = layer === 'scope' || layer === 'scope+pointer';
+      const data = prepareTokenizer(corpus, 600, scoped ? SCOPE_WORDS : []);
       const requests = [
         plantedRequest(
           'please refund the invoice SCHEMA and STATE words stay in the bag? no: SCHEMA ends it',
@@ -127,7 +130,7 @@ describe('the constructed release computes the model', () => {
       ];
       // Negation scopes (the scope layer leaves their words out), opened and closed twice, and
       // cues the tokenizer finds inside longer words ("notify", "north"), which open none.
-      if (layer === 'scope')
+      if (scoped)
         requests.splice(
           2,
           0,
@@ -170,7 +173,15 @@ describe('the constructed release computes the model', () => {
         spans,
         RMS_EPS,
         normDims,
-        layer === 'order' ? DEFAULT_PAIR_SHAPE : layer === 'scope' ? 'every' : null,
+        layer === 'order'
+          ? DEFAULT_PAIR_SHAPE
+          : layer === 'pointer'
+            ? pointerShape(width)
+            : layer === 'scope+pointer'
+              ? { cues: 'every', pairs: pointerShape(width) }
+              : layer === 'scope'
+                ? 'every'
+                : null,
       );
       const fitted = await fitModel(setup, encoded, {
         settings: { lambda: 0.1, normScale: 0.5, bias: 1 },
@@ -187,7 +198,7 @@ describe('the constructed release computes the model', () => {
       params.logBias = rng.normal();
       if (params.pairs !== undefined && params.emb !== undefined) {
         // Pair embeddings, projections and out_proj across their range; frozen tokens have none.
-        const m = DEFAULT_PAIR_SHAPE.m;
+        const m = params.pairs.shape.m;
         for (let i = 0; i < params.emb.length; i++) params.emb[i] = rng.normal();
         for (const t of setup.frozen) params.emb.fill(0, t * m, (t + 1) * m);
         for (const a of [params.pairs.u, params.pairs.z, params.pairs.b, params.pairs.wo])
@@ -231,7 +242,7 @@ describe('the constructed release computes the model', () => {
       expect(gap, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeGreaterThan(
         -Math.log(2 ** -149),
       );
-      if (layer === 'scope') {
+      if (scoped) {
         // The layer has teeth: the bag it pools is smaller than the state's, and the logits differ
         // by ten times what the check above allows (5e-6 of the largest logit), so a release that
         // ignored the layer would fail it. How far they differ depends on the random weights of the
@@ -240,6 +251,22 @@ describe('the constructed release computes the model', () => {
         const whole = modelLogits({ ...params, scope: new Uint8Array(params.shape.vocab) }, open);
         const scoped = modelLogits(params, open);
         const moved = Math.max(...scoped[0]!.map((v, n) => Math.abs(v - whole[0]![n]!)));
+        expect(moved, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeGreaterThan(
+          10 * 5e-6 * spread,
+        );
+      }
+      if (layer === 'pointer' || layer === 'scope+pointer') {
+        // The pointer has teeth: without its out_proj the logits move by ten times the tolerance.
+        const pairs = params.pairs as NonNullable<typeof params.pairs>;
+        const silent = { ...params, pairs: { ...pairs, wo: new Float64Array(pairs.wo.length) } };
+        let moved = 0;
+        for (const e of encoded) {
+          const a = modelLogits(params, e);
+          const b = modelLogits(silent, e);
+          a.forEach((l, q) =>
+            l.forEach((v, n) => (moved = Math.max(moved, Math.abs(v - b[q]![n]!)))),
+          );
+        }
         expect(moved, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeGreaterThan(
           10 * 5e-6 * spread,
         );

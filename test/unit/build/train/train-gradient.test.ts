@@ -20,7 +20,11 @@ import {
 import { learnerSetup } from '../../../../src/build/train/fit.js';
 import { fitModel } from '../../../../src/build/train/learner.js';
 import { accumulate, zeroGradients } from '../../../../src/build/train/gradients.js';
-import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
+import {
+  DEFAULT_PAIR_SHAPE,
+  pointerShape,
+  type PairShape,
+} from '../../../../src/build/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 import { orderJsonl } from '../../../../tools/train/planted.js';
@@ -29,97 +33,106 @@ import { seedLine, testSeed } from '../../../support/seed.js';
 const ABS = 1e-7;
 
 describe("the trainer's gradients", () => {
-  it('equal central differences of the loss at random parameters, the order layer included', async () => {
-    const SEED = testSeed('train-gradient');
-    const rng = new Rng(SEED);
-    const examples = parseLabelledExamples(orderJsonl(24, SEED), {
-      validateRequest: (b) => validateRequest(b),
-    });
-    const questions = checkExamples(examples);
-    const data = prepareTokenizer(examples, 512);
-    const encoded = encodeExamples(examples, data, 4096, new Set(questions.map((q) => q.id)));
-    const setup = learnerSetup(
-      data,
-      questions,
-      [{ examples, encoded }],
-      { rmsEps: RMS_EPS, normDims: 8 },
-      DEFAULT_PAIR_SHAPE,
-    );
-    // Two iterations give parameters of the right shapes; then every array is jittered.
-    const { params } = await fitModel(setup, encoded, {
-      settings: { ...DEFAULT_SETTINGS, pairLambda: 1 },
-      maxIterations: 2,
-    });
-    const pairs = params.pairs;
-    const emb = params.emb;
-    if (pairs === undefined || emb === undefined) throw new Error('no order layer was set up');
-    const jitter = (a: Float64Array, s: number) => {
-      for (let i = 0; i < a.length; i++) a[i] = (a[i] as number) + s * rng.normal();
-    };
-    jitter(params.theta, 0.3);
-    jitter(params.rows, 0.3);
-    jitter(params.rho, 0.3);
-    jitter(emb, 0.5);
-    for (const k of ['u', 'z', 'zBias', 'b', 'bBias'] as const) jitter(pairs[k], 0.5);
-    jitter(pairs.wo, 0.3);
-    params.logBias = 0.3;
+  it.each(['order', 'pointer'] as const)(
+    'equal central differences of the loss at random parameters, the %s layer included',
+    async (kind) => {
+      const SEED = testSeed(`train-gradient-${kind}`);
+      const rng = new Rng(SEED);
+      const examples = parseLabelledExamples(orderJsonl(24, SEED), {
+        validateRequest: (b) => validateRequest(b),
+      });
+      const questions = checkExamples(examples);
+      const data = prepareTokenizer(examples, 512);
+      const encoded = encodeExamples(examples, data, 4096, new Set(questions.map((q) => q.id)));
+      const setupWith = (layer: PairShape | null) =>
+        learnerSetup(
+          data,
+          questions,
+          [{ examples, encoded }],
+          { rmsEps: RMS_EPS, normDims: 8 },
+          layer,
+        );
+      // The pointer's values read the class dims: its shape follows from their count.
+      const setup = setupWith(
+        kind === 'order' ? DEFAULT_PAIR_SHAPE : pointerShape(setupWith(null).classWidth),
+      );
+      // Two iterations give parameters of the right shapes; then every array is jittered.
+      const { params } = await fitModel(setup, encoded, {
+        settings: { ...DEFAULT_SETTINGS, pairLambda: 1 },
+        maxIterations: 2,
+      });
+      const pairs = params.pairs;
+      const emb = params.emb;
+      if (pairs === undefined || emb === undefined) throw new Error('no order layer was set up');
+      const jitter = (a: Float64Array, s: number) => {
+        for (let i = 0; i < a.length; i++) a[i] = (a[i] as number) + s * rng.normal();
+      };
+      jitter(params.theta, 0.3);
+      jitter(params.rows, 0.3);
+      jitter(params.rho, 0.3);
+      jitter(emb, 0.5);
+      // The pointer's u and wo are fixed; its gradient through them is checked all the same.
+      for (const k of ['u', 'z', 'zBias', 'b', 'bBias'] as const) jitter(pairs[k], 0.5);
+      jitter(pairs.wo, 0.3);
+      params.logBias = 0.3;
 
-    const loss = () => accumulate(params, encoded, zeroGradients(params), 1).loss;
-    const grads = zeroGradients(params);
-    accumulate(params, encoded, grads, 1);
-    const gp = grads.pairs;
-    const ge = grads.emb;
-    if (gp === undefined || ge === undefined) throw new Error('no order layer gradients');
-    const arrays: Array<[string, Float64Array, Float64Array]> = [
-      ['theta', params.theta, grads.theta],
-      ['rows', params.rows, grads.rows],
-      ['rho', params.rho, grads.rho],
-      ['emb', emb, ge],
-      ...(['u', 'z', 'zBias', 'b', 'bBias', 'wo'] as const).map(
-        (k) => [`pairs.${k}`, pairs[k], gp[k]] as [string, Float64Array, Float64Array],
-      ),
-    ];
-    const h = 1e-6;
-    const errors: string[] = [];
-    let worst = 0;
-    let checked = 0;
-    for (const [name, values, gradient] of arrays) {
-      // Up to 12 entries per array, drawn among those with a gradient that is not negligible.
-      const live = [...gradient.keys()].filter((i) => Math.abs(gradient[i] as number) > 1e-5);
-      expect(live.length, `${name}: no entry with a gradient`).toBeGreaterThan(0);
-      for (let n = 0; n < Math.min(12, live.length); n++) {
-        const i = live[rng.int(live.length)] as number;
-        const old = values[i] as number;
-        values[i] = old + h;
-        const up = loss();
-        values[i] = old - h;
-        const down = loss();
-        values[i] = old;
-        const numeric = (up - down) / (2 * h);
-        const analytic = gradient[i] as number;
-        const rel =
-          Math.abs(numeric - analytic) / Math.max(1e-6, Math.abs(numeric) + Math.abs(analytic));
-        worst = Math.max(worst, rel);
-        checked++;
-        if (rel > 1e-4 && Math.abs(numeric - analytic) > ABS)
-          errors.push(`${name}[${i}]: analytic ${analytic}, numeric ${numeric}`);
+      const loss = () => accumulate(params, encoded, zeroGradients(params), 1).loss;
+      const grads = zeroGradients(params);
+      accumulate(params, encoded, grads, 1);
+      const gp = grads.pairs;
+      const ge = grads.emb;
+      if (gp === undefined || ge === undefined) throw new Error('no order layer gradients');
+      const arrays: Array<[string, Float64Array, Float64Array]> = [
+        ['theta', params.theta, grads.theta],
+        ['rows', params.rows, grads.rows],
+        ['rho', params.rho, grads.rho],
+        ['emb', emb, ge],
+        ...(['u', 'z', 'zBias', 'b', 'bBias', 'wo'] as const).map(
+          (k) => [`pairs.${k}`, pairs[k], gp[k]] as [string, Float64Array, Float64Array],
+        ),
+      ];
+      const h = 1e-6;
+      const errors: string[] = [];
+      let worst = 0;
+      let checked = 0;
+      for (const [name, values, gradient] of arrays) {
+        // Up to 12 entries per array, drawn among those with a gradient that is not negligible.
+        const live = [...gradient.keys()].filter((i) => Math.abs(gradient[i] as number) > 1e-5);
+        expect(live.length, `${name}: no entry with a gradient`).toBeGreaterThan(0);
+        for (let n = 0; n < Math.min(12, live.length); n++) {
+          const i = live[rng.int(live.length)] as number;
+          const old = values[i] as number;
+          values[i] = old + h;
+          const up = loss();
+          values[i] = old - h;
+          const down = loss();
+          values[i] = old;
+          const numeric = (up - down) / (2 * h);
+          const analytic = gradient[i] as number;
+          const rel =
+            Math.abs(numeric - analytic) / Math.max(1e-6, Math.abs(numeric) + Math.abs(analytic));
+          worst = Math.max(worst, rel);
+          checked++;
+          if (rel > 1e-4 && Math.abs(numeric - analytic) > ABS)
+            errors.push(`${name}[${i}]: analytic ${analytic}, numeric ${numeric}`);
+        }
       }
-    }
-    const old = params.logBias;
-    params.logBias = old + h;
-    const up = loss();
-    params.logBias = old - h;
-    const down = loss();
-    params.logBias = old;
-    const numeric = (up - down) / (2 * h);
-    const rel =
-      Math.abs(numeric - grads.logBias) /
-      Math.max(1e-6, Math.abs(numeric) + Math.abs(grads.logBias));
-    if (rel > 1e-4 && Math.abs(numeric - grads.logBias) > ABS)
-      errors.push(`logBias: analytic ${grads.logBias}, numeric ${numeric}`);
-    console.log(
-      `[train-gradient] ${checked + 1} entries, worst relative error ${Math.max(worst, rel).toExponential(2)}`,
-    );
-    expect(errors, seedLine('train-gradient', SEED)).toEqual([]);
-  });
+      const old = params.logBias;
+      params.logBias = old + h;
+      const up = loss();
+      params.logBias = old - h;
+      const down = loss();
+      params.logBias = old;
+      const numeric = (up - down) / (2 * h);
+      const rel =
+        Math.abs(numeric - grads.logBias) /
+        Math.max(1e-6, Math.abs(numeric) + Math.abs(grads.logBias));
+      if (rel > 1e-4 && Math.abs(numeric - grads.logBias) > ABS)
+        errors.push(`logBias: analytic ${grads.logBias}, numeric ${numeric}`);
+      console.log(
+        `[train-gradient ${kind}] ${checked + 1} entries, worst relative error ${Math.max(worst, rel).toExponential(2)}`,
+      );
+      expect(errors, seedLine(`train-gradient-${kind}`, SEED)).toEqual([]);
+    },
+  );
 });
