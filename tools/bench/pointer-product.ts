@@ -15,7 +15,8 @@
  * as the order layer's), each cross-fitted on the trainer's own folds (select.ts crossFit). Prints
  * the out-of-fold cross-entropy and the test figures of each, whether the rule (the lowest
  * out-of-fold cross-entropy) would keep the pointer, the test items whose answer it changes, and
- * the words with the largest net gate (what a word carries of the thing named before it).
+ * the words with the largest net gate (what a word carries of the thing named before it) and what
+ * a few status words write.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -116,6 +117,38 @@ function gates(params: ModelParams, decode: (ids: number[]) => string) {
   return out.sort((a, b) => b.gate - a.gate);
 }
 
+/** What a few words write (β of each head, at r = 1/2): a word reads the memory after its own write. */
+const STATUS_WORDS = [
+  'fine',
+  'ok',
+  'up',
+  'healthy',
+  'working',
+  'down',
+  'broken',
+  'dead',
+  'is',
+  'the',
+];
+function writes(params: ModelParams, encode: (text: string) => number[]) {
+  const p = params.pairs;
+  const emb = params.emb;
+  if (p === undefined || emb === undefined) return [];
+  const m = p.shape.m;
+  return STATUS_WORDS.flatMap((word) => {
+    const ids = encode(` ${word}`);
+    if (ids.length !== 1) return [];
+    const t = ids[0] as number;
+    const beta = [0, 1].map((h) => {
+      let x = 0.5 * (p.bBias[h] as number);
+      for (let j = 0; j < m; j++)
+        x += (p.b[h * m + j] as number) * 0.5 * (emb[t * m + j] as number);
+      return sigmoid(x).toFixed(2);
+    });
+    return [`${word} ${beta.join('/')}`];
+  });
+}
+
 const round = (v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(3)) : v);
 const results = [];
 for (const name of (values.tasks as string).split(',')) {
@@ -173,12 +206,13 @@ for (const name of (values.tasks as string).split(',')) {
       ...summarise(task, scored),
       gatesHighest: words.slice(0, 8).map((w) => `${w.word} ${w.gate.toFixed(2)}`),
       gatesLowest: words.slice(-8).map((w) => `${w.word} ${w.gate.toFixed(2)}`),
+      writes: writes(params, (text) => prepared.data.tokenizer.encode(text)),
       changed,
     });
   }
   console.log(`\n${task.name} (λ ${lambda}; the kept scope reading: ${cues ?? 'none'})`);
   for (const row of rows) {
-    const { changed, gatesHighest, gatesLowest, ...figures } = row;
+    const { changed, gatesHighest, gatesLowest, writes: betas, ...figures } = row;
     console.log(
       JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, round(v)]))),
     );
@@ -186,6 +220,8 @@ for (const name of (values.tasks as string).split(',')) {
       console.log(`  gates, highest: ${(gatesHighest as string[]).join(', ')}`);
     if (gatesLowest !== undefined)
       console.log(`  gates, lowest: ${(gatesLowest as string[]).join(', ')}`);
+    if (betas !== undefined)
+      console.log(`  writes (β of each head): ${(betas as string[]).join(', ')}`);
     for (const c of (changed as Array<Record<string, string>> | undefined) ?? [])
       console.log(
         `  ${c.now === c.label ? 'now right' : c.was === c.label ? 'now wrong' : 'both wrong'} (${c.kind}, ${c.label}: ${c.was} → ${c.now}) ${c.text}`,
