@@ -17,8 +17,11 @@ import {
   plantedExamples,
   plantedRequest,
   PLANTED_OPTIONS,
+  statusExamples,
+  statusRequest,
   TRAINED_NEGATION,
   TRAINED_PLANTED,
+  TRAINED_STATUS,
 } from '../../tools/train/planted.js';
 import { seedLine, testSeed } from '../support/seed.js';
 import {
@@ -127,6 +130,34 @@ for (const device of DEVICES) {
       const withSeed = seedLine(`trained.spec ${device} negation`, seed);
       const release = TRAINED_NEGATION.release;
       await answersDraws(page, 'negation', device, release, 'kept', draws, withSeed);
+    },
+  );
+}
+
+for (const device of DEVICES) {
+  test(
+    `a trained package with the pointer on ${device}: fresh status draws, the float64 reference`,
+    { tag: deviceTag(device) },
+    async ({ page }) => {
+      // The status task's model carries the thing named before a status word ("the north is
+      // fine, the omega is down"): the pointer, a Gated DeltaNet layer after the scope layer whose
+      // keys and values read the token before. A bag of words is at chance on these draws.
+      const config = JSON.parse(
+        readFileSync(join(TRAINED_STATUS.release, 'config.json'), 'utf8'),
+      ) as { text_config: { layer_types: string[] } };
+      expect(config.text_config.layer_types, 'flag, scope, pointer, pooling').toHaveLength(4);
+      expect(readFileSync(join(TRAINED_STATUS.dir, 'README.md'), 'utf8')).toContain('the pointer');
+      const model = `/${TRAINED_STATUS.dir.replace(/^public\//, '')}/`;
+      await openPage(page);
+      const info = await mustLoad(page, 'status', { model, device, warmUp: false });
+      expect(info.device).toBe(device);
+      const seed = testSeed(`trained.spec ${device} status`);
+      const draws = statusExamples(8, seed).map(({ state, label }) => ({
+        request: statusRequest(state, info.model),
+        label,
+      }));
+      const withSeed = seedLine(`trained.spec ${device} status`, seed);
+      await answersDraws(page, 'status', device, TRAINED_STATUS.release, 'fault', draws, withSeed);
     },
   );
 }

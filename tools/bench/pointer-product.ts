@@ -1,11 +1,11 @@
 /**
- * A trial of the pointer in the trainer's own model (dev only; `clef-web train` does not try it):
- * the model `train` keeps on the ops questions (the bag with the scope layer), and the same with the
- * pointer after the scope layer (pairs.ts pointerShape: two memory heads whose values are the class
- * content of the tokens they keep, added to and taken from each later token's content by gates
- * the fit learns a word). train-construct.test.ts proves the release computes this model
- * (the scope layer, then the pointer, then the pooling layer); here it is judged through the
- * trainer's function (modelLogits), on the test files only.
+ * The pointer (src/build/train/pointer.ts) in the trainer's own model, apart from `clef-web train`'s
+ * other choices (dev only): the model `train` keeps on the ops questions (the bag with the scope
+ * layer), and the same with the pointer after the scope layer (a word carries, by gates the fit
+ * learns, the class content of the last content word before it in its clause).
+ * train-construct.test.ts proves the release computes this model (the scope layer, then the
+ * pointer, then the pooling layer); here it is judged through the trainer's function
+ * (modelLogits), on the test files only.
  *
  *   npx tsx tools/bench/pointer-product.ts [--tasks failing,gate,urgency] [--lambda 10]
  *       [--pair-lambdas 1e-4,1e-5] [--label NAME]
@@ -15,8 +15,7 @@
  * as the order layer's), each cross-fitted on the trainer's own folds (select.ts crossFit). Prints
  * the out-of-fold cross-entropy and the test figures of each, whether the rule (the lowest
  * out-of-fold cross-entropy) would keep the pointer, the test items whose answer it changes, and
- * the words with the largest net gate (what a word carries of the thing named before it) and what
- * a few status words write.
+ * the words with the largest net gate (what a word carries of the thing named before it).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +26,8 @@ import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build
 import { learnerSetup } from '../../src/build/train/fit.js';
 import { fitModel, hiddenOf, type LayerChoice } from '../../src/build/train/learner.js';
 import { modelLogits, type ModelParams } from '../../src/build/train/model.js';
-import { DEFAULT_PAIR_SHAPE, pointerShape, sigmoid } from '../../src/build/train/pairs.js';
+import { DEFAULT_PAIR_SHAPE, sigmoid } from '../../src/build/train/pairs.js';
+import { pointerShape } from '../../src/build/train/pointer.js';
 import { defaultVocab } from '../../src/build/train/options.js';
 import { SCOPE_READINGS, SCOPE_WORDS, type ScopeCues } from '../../src/build/train/scope.js';
 import { crossFit } from '../../src/build/train/select.js';
@@ -117,38 +117,6 @@ function gates(params: ModelParams, decode: (ids: number[]) => string) {
   return out.sort((a, b) => b.gate - a.gate);
 }
 
-/** What a few words write (β of each head, at r = 1/2): a word reads the memory after its own write. */
-const STATUS_WORDS = [
-  'fine',
-  'ok',
-  'up',
-  'healthy',
-  'working',
-  'down',
-  'broken',
-  'dead',
-  'is',
-  'the',
-];
-function writes(params: ModelParams, encode: (text: string) => number[]) {
-  const p = params.pairs;
-  const emb = params.emb;
-  if (p === undefined || emb === undefined) return [];
-  const m = p.shape.m;
-  return STATUS_WORDS.flatMap((word) => {
-    const ids = encode(` ${word}`);
-    if (ids.length !== 1) return [];
-    const t = ids[0] as number;
-    const beta = [0, 1].map((h) => {
-      let x = 0.5 * (p.bBias[h] as number);
-      for (let j = 0; j < m; j++)
-        x += (p.b[h * m + j] as number) * 0.5 * (emb[t * m + j] as number);
-      return sigmoid(x).toFixed(2);
-    });
-    return [`${word} ${beta.join('/')}`];
-  });
-}
-
 const round = (v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(3)) : v);
 const results = [];
 for (const name of (values.tasks as string).split(',')) {
@@ -180,9 +148,10 @@ for (const name of (values.tasks as string).split(',')) {
   const rows: Array<Record<string, unknown>> = [
     { model: cues ?? 'plain', outOfFold: kept.logLoss, ...summarise(task, keptScored) },
   ];
+  // The pointer comes after the scope layer (its breaks empty the pointer's memory).
   const pairs = pointerShape(prepared.setup(null).classWidth);
-  const layer: LayerChoice = cues === null ? pairs : { cues, pairs };
-  for (const pairLambda of pairLambdas) {
+  const layer: LayerChoice = cues === null ? null : { cues, pairs };
+  for (const pairLambda of layer === null ? [] : pairLambdas) {
     const settings = { ...base, pairLambda };
     const score = await cross(layer, settings);
     const params = await fit(layer, settings);
@@ -206,13 +175,12 @@ for (const name of (values.tasks as string).split(',')) {
       ...summarise(task, scored),
       gatesHighest: words.slice(0, 8).map((w) => `${w.word} ${w.gate.toFixed(2)}`),
       gatesLowest: words.slice(-8).map((w) => `${w.word} ${w.gate.toFixed(2)}`),
-      writes: writes(params, (text) => prepared.data.tokenizer.encode(text)),
       changed,
     });
   }
   console.log(`\n${task.name} (λ ${lambda}; the kept scope reading: ${cues ?? 'none'})`);
   for (const row of rows) {
-    const { changed, gatesHighest, gatesLowest, writes: betas, ...figures } = row;
+    const { changed, gatesHighest, gatesLowest, ...figures } = row;
     console.log(
       JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, round(v)]))),
     );
@@ -220,8 +188,6 @@ for (const name of (values.tasks as string).split(',')) {
       console.log(`  gates, highest: ${(gatesHighest as string[]).join(', ')}`);
     if (gatesLowest !== undefined)
       console.log(`  gates, lowest: ${(gatesLowest as string[]).join(', ')}`);
-    if (betas !== undefined)
-      console.log(`  writes (β of each head): ${(betas as string[]).join(', ')}`);
     for (const c of (changed as Array<Record<string, string>> | undefined) ?? [])
       console.log(
         `  ${c.now === c.label ? 'now right' : c.was === c.label ? 'now wrong' : 'both wrong'} (${c.kind}, ${c.label}: ${c.was} → ${c.now}) ${c.text}`,

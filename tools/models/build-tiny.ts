@@ -11,7 +11,8 @@
  * TRAINED_PLANTED; its release in .cache/trained-planted-release), for trained.spec.ts, and the
  * disk run playground-train.spec.ts compares the page's training with; and
  * /models/trained-negation/ (TRAINED_NEGATION: the negation task, where `auto` keeps the scope
- * layer), for trained.spec.ts. Generated, never edited
+ * layer) and /models/trained-status/ (TRAINED_STATUS: the status task, where it keeps the
+ * pointer), for trained.spec.ts. Generated, never edited
  * by hand and never committed: `npm run models:tiny`.
  */
 import { createHash } from 'node:crypto';
@@ -23,14 +24,17 @@ import { trainDecisionModel } from '../../src/node/train/train.js';
 import {
   negationJsonl,
   plantedJsonl,
+  statusJsonl,
   TRAINED_NEGATION,
   TRAINED_PLANTED,
+  TRAINED_STATUS,
 } from '../train/planted.js';
 
 /**
  * The trained packages and their releases, at the trainer's defaults: the planted task
  * (trained.spec.ts reads both; playground-train.spec.ts compares the page's training with it)
- * and the negation task, whose model has the scope layer (trained.spec.ts).
+ * the negation task, whose model has the scope layer, and the status task, whose model has the
+ * pointer (trained.spec.ts).
  */
 const TRAINED = [
   {
@@ -42,6 +46,11 @@ const TRAINED = [
     dir: TRAINED_NEGATION.dir,
     release: TRAINED_NEGATION.release,
     examples: () => negationJsonl(TRAINED_NEGATION.count, TRAINED_NEGATION.seed),
+  },
+  {
+    dir: TRAINED_STATUS.dir,
+    release: TRAINED_STATUS.release,
+    examples: () => statusJsonl(TRAINED_STATUS.count, TRAINED_STATUS.seed),
   },
 ];
 
@@ -126,7 +135,12 @@ async function main(): Promise<void> {
       releaseDir: trained.release,
       fidelityRequests: 0,
     });
-    const layer = result.selection.scope ? ', scope layer' : result.selection.order ? ', order layer' : '';
+    const layer = [
+      ...(result.selection.scope ? ['scope layer'] : []),
+      ...(result.selection.pointer ? ['pointer'] : result.selection.order ? ['order layer'] : []),
+    ]
+      .map((l) => `, ${l}`)
+      .join('');
     console.log(`wrote ${trained.dir} (clef-web train${layer})`);
   }
   writeFileSync(stampFile, want);

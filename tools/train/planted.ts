@@ -234,6 +234,64 @@ export function negationExamples(n: number, seed: number): Array<{ state: string
 }
 
 /**
+ * A planted status task: each state names one word of each of two sets, one said to be fine and
+ * the other said to be failing, in either order ("the north is fine, the omega is down"); the
+ * label is the set of the failing one. Both words are in every state, so a bag of words gets half
+ * right; the pointer (src/build/train/pointer.ts), which lets "down" carry the thing named before
+ * it and "fine" take it away, can get them all.
+ */
+const STATUS_WORDS = {
+  fine: ['fine', 'ok', 'healthy', 'working'],
+  failing: ['down', 'broken', 'dead', 'failing'],
+} as const;
+
+export function statusExamples(n: number, seed: number): Array<{ state: string; label: string }> {
+  return twoSetExamples(n, seed, 3, (rng, fill, failing, fine) => {
+    const bad = `the ${failing} is ${STATUS_WORDS.failing[rng.int(4)] as string}`;
+    const good = `the ${fine} is ${STATUS_WORDS.fine[rng.int(4)] as string}`;
+    const sep = rng.int(2) === 0 ? ',' : ' but';
+    return rng.int(2) === 0
+      ? `${fill()} ${good}${sep} ${bad} ${fill()}`
+      : `${fill()} ${bad}${sep} ${good} ${fill()}`;
+  });
+}
+
+export function statusRequest(state: string, model = 'status-router') {
+  return {
+    model,
+    state,
+    questions: {
+      fault: {
+        type: 'choice',
+        instructions: 'Which kind of thing is at fault?',
+        criteria: { first: 'north, alpha or red', second: 'south, omega or blue' },
+      },
+    },
+  };
+}
+
+export function statusJsonl(n: number, seed: number, model?: string): string {
+  return (
+    statusExamples(n, seed)
+      .map(({ state, label }) =>
+        JSON.stringify({ request: statusRequest(state, model), labels: { fault: label } }),
+      )
+      .join('\n') + '\n'
+  );
+}
+
+/**
+ * The status-task package `npm run models:tiny` trains at the trainer's defaults (where `auto`
+ * keeps the pointer): test/browser/trained.spec.ts runs it on every device.
+ */
+export const TRAINED_STATUS = {
+  count: 240,
+  seed: 13,
+  dir: 'public/models/trained-status',
+  release: '.cache/trained-status-release',
+} as const;
+
+/**
  * The negation-task package `npm run models:tiny` trains at the trainer's defaults (where `auto`
  * keeps the scope layer): test/browser/trained.spec.ts runs it on every device.
  */

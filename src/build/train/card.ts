@@ -159,7 +159,7 @@ export function modelCard(facts: CardFacts): string {
     `# ${facts.name}`,
     '',
     `A decision model trained by \`clef-web train\` on ${facts.examples.train} labelled examples${facts.examples.heldOut > 0 ? ` (${facts.examples.heldOut} more held out)` : ''}.`,
-    `It is a Clef-layout model (a linear-attention layer that marks where the state is${facts.selection.order ? ', the order layer' : facts.selection.scope ? ', the scope layer' : ''} and a full-attention layer that pools it; hidden ${shape.hidden}, vocabulary ${shape.vocab}) that answers System One requests through the same engine as Clef-flash: \`createClef({ model: '<this directory>/' })\`, \`clef-web serve <this directory>\`.`,
+    `It is a Clef-layout model (a linear-attention layer that marks where the state is${facts.selection.scope ? ', the scope layer' : ''}${facts.selection.pointer ? ', the pointer' : facts.selection.order ? ', the order layer' : ''} and a full-attention layer that pools it; hidden ${shape.hidden}, vocabulary ${shape.vocab}) that answers System One requests through the same engine as Clef-flash: \`createClef({ model: '<this directory>/' })\`, \`clef-web serve <this directory>\`.`,
     '',
     `Every figure below was measured ${judgedOn}, never on text the model was fitted to.`,
     '',
@@ -227,7 +227,7 @@ export function modelCard(facts: CardFacts): string {
     '',
     '## How it was made and checked',
     '',
-    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias}${facts.selection.order ? `, with the order layer (its penalty ${facts.selection.settings.pairLambda}·λ)` : facts.selection.scope ? `, with the scope layer (${facts.selection.scopeCues === 'nominal' ? 'the cues that negate a thing' : 'every cue'})` : ', without the order layer'} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
+    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias}${facts.selection.order ? `, with the order layer (its penalty ${facts.selection.settings.pairLambda}·λ)` : facts.selection.scope ? `, with the scope layer (${facts.selection.scopeCues === 'nominal' ? 'the cues that negate a thing' : 'every cue'})` : facts.selection.pointer ? '' : ', without the order layer'}${facts.selection.pointer ? `, with the pointer (its penalty ${facts.selection.settings.pairLambda}·λ)` : ''} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
     facts.fidelityRequests > 0
       ? `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`
       : `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`'s code, without its fidelity pass against the float64 reference (0 requests: a page cannot run it, and quick builds skip it); the check below is the one that stands.`,
@@ -246,6 +246,11 @@ export function modelCard(facts: CardFacts): string {
               ? 'tried and did not help out of fold here'
               : 'not tried: `auto` tries them on files of up to 2,000 examples where the plain model misses more than 1% out of fold; `--order on` forces the order layer') +
             '). Questions and instructions are not read: every trained question sees the same state.',
+    ...(facts.selection.pointer
+      ? [
+          '- It also has the pointer: at each word it carries the evidence of the last thing named before it in its clause, with a weight and a sign the fit learned for that word, so "the vpn is fine, email is down" and "email is fine, the vpn is down" can differ where the examples used such words ("fine", "down"); what a word the examples never used carries is a guess from the words it looks like.',
+        ]
+      : []),
     '- It answers only the trained questions and options (above, and in `manifest.json` under `training`).',
     '- Texts unlike the training examples (another language, another domain) get confident-looking answers that mean little; calibration and abstention (`calibration.json`) are the guard.',
     '',

@@ -26,6 +26,10 @@ import { layerTensorName, type TensorToWrite } from '../safetensors.js';
 import { CONST_VALUE, hiddenLayout, RMS_EPS, type ModelParams, type ModelShape } from './model.js';
 import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
 import { FLAG_DROP, SCOPE_CLEAR, SCOPE_GAINS, SCOPE_KEY, scopeLayerParams } from './scope.js';
+import { POINTER_CLEAR, POINTER_KEY, POINTER_WRITE } from './pointer.js';
+
+/** The scope marks' break dim (scope.ts scopeEmbedding: cue, break, start of a word). */
+const SCOPE_BREAK_DIM = 1;
 import { exp } from './portable-math.js';
 
 const SCOPE_SHAPE = scopeLayerParams().shape;
@@ -301,11 +305,14 @@ function layerWeights(
       const row = 2 * KEY_DIM + kc;
       if (c === 0) w.qkv[row * D + L.constant] = CONSTANT_CHANNEL / CONST_VALUE;
       else if (pairs.shape.tied === true)
-        // The pointer's values read the class content (pairs.ts pointerShape).
+        // The pointer's values read the class content (pointer.ts).
         for (let j = 0; j < pairs.outDims; j++)
           w.qkv[row * D + L.content + j] = pairs.u[k * pairs.outDims + j] as number;
       else for (let j = 0; j < m; j++) w.qkv[row * D + embAt + j] = pairs.u[k * m + j] as number;
-      w.conv[row * K + (K - 1 - (head.kind === 'lag' ? head.lag : 0))] = 1;
+      // A break (the scope layer's break mark) stores zeros: the pointer's memory empties.
+      if (head.kind === 'pointer') w.qkv[row * D + L.emb + SCOPE_BREAK_DIM] = -POINTER_CLEAR;
+      const lag = head.kind === 'lag' ? head.lag : head.kind === 'pointer' ? 1 : 0;
+      w.conv[row * K + (K - 1 - lag)] = 1;
       for (let j = 0; j < m; j++) w.z[kc * D + embAt + j] = pairs.z[k * m + j] as number;
       w.z[kc * D + L.constant] = ((pairs.zBias[k] as number) - F) / CONST_VALUE;
       w.z[kc * D + L.flag] = F;
@@ -315,6 +322,10 @@ function layerWeights(
       w.b[h * D + L.constant] = 1000 / CONST_VALUE;
       w.aLog[h] = 20;
       w.dtBias[h] = 20;
+    } else if (head.kind === 'pointer') {
+      // β = σ(POINTER_WRITE r); the key (below) says whether the write reaches the slot read.
+      w.b[h * D + L.constant] = POINTER_WRITE / CONST_VALUE;
+      w.aLog[h] = -60;
     } else {
       for (let j = 0; j < m; j++) w.b[h * D + embAt + j] = pairs.b[h * m + j] as number;
       w.b[h * D + L.constant] = ((pairs.bBias[h] as number) - F) / CONST_VALUE;
@@ -323,6 +334,26 @@ function layerWeights(
       w.aLog[h] = -60;
     }
   });
+  if (heads.some((head) => head.kind === 'pointer')) {
+    // Keys from the token before (the conv's lag-1 tap): slot A after a content word or a break
+    // outside a scope, slot B after anything else (pointer.ts POINTER_KEY); the query reads A.
+    if (!heads.every((head) => head.kind === 'pointer'))
+      throw new Error('a layer with pointer heads has only pointer heads (they share its keys)');
+    const { gain, offset, flag } = POINTER_KEY;
+    const slots: Array<[number, number]> = [
+      [KEY_DIM, 1],
+      [KEY_DIM + 1, -1],
+    ];
+    for (const [row, sign] of slots) {
+      w.qkv[row * D + L.constant] = sign * (-offset - flag / CONST_VALUE);
+      w.qkv[row * D + L.pointerMark] = sign * gain;
+      w.qkv[row * D + L.emb + SCOPE_BREAK_DIM] = sign * gain;
+      w.qkv[row * D + L.flag] = sign * flag;
+      w.conv[row * K + (K - 1)] = 0;
+      w.conv[row * K + (K - 2)] = 1;
+    }
+    w.qkv[0 * D + L.constant] = SCOPE_GAINS.key; // query channel 0: slot A
+  }
   const own = heads.length * ownDv;
   for (let j = 0; j < pairs.outDims; j++)
     for (let k = 0; k < own; k++) {

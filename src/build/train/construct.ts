@@ -45,6 +45,7 @@ import {
 } from './model.js';
 import { KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
 import { scopeEmbedding, scopeLayerParams } from './scope.js';
+import { POINTER_CONTENT, POINTER_MARK } from './pointer.js';
 import {
   flagLayer,
   linearLayers,
@@ -188,6 +189,7 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
     for (let j = 0; j < width; j++) row[L.content + j] = params.theta[t * width + j] as number;
     if (params.scope !== undefined)
       scopeEmbedding(params.scope[t] as number).forEach((e, j) => (row[L.emb + j] = e));
+    if (params.pointerMarks?.[t] === POINTER_CONTENT) row[L.pointerMark] = POINTER_MARK;
     const m = params.shape.pairs?.m ?? 0;
     for (let j = 0; j < m; j++)
       row[L.pairEmb + j] = (params.emb as Float64Array)[t * m + j] as number;

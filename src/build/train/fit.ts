@@ -22,6 +22,7 @@ import {
 } from './learner.js';
 import { modelLogits, type ModelExample } from './model.js';
 import { DEFAULT_PAIR_SHAPE } from './pairs.js';
+import { pointerShape } from './pointer.js';
 import { SCOPE_READINGS, type ScopeCues } from './scope.js';
 import {
   assignFolds,
@@ -80,6 +81,9 @@ export interface FitPhase {
     scopeTried: boolean;
     /** The cues the kept scope layer reads (scope.ts), when it was kept. */
     scopeCues: ScopeCues | null;
+    /** Whether the model has the pointer after the scope layer (pointer.ts), and whether it was tried. */
+    pointer: boolean;
+    pointerTried: boolean;
   };
   /**
    * Logits on unseen text for the card and calibration: out-of-fold logits of every training
@@ -164,6 +168,18 @@ export const ORDER_PAIR_LAMBDA = 1e-2;
  * extended where its end wins").
  */
 export const LAMBDA_MAX = 100;
+
+/**
+ * The pointer's L2 penalty relative to λ (pairLambda). On failing (160 lines, λ 10) 10⁻⁴ gave a
+ * lower out-of-fold cross-entropy than 10⁻⁵ (tools/bench/pointer-product.ts, docs/benchmarks.md).
+ */
+export const POINTER_PAIR_LAMBDA = 1e-4;
+
+/**
+ * The most options (over every trained question) the pointer is tried with: its heads carry one
+ * channel per option, and every linear layer of the release gets as many.
+ */
+export const POINTER_MAX_OPTIONS = 32;
 
 /** `auto` leaves the order layer out where the plain model's out-of-fold accuracy is this high. */
 export const ORDER_UNNEEDED_ACCURACY = 0.99;
@@ -253,6 +269,8 @@ export async function fitPhase(
     // plain candidate: cross-fitted at the best plain settings, and the one with the lowest
     // out-of-fold cross-entropy is kept where it is lower than the plain model's.
     let scoped: { setup: LearnerSetup; cues: ScopeCues } | null = null;
+    // The reading that scored best, kept or not: the pointer is tried on top of it.
+    let reading: { cues: ScopeCues; logLoss: number } | null = null;
     if (tryScope && best !== null) {
       const settings = best.cross.best;
       for (const cues of SCOPE_READINGS) {
@@ -260,10 +278,36 @@ export async function fitPhase(
         const cross = await crossFitOne(setup, settings);
         const score = cross.scores[0] as CandidateScore;
         scores.push({ ...score, layer: cues === 'every' ? 'scope' : 'scope-nominal' });
+        if (reading === null || score.logLoss < reading.logLoss)
+          reading = { cues, logLoss: score.logLoss };
         if (score.logLoss < lossOf(best)) {
           best = { setup, cross };
           scoped = { setup, cues };
         }
+      }
+    }
+    // The pointer (pointer.ts) after the scope layer (the kept reading, else the one that scored
+    // best: its breaks empty the pointer's memory), at the kept λ: one more full cross-fit, kept
+    // where it predicts better out of fold. It learns a few numbers a word, so a small file can
+    // teach it ("fine" takes the thing before it away, "down" adds it).
+    const classWidth = best?.setup.classWidth ?? 0;
+    const cues = scoped?.cues ?? reading?.cues ?? null;
+    const tryPointer = cues !== null && classWidth <= POINTER_MAX_OPTIONS;
+    let pointed: { setup: LearnerSetup; cues: ScopeCues } | null = null;
+    if (tryPointer && cues !== null && best !== null) {
+      const setup = setupWith({ cues, pairs: pointerShape(classWidth) });
+      const cross = await crossFitOne(setup, {
+        ...best.cross.best,
+        pairLambda: POINTER_PAIR_LAMBDA,
+      });
+      const score = cross.scores[0] as CandidateScore;
+      scores.push({
+        ...score,
+        layer: cues === 'every' ? 'scope+pointer' : 'scope-nominal+pointer',
+      });
+      if (score.logLoss < lossOf(best)) {
+        best = { setup, cross };
+        pointed = { setup, cues };
       }
     }
     // Under `auto` the order layer first earns a full cross-fit on one fold: fitted without fold
@@ -317,9 +361,18 @@ export async function fitPhase(
         scores,
         order: chosen.setup === ordered,
         orderTried: tryOrder,
-        scope: scoped !== null && chosen.setup === scoped.setup,
+        scope:
+          (scoped !== null && chosen.setup === scoped.setup) ||
+          (pointed !== null && chosen.setup === pointed.setup),
         scopeTried: tryScope,
-        scopeCues: scoped !== null && chosen.setup === scoped.setup ? scoped.cues : null,
+        scopeCues:
+          scoped !== null && chosen.setup === scoped.setup
+            ? scoped.cues
+            : pointed !== null && chosen.setup === pointed.setup
+              ? pointed.cues
+              : null,
+        pointer: pointed !== null && chosen.setup === pointed.setup,
+        pointerTried: tryPointer,
       },
       outOfFold: chosen.cross.outOfFold,
       folds: fold,
@@ -371,6 +424,8 @@ export async function fitPhase(
       scope: false,
       scopeTried: false,
       scopeCues: null,
+      pointer: false,
+      pointerTried: false,
     },
     outOfFold: null,
     folds: null,

@@ -30,7 +30,8 @@ import {
 } from './model.js';
 import type { ClefTokenizer } from '../../clef/tokenizer.js';
 import { Rng } from '../../calibrate/prng.js';
-import { pointerWeights, zeroPairParams, type PairParams, type PairShape } from './pairs.js';
+import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
+import { POINTER_CONTENT, POINTER_MARK, pointerMarks, pointerWeights } from './pointer.js';
 import { log, normal } from './portable-math.js';
 import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
 import { scopeEmbedding, scopeMarks, scopedBag, type ScopeCues } from './scope.js';
@@ -59,6 +60,8 @@ export interface LearnerSetup {
   baseNorm: Float64Array;
   /** Per token, its scope mark (scope.ts), when the shape has the scope layer. */
   scopeMarks?: Uint8Array;
+  /** Per token, its pointer mark (pointer.ts), where the order layer is the pointer. */
+  pointerMarks?: Uint8Array;
 }
 
 export interface FittedModel {
@@ -156,6 +159,16 @@ export function setupLearner(
   );
   baseNorm[markers.state] = (baseNorm[markers.state] as number) + 1;
   baseNorm[markers.schema] = (baseNorm[markers.schema] as number) + 1;
+  // The pointer's marks are in the embedding too (a content word's), and only with the scope layer:
+  // a break's clearing reads the scope layer's break mark.
+  let pointer: Uint8Array | undefined;
+  if (pairs?.heads.some((h) => h.kind === 'pointer') === true) {
+    if (cues === null) throw new Error('the pointer needs the scope layer before it');
+    pointer = pointerMarks((ids) => tokenizer.decode(ids), vocab, frozen);
+    pointer.forEach((mark, t) => {
+      if (mark === POINTER_CONTENT) baseNorm[t] = (baseNorm[t] as number) + POINTER_MARK ** 2;
+    });
+  }
   if (cues === null)
     return { shape, classWidth, normDims, features, frozen, rowOf, rows0, baseNorm };
   // A token's marks are in its embedding: part of |x|² wherever the token is.
@@ -173,6 +186,7 @@ export function setupLearner(
     rows0,
     baseNorm,
     scopeMarks: marks,
+    ...(pointer === undefined ? {} : { pointerMarks: pointer }),
   };
 }
 
@@ -333,6 +347,7 @@ export function fitObjective(
     logBias: log(bias),
     baseNorm: setup.baseNorm,
     ...(marks === undefined ? {} : { scope: marks }),
+    ...(setup.pointerMarks === undefined ? {} : { pointerMarks: setup.pointerMarks }),
     ...(pairShape === undefined
       ? {}
       : {
@@ -363,7 +378,7 @@ export function fitObjective(
     blocks.push(
       { values: embWeights.u, gradient: () => dEmbWeights.u, l2: pl },
       { values: embWeights.g, gradient: () => dEmbWeights.g, l2: pl },
-      // The pointer's U and out_proj are fixed (pairs.ts pointerWeights), not fitted.
+      // The pointer's U and out_proj are fixed (pointer.ts pointerWeights), not fitted.
       ...(pairShape.tied === true ? [] : [{ values: pairs.u, gradient: () => g().u, l2: pl }]),
       { values: pairs.z, gradient: () => g().z, l2: pl },
       { values: pairs.zBias, gradient: () => g().zBias, l2: BIAS_PENALTY * pl },
@@ -392,6 +407,7 @@ export function fitObjective(
     rowOf: params.rowOf,
     baseNorm: params.baseNorm,
     ...(params.pairs === undefined ? {} : { pairOutDims: params.pairs.outDims }),
+    ...(params.pointerMarks === undefined ? {} : { pointerMarks: params.pointerMarks }),
     examples: train,
     ranges,
     weight: 1 / Math.max(questions, 1),

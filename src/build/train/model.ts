@@ -44,7 +44,7 @@ export interface ModelShape {
   pairs?: PairShape;
   /**
    * The scope layer (scope.ts): words in a negation's scope leave the bag. With the pointer
-   * (pairs.ts pointerShape) the release runs it first, and the pointer reads the bag it leaves.
+   * (pointer.ts) the release runs it first, and the pointer reads the bag it leaves.
    */
   scope?: boolean;
   /** Pooling heads (the attention heads of both layers). */
@@ -88,7 +88,9 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pair
   const angles = 4;
   const content = angles + 2 * P;
   const scopeDims = shape.scope === true ? SCOPE_DIMS : 0;
-  const m = scopeDims + (shape.pairs?.m ?? 0);
+  // The pointer's mark of a content word (pointer.ts), after the scope marks.
+  const markDims = shape.pairs?.heads.some((h) => h.kind === 'pointer') === true ? 1 : 0;
+  const m = scopeDims + markDims + (shape.pairs?.m ?? 0);
   return {
     constant: 0,
     /** +1 on the STATE token, −1 on SCHEMA: what the flag layer reads. */
@@ -102,8 +104,10 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pair
     /** The scope layer's marks (scope.ts), then the order layer's pair embedding (pairs.ts). */
     emb: content + P * hd,
     embDims: m,
+    /** The pointer's content-word mark (pointer.ts), when the order layer is the pointer. */
+    pointerMark: content + P * hd + scopeDims,
     /** Where the order layer's pair embedding starts (after the scope marks, when both). */
-    pairEmb: content + P * hd + scopeDims,
+    pairEmb: content + P * hd + scopeDims + markDims,
     hidden: content + P * hd + m,
   };
 }
@@ -133,6 +137,8 @@ export interface ModelParams {
   emb?: Float64Array;
   /** Per token, its scope mark (scope.ts), when the shape has the scope layer. */
   scope?: Uint8Array;
+  /** Per token, its pointer mark (pointer.ts), when the order layer is the pointer. */
+  pointerMarks?: Uint8Array;
 }
 
 export interface ModelQuestion {
@@ -199,6 +205,7 @@ export function pairContext(params: ModelParams): PairContext | null {
     hidden: D,
     rmsEps,
     constValue: CONST_VALUE,
+    ...(params.pointerMarks === undefined ? {} : { pointerMarks: params.pointerMarks }),
   };
 }
 

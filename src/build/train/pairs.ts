@@ -24,13 +24,16 @@
  */
 import { exp } from './portable-math.js';
 
-/** A head of the order layer. */
-export type PairHead = { kind: 'lag'; lag: number } | { kind: 'memory' };
+/**
+ * A head of the order layer: the token `lag` back, a memory of the tokens its writes keep, or a
+ * pointer (pointer.ts) to the last content word before the token.
+ */
+export type PairHead = { kind: 'lag'; lag: number } | { kind: 'memory' } | { kind: 'pointer' };
 
 export interface PairShape {
   heads: readonly PairHead[];
   /**
-   * The pointer (pointerShape): the values read the token's class content, r · θ[0, outDims),
+   * The pointer (pointer.ts): the values read the token's class content, r · θ[0, outDims),
    * not its pair embedding, so a memory carries the evidence of the thing it holds. U is then
    * [heads · dv, outDims].
    */
@@ -52,47 +55,6 @@ export const DEFAULT_PAIR_SHAPE: PairShape = Object.freeze({
   dv: 8,
   m: 16,
 });
-
-/** The pointer's pair-embedding dims: what its gates and writes read of a token. */
-export const POINTER_DIMS = 4;
-
-/**
- * The pointer: two memory heads whose values are the class content of the tokens their writes
- * keep (tied), and whose out_proj adds one head's memory to the current token's content and
- * takes the other's away. A token's gates (its pair embedding) say how much of the thing named
- * before it it carries, and with which sign: "down" after "the vpn" adds the vpn's evidence,
- * "fine" takes it away. U and out_proj are fixed (pointerWeights); the fit learns the writes, the
- * gates and the tokens' pair embeddings. With the scope layer (model.ts ModelShape) the release
- * runs the scope layer first, and the flag it lowers shuts the pointer's writes and gates on the
- * words in scope, so the pointer reads the bag the scope layer leaves.
- *
- * `clef-web train` does not try it: on the project's ops questions it learned to carry the thing
- * named before a word forward at nearly every word, not a status word's sign, and cost negation
- * items (docs/benchmarks.md, "The pointer in the trainer's model"; tools/bench/pointer-product.ts).
- */
-export function pointerShape(classWidth: number): PairShape {
-  return Object.freeze({
-    heads: Object.freeze([{ kind: 'memory' }, { kind: 'memory' }]) as readonly PairHead[],
-    dv: 1 + classWidth,
-    m: POINTER_DIMS,
-    tied: true,
-  });
-}
-
-/** Sets the pointer's fixed weights: value channel 1 + j reads class dim j; out ± identity. */
-export function pointerWeights(p: PairParams): void {
-  const { heads, dv } = p.shape;
-  const C = heads.length * dv;
-  const out = p.outDims;
-  p.u.fill(0);
-  p.wo.fill(0);
-  for (let h = 0; h < heads.length; h++)
-    for (let j = 0; j < out; j++) {
-      const k = h * dv + 1 + j;
-      p.u[k * out + j] = 1;
-      p.wo[j * C + k] = h === 0 ? 1 : -1;
-    }
-}
 
 /** The most a lag head looks back (the conv's kernel is 4 wide: taps at lags 0-3). */
 export const MAX_LAG = 3;
@@ -202,6 +164,24 @@ export interface PairContext {
   hidden: number;
   rmsEps: number;
   constValue: number;
+  /** [vocab] pointer.ts marks, for the pointer's heads. */
+  pointerMarks?: Uint8Array;
+}
+
+/** A token's pointer mark (pointer.ts): nothing to point at, a content word, or a break. */
+export const POINTER_NONE = 0;
+export const POINTER_CONTENT = 1;
+export const POINTER_BREAK = 2;
+/** A pointer head's β = σ(r · POINTER_WRITE) ≥ σ(30) where it writes: a write replaces the memory. */
+export const POINTER_WRITE = 100;
+
+/** A pointer head's write strength at position s, and whether it clears (pointer.ts). */
+function pointerWrite(ctx: PairContext, input: PairInput, s: number, rs: number) {
+  const mark = s > 0 ? ((ctx.pointerMarks as Uint8Array)[input.tokens[s - 1] as number] ?? 0) : 0;
+  return {
+    beta: mark === POINTER_NONE ? 0 : sigmoid(rs * POINTER_WRITE),
+    clears: mark === POINTER_BREAK,
+  };
 }
 
 export function pairForward(
@@ -271,9 +251,11 @@ export function pairForward(
     const shut = FLAG_GATE * ((input.flag[s] as number) - 1);
     for (let h = 0; h < H; h++) {
       const head = heads[h] as PairHead;
-      const from = head.kind === 'lag' ? s - head.lag : s;
+      const from = head.kind === 'lag' ? s - head.lag : head.kind === 'pointer' ? s - 1 : s;
       let b = 1;
-      if (head.kind === 'memory') {
+      let clears = false;
+      if (head.kind === 'pointer') ({ beta: b, clears } = pointerWrite(ctx, input, s, rs));
+      else if (head.kind === 'memory') {
         let x = rs * ((bBias[h] as number) + shut);
         for (let j = 0; j < m; j++) x += (Bw[h * m + j] as number) * (eHat[s * m + j] as number);
         b = sigmoid(x);
@@ -283,7 +265,7 @@ export function pairForward(
       for (let c = 0; c < dv; c++) {
         const k = h * dv + c;
         const value =
-          from >= 0 ? (pre[from * C + k] as number) * (sPre[from * C + k] as number) : 0;
+          from >= 0 && !clears ? (pre[from * C + k] as number) * (sPre[from * C + k] as number) : 0;
         v[i * C + k] = value;
         const previous = i > 0 ? (mem[(i - 1) * C + k] as number) : 0;
         const mk = (1 - b) * previous + b * value;
@@ -386,6 +368,7 @@ export function pairBackward(
       }
       // d(o/rms): dO_c − o_c (Σ dCore·gate·o) / (dv · rms³)
       const b = beta[i * H + h] as number;
+      const clears = head.kind === 'pointer' && pointerWrite(ctx, input, s, rs).clears;
       let dBeta = 0;
       for (let c = 0; c < dv; c++) {
         const k = h * dv + c;
@@ -397,13 +380,16 @@ export function pairBackward(
         dBeta += dm * (value - previous);
         dMemNext[k] = (1 - b) * dm; // becomes dL/dm(i − 1)
         const dv_ = b * dm;
-        const from = head.kind === 'lag' ? s - head.lag : s;
-        if (from >= 0)
+        const from = head.kind === 'lag' ? s - head.lag : head.kind === 'pointer' ? s - 1 : s;
+        if (from >= 0 && !clears)
           dPre[from * C + k] =
             (dPre[from * C + k] as number) +
             dv_ * dSiluOf(pre[from * C + k] as number, sPre[from * C + k] as number);
       }
-      if (head.kind === 'memory') {
+      if (head.kind === 'pointer') {
+        // β = σ(r · POINTER_WRITE) where it writes: r's share of its gradient.
+        dR[s] = (dR[s] as number) + dBeta * b * (1 - b) * POINTER_WRITE;
+      } else if (head.kind === 'memory') {
         const dx = dBeta * b * (1 - b);
         gBBias[h] = (gBBias[h] as number) + dx * rs;
         for (let j = 0; j < m; j++) {

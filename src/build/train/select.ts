@@ -40,7 +40,7 @@ export interface CandidateScore {
   /** Folds it was judged on, when not all of them (the order layer's one-fold trial). */
   folds?: number;
   /** The layer it was fitted with beside the bag, if any (`scope-nominal`: nominal cues only). */
-  layer?: 'scope' | 'scope-nominal' | 'order';
+  layer?: 'scope' | 'scope-nominal' | 'order' | 'scope+pointer' | 'scope-nominal+pointer';
 }
 
 export interface CrossFit {

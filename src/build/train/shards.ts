@@ -60,6 +60,8 @@ export interface ShardFit {
   baseNorm: Float64Array;
   /** The order layer's out_proj width (pairs.ts), when the model has one. */
   pairOutDims?: number;
+  /** The pointer's marks (pointer.ts), when the order layer is the pointer. */
+  pointerMarks?: Uint8Array;
   examples: readonly ModelExample[];
   ranges: ReadonlyArray<readonly [number, number]>;
   /** Each labelled question's weight in the loss (1 / the questions of the whole fit). */
@@ -94,6 +96,7 @@ function zeroParams(fit: Omit<ShardFit, 'examples' | 'ranges' | 'weight'>): Mode
     scaleLogit: 0,
     logBias: 0,
     baseNorm: fit.baseNorm,
+    ...(fit.pointerMarks === undefined ? {} : { pointerMarks: fit.pointerMarks }),
   };
   if (pairs === undefined) return params;
   return {

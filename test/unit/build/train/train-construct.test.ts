@@ -27,7 +27,8 @@ import { RMS_EPS, writeRelease } from '../../../../src/build/train/construct.js'
 import { encodeExamples, prepareTokenizer } from '../../../../src/build/train/data.js';
 import { classDims, fitModel, setupLearner } from '../../../../src/build/train/learner.js';
 import { hiddenLayout, modelLogits, WEIGHT_RANGE } from '../../../../src/build/train/model.js';
-import { DEFAULT_PAIR_SHAPE, pointerShape } from '../../../../src/build/train/pairs.js';
+import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
+import { pointerShape } from '../../../../src/build/train/pointer.js';
 import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 import { plantedJsonl, plantedRequest } from '../../../../tools/train/planted.js';
@@ -99,7 +100,6 @@ describe('the constructed release computes the model', () => {
     [8, 'none'],
     [8, 'order'],
     [8, 'scope'],
-    [8, 'pointer'],
     [8, 'scope+pointer'],
   ] as const)(
     'norm dims %i, layer %s: the float64 reference forward equals the model on random weights',
@@ -175,13 +175,11 @@ describe('the constructed release computes the model', () => {
         normDims,
         layer === 'order'
           ? DEFAULT_PAIR_SHAPE
-          : layer === 'pointer'
-            ? pointerShape(width)
-            : layer === 'scope+pointer'
-              ? { cues: 'every', pairs: pointerShape(width) }
-              : layer === 'scope'
-                ? 'every'
-                : null,
+          : layer === 'scope+pointer'
+            ? { cues: 'every', pairs: pointerShape(width) }
+            : layer === 'scope'
+              ? 'every'
+              : null,
       );
       const fitted = await fitModel(setup, encoded, {
         settings: { lambda: 0.1, normScale: 0.5, bias: 1 },
@@ -255,7 +253,7 @@ describe('the constructed release computes the model', () => {
           10 * 5e-6 * spread,
         );
       }
-      if (layer === 'pointer' || layer === 'scope+pointer') {
+      if (layer === 'scope+pointer') {
         // The pointer has teeth: without its out_proj the logits move by ten times the tolerance.
         const pairs = params.pairs as NonNullable<typeof params.pairs>;
         const silent = { ...params, pairs: { ...pairs, wo: new Float64Array(pairs.wo.length) } };
