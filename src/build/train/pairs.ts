@@ -10,8 +10,12 @@
  *
  *   v_h(t)  = silu(U_h · ê_{t−k})        lag heads: the token k back (the causal conv, one tap)
  *           = silu(U_h · ê_t)            memory heads: the token itself
+ *           = silu(U_h · r_{t−1} θ_{t−1})   pointer heads (pointer.ts): the token before's class
+ *                                        content (tied), zero where that token is a break
  *   β_h(t)  = 1                          lag heads: the memory is overwritten at every token
  *           = σ(B_h · ê_t + b_h ĉ_t + F f̂_t)   memory heads: how much token t is worth keeping
+ *           = σ(100 r_t) or 0            pointer heads: where the token before is a content word
+ *                                        or a break, else nothing is written
  *   m_h(t)  = (1 − β_h(t)) m_h(t − 1) + β_h(t) v_h(t)   (the delta rule with a constant key)
  *   z_h(t)  = Z_h · ê_t + ζ_h ĉ_t + F f̂_t   (the output gate, read from the token itself)
  *   p(t)    = W_o · [ m_h(t) / rms(m_h(t)) ⊙ silu(z_h(t)) ]_h
