@@ -286,28 +286,52 @@ export async function fitPhase(
         }
       }
     }
+    // A candidate fitted without fold 0 and judged on it against the best model's out-of-fold
+    // answers there: where it loses (the common case for the layers below) that costs one fit,
+    // not k, and it is not cross-fitted.
+    const probeFold = async (
+      setup: LearnerSetup,
+      settings: FitSettings,
+      against: { cross: CrossFit },
+    ): Promise<{ won: boolean; score: ReturnType<typeof score> }> => {
+      total += 1;
+      const held = examples.filter((_, i) => fold[i] === 0);
+      const fitted = await fitModel(
+        setup,
+        examples.filter((_, i) => fold[i] !== 0),
+        { settings, maxIterations: MAX_ITERATIONS, onIteration, pool },
+      );
+      tick();
+      const bestOut = against.cross.outOfFold.filter((_, i) => fold[i] === 0);
+      const probe = score(
+        held,
+        held.map((e) => modelLogits(fitted.params, e)),
+      );
+      return { won: probe.logLoss < score(held, bestOut).logLoss, score: probe };
+    };
     // The pointer (pointer.ts) after the scope layer (the kept reading, else the one that scored
-    // best: its breaks empty the pointer's memory), at the kept λ: one more full cross-fit, kept
-    // where it predicts better out of fold. It learns a few numbers a word, so a small file can
-    // teach it ("fine" takes the thing before it away, "down" adds it).
+    // best: its breaks empty the pointer's memory), at the kept λ: kept where it predicts better
+    // out of fold, after it first wins on one fold. It learns a few numbers a word, so a small
+    // file can teach it ("fine" takes the thing before it away, "down" adds it).
     const classWidth = best?.setup.classWidth ?? 0;
     const cues = scoped?.cues ?? reading?.cues ?? null;
     const tryPointer = cues !== null && classWidth <= POINTER_MAX_OPTIONS;
     let pointed: { setup: LearnerSetup; cues: ScopeCues } | null = null;
     if (tryPointer && cues !== null && best !== null) {
       const setup = setupWith({ cues, pairs: pointerShape(classWidth) });
-      const cross = await crossFitOne(setup, {
-        ...best.cross.best,
-        pairLambda: POINTER_PAIR_LAMBDA,
-      });
-      const score = cross.scores[0] as CandidateScore;
-      scores.push({
-        ...score,
-        layer: cues === 'every' ? 'scope+pointer' : 'scope-nominal+pointer',
-      });
-      if (score.logLoss < lossOf(best)) {
-        best = { setup, cross };
-        pointed = { setup, cues };
+      const settings = { ...best.cross.best, pairLambda: POINTER_PAIR_LAMBDA };
+      const layer = cues === 'every' ? 'scope+pointer' : 'scope-nominal+pointer';
+      const probe = k > 1 ? await probeFold(setup, settings, best) : { won: true, score: null };
+      if (!probe.won && probe.score !== null)
+        scores.push({ settings, ...probe.score, folds: 1, layer });
+      if (probe.won) {
+        const cross = await crossFitOne(setup, settings);
+        const score = cross.scores[0] as CandidateScore;
+        scores.push({ ...score, layer });
+        if (score.logLoss < lossOf(best)) {
+          best = { setup, cross };
+          pointed = { setup, cues };
+        }
       }
     }
     // Under `auto` the order layer first earns a full cross-fit on one fold: fitted without fold
@@ -318,22 +342,10 @@ export async function fitPhase(
       ordered !== null && (mode === 'on' || accuracyOf(best) < ORDER_UNNEEDED_ACCURACY);
     let probed = true;
     if (ordered !== null && tryOrder && mode === 'auto' && best !== null && k > 1) {
-      total += 1;
       const settings = orderSettings(best.cross.best);
-      const held = examples.filter((_, i) => fold[i] === 0);
-      const fitted = await fitModel(
-        ordered,
-        examples.filter((_, i) => fold[i] !== 0),
-        { settings, maxIterations: MAX_ITERATIONS, onIteration, pool },
-      );
-      tick();
-      const plainOut = best.cross.outOfFold.filter((_, i) => fold[i] === 0);
-      const probe = score(
-        held,
-        held.map((e) => modelLogits(fitted.params, e)),
-      );
-      probed = probe.logLoss < score(held, plainOut).logLoss;
-      if (!probed) scores.push({ settings, ...probe, folds: 1, layer: 'order' });
+      const probe = await probeFold(ordered, settings, best);
+      probed = probe.won;
+      if (!probed) scores.push({ settings, ...probe.score, folds: 1, layer: 'order' });
     }
     if (ordered !== null && tryOrder && probed) {
       const cross = await crossFitOne(
