@@ -24,7 +24,14 @@
  */
 import { layerTensorName, type TensorToWrite } from '../safetensors.js';
 import { CONST_VALUE, hiddenLayout, RMS_EPS, type ModelParams, type ModelShape } from './model.js';
-import { CONSTANT_CHANNEL, FLAG_GATE, KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
+import {
+  CONSTANT_CHANNEL,
+  FLAG_GATE,
+  isPointer,
+  KEY_DIM,
+  MAX_LAG,
+  type PairParams,
+} from './pairs.js';
 import { FLAG_DROP, SCOPE_CLEAR, SCOPE_GAINS, SCOPE_KEY, scopeLayerParams } from './scope.js';
 import { POINTER_CLEAR, POINTER_KEY, POINTER_WRITE } from './pointer.js';
 
@@ -304,7 +311,7 @@ function layerWeights(
       const kc = h * dv + c;
       const row = 2 * KEY_DIM + kc;
       if (c === 0) w.qkv[row * D + L.constant] = CONSTANT_CHANNEL / CONST_VALUE;
-      else if (pairs.shape.tied === true)
+      else if (isPointer(pairs.shape))
         // The pointer's values read the class content (pointer.ts).
         for (let j = 0; j < pairs.outDims; j++)
           w.qkv[row * D + L.content + j] = pairs.u[k * pairs.outDims + j] as number;
@@ -334,7 +341,7 @@ function layerWeights(
       w.aLog[h] = -60;
     }
   });
-  if (heads.some((head) => head.kind === 'pointer')) {
+  if (isPointer(pairs.shape)) {
     // Keys from the token before (the conv's lag-1 tap): slot A after a content word or a break
     // outside a scope, slot B after anything else (pointer.ts POINTER_KEY); the query reads A.
     if (!heads.every((head) => head.kind === 'pointer'))

@@ -334,10 +334,8 @@ export async function fitPhase(
         }
       }
     }
-    // Under `auto` the order layer first earns a full cross-fit on one fold: fitted without fold
-    // 0 and judged on it against the plain model's out-of-fold answers there. Where it loses
-    // (the common case on a file with no contrasting word orders) that costs one fit, not k.
-    // Nor is the order layer tried where the scope layer left nothing to fix.
+    // Under `auto` the order layer too first wins on one fold (probeFold): it loses there on the
+    // common file, with no contrasting word orders. Nor is it tried where nothing is left to fix.
     const tryOrder =
       ordered !== null && (mode === 'on' || accuracyOf(best) < ORDER_UNNEEDED_ACCURACY);
     let probed = true;
@@ -357,6 +355,10 @@ export async function fitPhase(
       if (mode === 'on' || score.logLoss < lossOf(best)) best = { setup: ordered, cross };
     }
     const chosen = best as { setup: LearnerSetup; cross: CrossFit };
+    // The cues of the kept scope layer, alone or with the pointer after it.
+    const keptCues =
+      [scoped, pointed].find((layer) => layer !== null && layer.setup === chosen.setup)?.cues ??
+      null;
     const model = await fitModel(chosen.setup, examples, {
       settings: chosen.cross.best,
       maxIterations: MAX_ITERATIONS,
@@ -373,17 +375,10 @@ export async function fitPhase(
         scores,
         order: chosen.setup === ordered,
         orderTried: tryOrder,
-        scope:
-          (scoped !== null && chosen.setup === scoped.setup) ||
-          (pointed !== null && chosen.setup === pointed.setup),
+        scope: keptCues !== null,
         scopeTried: tryScope,
-        scopeCues:
-          scoped !== null && chosen.setup === scoped.setup
-            ? scoped.cues
-            : pointed !== null && chosen.setup === pointed.setup
-              ? pointed.cues
-              : null,
-        pointer: pointed !== null && chosen.setup === pointed.setup,
+        scopeCues: keptCues,
+        pointer: chosen.setup === pointed?.setup,
         pointerTried: tryPointer,
       },
       outOfFold: chosen.cross.outOfFold,

@@ -30,7 +30,7 @@ import {
 } from './model.js';
 import type { ClefTokenizer } from '../../clef/tokenizer.js';
 import { Rng } from '../../calibrate/prng.js';
-import { zeroPairParams, type PairParams, type PairShape } from './pairs.js';
+import { isPointer, zeroPairParams, type PairParams, type PairShape } from './pairs.js';
 import { POINTER_CONTENT, POINTER_MARK, pointerMarks, pointerWeights } from './pointer.js';
 import { log, normal } from './portable-math.js';
 import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
@@ -162,7 +162,7 @@ export function setupLearner(
   // The pointer's marks are in the embedding too (a content word's), and only with the scope layer:
   // a break's clearing reads the scope layer's break mark.
   let pointer: Uint8Array | undefined;
-  if (pairs?.heads.some((h) => h.kind === 'pointer') === true) {
+  if (pairs !== null && isPointer(pairs)) {
     if (cues === null) throw new Error('the pointer needs the scope layer before it');
     pointer = pointerMarks((ids) => tokenizer.decode(ids), vocab, frozen);
     pointer.forEach((mark, t) => {
@@ -379,14 +379,14 @@ export function fitObjective(
       { values: embWeights.u, gradient: () => dEmbWeights.u, l2: pl },
       { values: embWeights.g, gradient: () => dEmbWeights.g, l2: pl },
       // The pointer's U and out_proj are fixed (pointer.ts pointerWeights), not fitted.
-      ...(pairShape.tied === true ? [] : [{ values: pairs.u, gradient: () => g().u, l2: pl }]),
+      ...(isPointer(pairShape) ? [] : [{ values: pairs.u, gradient: () => g().u, l2: pl }]),
       { values: pairs.z, gradient: () => g().z, l2: pl },
       { values: pairs.zBias, gradient: () => g().zBias, l2: BIAS_PENALTY * pl },
       { values: pairs.b, gradient: () => g().b, l2: pl },
       { values: pairs.bBias, gradient: () => g().bBias, l2: BIAS_PENALTY * pl },
-      ...(pairShape.tied === true ? [] : [{ values: pairs.wo, gradient: () => g().wo, l2: pl }]),
+      ...(isPointer(pairShape) ? [] : [{ values: pairs.wo, gradient: () => g().wo, l2: pl }]),
     );
-    if (pairShape.tied === true) pointerWeights(pairs);
+    if (isPointer(pairShape)) pointerWeights(pairs);
   }
   const size = blocks.reduce((n, b) => n + b.values.length, 0);
   const questions = train.reduce((n, e) => n + e.questions.filter((q) => q.label >= 0).length, 0);

@@ -28,6 +28,7 @@
  */
 
 import {
+  isPointer,
   pairForward,
   type PairContext,
   type PairForward,
@@ -89,7 +90,7 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pair
   const content = angles + 2 * P;
   const scopeDims = shape.scope === true ? SCOPE_DIMS : 0;
   // The pointer's mark of a content word (pointer.ts), after the scope marks.
-  const markDims = shape.pairs?.heads.some((h) => h.kind === 'pointer') === true ? 1 : 0;
+  const markDims = isPointer(shape.pairs) ? 1 : 0;
   const m = scopeDims + markDims + (shape.pairs?.m ?? 0);
   return {
     constant: 0,

@@ -11,7 +11,7 @@
  *   v_h(t)  = silu(U_h · ê_{t−k})        lag heads: the token k back (the causal conv, one tap)
  *           = silu(U_h · ê_t)            memory heads: the token itself
  *           = silu(U_h · r_{t−1} θ_{t−1})   pointer heads (pointer.ts): the token before's class
- *                                        content (tied), zero where that token is a break
+ *                                        content, zero where that token is a break
  *   β_h(t)  = 1                          lag heads: the memory is overwritten at every token
  *           = σ(B_h · ê_t + b_h ĉ_t + F f̂_t)   memory heads: how much token t is worth keeping
  *           = σ(100 r_t) or 0            pointer heads: where the token before is a content word
@@ -36,12 +36,6 @@ export type PairHead = { kind: 'lag'; lag: number } | { kind: 'memory' } | { kin
 
 export interface PairShape {
   heads: readonly PairHead[];
-  /**
-   * The pointer (pointer.ts): the values read the token's class content, r · θ[0, outDims),
-   * not its pair embedding, so a memory carries the evidence of the thing it holds. U is then
-   * [heads · dv, outDims].
-   */
-  tied?: boolean;
   /** Channels per head (the layer's value head dim), channel 0 the constant one. */
   dv: number;
   /** Pair embedding dims in the residual stream. */
@@ -71,7 +65,7 @@ export const KEY_DIM = 4;
 
 export interface PairParams {
   shape: PairShape;
-  /** [heads · dv, m] (tied: [heads · dv, outDims]): value projections (channel 0 rows unused). */
+  /** [heads · dv, m] (the pointer: [heads · dv, outDims]): value projections (channel 0 rows unused). */
   u: Float64Array;
   /** [heads · dv, m]: gate projections. */
   z: Float64Array;
@@ -86,9 +80,22 @@ export interface PairParams {
   outDims: number;
 }
 
-/** The columns of U: the pair embedding's dims, or (tied) the class content's. */
-export function valueInputs(shape: PairShape, outDims: number): number {
-  return shape.tied === true ? outDims : shape.m;
+/**
+ * Whether the layer is the pointer (pointer.ts): its heads' values read the token's class content,
+ * r · θ[0, outDims), not a pair embedding, so a memory carries the evidence of the thing it holds.
+ */
+export function isPointer(shape: PairShape | undefined): boolean {
+  return shape?.heads.some((h) => h.kind === 'pointer') === true;
+}
+
+/** The columns of U: the pair embedding's dims, or the pointer's class content's. */
+function valueInputs(shape: PairShape, outDims: number): number {
+  return isPointer(shape) ? outDims : shape.m;
+}
+
+/** The position a head's value comes from at position s. */
+function sourceOf(head: PairHead, s: number): number {
+  return head.kind === 'lag' ? s - head.lag : head.kind === 'pointer' ? s - 1 : s;
 }
 
 export function zeroPairParams(shape: PairShape, width: number): PairParams {
@@ -179,13 +186,9 @@ export const POINTER_BREAK = 2;
 /** A pointer head's β = σ(r · POINTER_WRITE) ≥ σ(30) where it writes: a write replaces the memory. */
 export const POINTER_WRITE = 100;
 
-/** A pointer head's write strength at position s, and whether it clears (pointer.ts). */
-function pointerWrite(ctx: PairContext, input: PairInput, s: number, rs: number) {
-  const mark = s > 0 ? ((ctx.pointerMarks as Uint8Array)[input.tokens[s - 1] as number] ?? 0) : 0;
-  return {
-    beta: mark === POINTER_NONE ? 0 : sigmoid(rs * POINTER_WRITE),
-    clears: mark === POINTER_BREAK,
-  };
+/** The pointer mark of the token before position s (what a pointer head writes there). */
+function markBefore(ctx: PairContext, input: PairInput, s: number): number {
+  return s > 0 ? ((ctx.pointerMarks as Uint8Array)[input.tokens[s - 1] as number] ?? 0) : 0;
 }
 
 export function pairForward(
@@ -199,7 +202,7 @@ export function pairForward(
   const { u: U, z: Z, b: Bw, zBias, bBias, wo } = params;
   const H = heads.length;
   const C = H * dv;
-  const tied = params.shape.tied === true;
+  const tied = isPointer(params.shape);
   const out = params.outDims;
   const n = input.tokens.length;
   const bag = n - input.bagStart;
@@ -253,12 +256,16 @@ export function pairForward(
     const s = input.bagStart + i;
     const rs = r[s] as number;
     const shut = FLAG_GATE * ((input.flag[s] as number) - 1);
+    // A pointer head writes the token before where it is a content word or a break (which
+    // clears), with β = σ(r · POINTER_WRITE); the same for each of its heads.
+    const mark = tied ? markBefore(ctx, input, s) : POINTER_NONE;
+    const pointerBeta = mark === POINTER_NONE ? 0 : sigmoid(rs * POINTER_WRITE);
     for (let h = 0; h < H; h++) {
       const head = heads[h] as PairHead;
-      const from = head.kind === 'lag' ? s - head.lag : head.kind === 'pointer' ? s - 1 : s;
+      const from = sourceOf(head, s);
       let b = 1;
-      let clears = false;
-      if (head.kind === 'pointer') ({ beta: b, clears } = pointerWrite(ctx, input, s, rs));
+      const clears = head.kind === 'pointer' && mark === POINTER_BREAK;
+      if (head.kind === 'pointer') b = pointerBeta;
       else if (head.kind === 'memory') {
         let x = rs * ((bBias[h] as number) + shut);
         for (let j = 0; j < m; j++) x += (Bw[h * m + j] as number) * (eHat[s * m + j] as number);
@@ -372,7 +379,7 @@ export function pairBackward(
       }
       // d(o/rms): dO_c − o_c (Σ dCore·gate·o) / (dv · rms³)
       const b = beta[i * H + h] as number;
-      const clears = head.kind === 'pointer' && pointerWrite(ctx, input, s, rs).clears;
+      const clears = head.kind === 'pointer' && markBefore(ctx, input, s) === POINTER_BREAK;
       let dBeta = 0;
       for (let c = 0; c < dv; c++) {
         const k = h * dv + c;
@@ -384,7 +391,7 @@ export function pairBackward(
         dBeta += dm * (value - previous);
         dMemNext[k] = (1 - b) * dm; // becomes dL/dm(i − 1)
         const dv_ = b * dm;
-        const from = head.kind === 'lag' ? s - head.lag : head.kind === 'pointer' ? s - 1 : s;
+        const from = sourceOf(head, s);
         if (from >= 0 && !clears)
           dPre[from * C + k] =
             (dPre[from * C + k] as number) +
@@ -404,8 +411,8 @@ export function pairBackward(
       }
     }
   }
-  // pre = U · ê (tied: U · r θ) (channels ≥ 1), CONSTANT_CHANNEL · r (channel 0)
-  const tied = params.shape.tied === true;
+  // pre = U · ê (the pointer: U · r θ) (channels ≥ 1), CONSTANT_CHANNEL · r (channel 0)
+  const tied = isPointer(params.shape);
   const out = params.outDims;
   for (let s = 0; s < n; s++) {
     const t = input.tokens[s] as number;

@@ -78,15 +78,14 @@ export const POINTER_CLEAR = 400;
 export const POINTER_DIMS = 4;
 
 /**
- * The pointer's shape: two heads whose values are the class content (tied: U is
- * [heads · dv, classWidth]) with a channel per class and the constant one.
+ * The pointer's shape: two heads whose values are the class content (U is [heads · dv,
+ * classWidth]) with a channel per class and the constant one.
  */
 export function pointerShape(classWidth: number): PairShape {
   return Object.freeze({
     heads: Object.freeze([{ kind: 'pointer' }, { kind: 'pointer' }]) as readonly PairHead[],
     dv: 1 + classWidth,
     m: POINTER_DIMS,
-    tied: true,
   });
 }
 
