@@ -111,56 +111,62 @@ for (const device of DEVICES) {
   );
 }
 
-for (const device of DEVICES) {
-  test(
-    `a trained package with the scope layer on ${device}: fresh negation draws, the float64 reference`,
-    { tag: deviceTag(device) },
-    async ({ page }) => {
-      // The negation task's model leaves negated words out of the pooling (the scope layer: a
-      // Gated DeltaNet layer with fixed weights); a device that kept them would be at chance.
-      const model = `/${TRAINED_NEGATION.dir.replace(/^public\//, '')}/`;
-      await openPage(page);
-      const info = await mustLoad(page, 'negation', { model, device, warmUp: false });
-      expect(info.device).toBe(device);
-      const seed = testSeed(`trained.spec ${device} negation`);
-      const draws = negationExamples(8, seed).map(({ state, label }) => ({
-        request: negationRequest(state, info.model),
-        label,
-      }));
-      const withSeed = seedLine(`trained.spec ${device} negation`, seed);
-      const release = TRAINED_NEGATION.release;
-      await answersDraws(page, 'negation', device, release, 'kept', draws, withSeed);
-    },
-  );
-}
-
-for (const device of DEVICES) {
-  test(
-    `a trained package with the pointer on ${device}: fresh status draws, the float64 reference`,
-    { tag: deviceTag(device) },
-    async ({ page }) => {
-      // The status task's model carries the thing named before a status word ("the north is
-      // fine, the omega is down"): the pointer, a Gated DeltaNet layer after the scope layer whose
-      // keys and values read the token before. A bag of words is at chance on these draws.
+/**
+ * Packages with the layers beyond the bag, each on its planted task, whose fresh draws a bag of
+ * words answers at chance: a device that got such a layer wrong would fail them.
+ */
+const LAYERED = [
+  {
+    // The scope layer leaves negated words out of the pooling (a Gated DeltaNet layer with fixed
+    // weights).
+    layers: 'the scope layer',
+    task: 'negation',
+    trained: TRAINED_NEGATION,
+    examples: negationExamples,
+    request: negationRequest,
+    question: 'kept',
+  },
+  {
+    // The pointer carries the thing named before a status word ("the north is fine, the omega is
+    // down"): a Gated DeltaNet layer after the scope layer whose keys and values read the token
+    // before. The release must have it (flag, scope, pointer, pooling), and the card say so.
+    layers: 'the pointer',
+    task: 'status',
+    trained: TRAINED_STATUS,
+    examples: statusExamples,
+    request: statusRequest,
+    question: 'fault',
+    check: () => {
       const config = JSON.parse(
         readFileSync(join(TRAINED_STATUS.release, 'config.json'), 'utf8'),
       ) as { text_config: { layer_types: string[] } };
       expect(config.text_config.layer_types, 'flag, scope, pointer, pooling').toHaveLength(4);
       expect(readFileSync(join(TRAINED_STATUS.dir, 'README.md'), 'utf8')).toContain('the pointer');
-      const model = `/${TRAINED_STATUS.dir.replace(/^public\//, '')}/`;
-      await openPage(page);
-      const info = await mustLoad(page, 'status', { model, device, warmUp: false });
-      expect(info.device).toBe(device);
-      const seed = testSeed(`trained.spec ${device} status`);
-      const draws = statusExamples(8, seed).map(({ state, label }) => ({
-        request: statusRequest(state, info.model),
-        label,
-      }));
-      const withSeed = seedLine(`trained.spec ${device} status`, seed);
-      await answersDraws(page, 'status', device, TRAINED_STATUS.release, 'fault', draws, withSeed);
     },
-  );
-}
+  },
+];
+
+for (const { layers, task, trained, examples, request, question, check } of LAYERED)
+  for (const device of DEVICES) {
+    test(
+      `a trained package with ${layers} on ${device}: fresh ${task} draws, the float64 reference`,
+      { tag: deviceTag(device) },
+      async ({ page }) => {
+        check?.();
+        const model = `/${trained.dir.replace(/^public\//, '')}/`;
+        await openPage(page);
+        const info = await mustLoad(page, task, { model, device, warmUp: false });
+        expect(info.device).toBe(device);
+        const seed = testSeed(`trained.spec ${device} ${task}`);
+        const draws = examples(8, seed).map(({ state, label }) => ({
+          request: request(state, info.model),
+          label,
+        }));
+        const withSeed = seedLine(`trained.spec ${device} ${task}`, seed);
+        await answersDraws(page, task, device, trained.release, question, draws, withSeed);
+      },
+    );
+  }
 
 test('<clef-decide> on a trained package warns when asked what it was not trained on', async ({
   page,

@@ -180,18 +180,14 @@ export const NEGATION_OPTIONS = ['first', 'second'] as const;
 const NEGATION_CUES = ['not', 'never', 'without', 'no', "don't"] as const;
 const PLAIN_FILLER = FILLER.filter((w) => w !== 'not');
 
+/** A request of a two-set task: one choice question `id` between the two sets. */
+function twoSetRequest(state: string, model: string, id: string, instructions: string) {
+  const criteria = { first: 'north, alpha or red', second: 'south, omega or blue' };
+  return { model, state, questions: { [id]: { type: 'choice', instructions, criteria } } };
+}
+
 export function negationRequest(state: string, model = 'negation-router') {
-  return {
-    model,
-    state,
-    questions: {
-      kept: {
-        type: 'choice',
-        instructions: 'Which kind of word is meant?',
-        criteria: { first: 'north, alpha or red', second: 'south, omega or blue' },
-      },
-    },
-  };
+  return twoSetRequest(state, model, 'kept', 'Which kind of word is meant?');
 }
 
 /**
@@ -257,17 +253,7 @@ export function statusExamples(n: number, seed: number): Array<{ state: string; 
 }
 
 export function statusRequest(state: string, model = 'status-router') {
-  return {
-    model,
-    state,
-    questions: {
-      fault: {
-        type: 'choice',
-        instructions: 'Which kind of thing is at fault?',
-        criteria: { first: 'north, alpha or red', second: 'south, omega or blue' },
-      },
-    },
-  };
+  return twoSetRequest(state, model, 'fault', 'Which kind of thing is at fault?');
 }
 
 export function statusJsonl(n: number, seed: number, model?: string): string {
