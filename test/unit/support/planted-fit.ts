@@ -1,5 +1,6 @@
 /** What the trainer's planted two-option tasks (train-order, train-scope) share. */
 import { parseLabelledExamples } from '../../../src/calibrate/examples.js';
+import { checkExamples, encodeExamples, prepareTokenizer } from '../../../src/build/train/data.js';
 import { modelLogits, type ModelExample } from '../../../src/build/train/model.js';
 import { validateRequest } from '../../../src/protocol/validate.js';
 
@@ -18,4 +19,22 @@ export function binaryAccuracy(
     if ((logits[label] as number) > (logits[1 - label] as number)) right++;
   }
   return right / examples.length;
+}
+
+/**
+ * A planted task's training lines and fresh draws, tokenized as a small `train` run does (a
+ * 600-token vocabulary, `keepWhole` kept whole) and encoded for the trainer.
+ */
+export function plantedData(
+  trainText: string,
+  freshText: string,
+  keepWhole: readonly string[] = [],
+) {
+  const train = parseExamples(trainText);
+  const questions = checkExamples(train);
+  const data = prepareTokenizer(train, 600, keepWhole);
+  const trained = new Set(questions.map((q) => q.id));
+  const encoded = encodeExamples(train, data, 4096, trained);
+  const freshEncoded = encodeExamples(parseExamples(freshText), data, 4096, trained);
+  return { train, questions, data, encoded, freshEncoded, groups: [{ examples: train, encoded }] };
 }

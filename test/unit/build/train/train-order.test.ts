@@ -16,11 +16,6 @@
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import {
-  checkExamples,
-  encodeExamples,
-  prepareTokenizer,
-} from '../../../../src/build/train/data.js';
-import {
   learnerSetup,
   MAX_ITERATIONS,
   ORDER_PAIR_LAMBDA,
@@ -30,19 +25,15 @@ import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';
 import { orderJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
-import { binaryAccuracy, parseExamples } from '../../support/planted-fit.js';
+import { binaryAccuracy, plantedData } from '../../support/planted-fit.js';
 
 describe('the order layer', () => {
   it('answers the planted order task on fresh draws (≥ 97%; target 99%), where the bag of words is at chance', async () => {
     const SEED = testSeed('train-order');
-    const train = parseExamples(orderJsonl(480, SEED));
-    const fresh = parseExamples(orderJsonl(400, SEED + 1));
-    const questions = checkExamples(train);
-    const data = prepareTokenizer(train, 600);
-    const trained = new Set(questions.map((q) => q.id));
-    const encoded = encodeExamples(train, data, 4096, trained);
-    const freshEncoded = encodeExamples(fresh, data, 4096, trained);
-    const groups = [{ examples: train, encoded }];
+    const { questions, data, encoded, freshEncoded, groups } = plantedData(
+      orderJsonl(480, SEED),
+      orderJsonl(400, SEED + 1),
+    );
     const options = { rmsEps: RMS_EPS };
 
     const plain = await fitModel(learnerSetup(data, questions, groups, options, null), encoded, {

@@ -11,11 +11,6 @@
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import {
-  checkExamples,
-  encodeExamples,
-  prepareTokenizer,
-} from '../../../../src/build/train/data.js';
-import {
   learnerSetup,
   MAX_ITERATIONS,
   POINTER_PAIR_LAMBDA,
@@ -26,19 +21,16 @@ import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';
 import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';
 import { statusJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
-import { binaryAccuracy, parseExamples } from '../../support/planted-fit.js';
+import { binaryAccuracy, plantedData } from '../../support/planted-fit.js';
 
 describe('the pointer', () => {
   it('answers the planted status task on fresh draws (≥ 95%), where the bag of words is at chance', async () => {
     const SEED = testSeed('train-pointer');
-    const train = parseExamples(statusJsonl(240, SEED));
-    const fresh = parseExamples(statusJsonl(400, SEED + 1));
-    const questions = checkExamples(train);
-    const data = prepareTokenizer(train, 600, SCOPE_WORDS);
-    const trained = new Set(questions.map((q) => q.id));
-    const encoded = encodeExamples(train, data, 4096, trained);
-    const freshEncoded = encodeExamples(fresh, data, 4096, trained);
-    const groups = [{ examples: train, encoded }];
+    const { questions, data, encoded, freshEncoded, groups } = plantedData(
+      statusJsonl(240, SEED),
+      statusJsonl(400, SEED + 1),
+      SCOPE_WORDS,
+    );
     const options = { rmsEps: RMS_EPS };
     const fit = (setup: ReturnType<typeof learnerSetup>, pairLambda?: number) =>
       fitModel(setup, encoded, {

@@ -7,11 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
-import {
-  checkExamples,
-  encodeExamples,
-  prepareTokenizer,
-} from '../../../../src/build/train/data.js';
+import { prepareTokenizer } from '../../../../src/build/train/data.js';
 import { fitPhase, learnerSetup, MAX_ITERATIONS } from '../../../../src/build/train/fit.js';
 import { fitModel } from '../../../../src/build/train/learner.js';
 import {
@@ -28,7 +24,7 @@ import {
 } from '../../../../src/build/train/scope.js';
 import { faultJsonl, negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
-import { binaryAccuracy, parseExamples } from '../../support/planted-fit.js';
+import { binaryAccuracy, parseExamples, plantedData } from '../../support/planted-fit.js';
 
 describe('the scope marks', () => {
   it('mark negation cues and clause breaks by their text, case and spacing aside', () => {
@@ -139,12 +135,11 @@ async function autoAgainst(
   seed: number,
   control: ScopeCues | null,
 ) {
-  const train = parseExamples(trainText);
-  const questions = checkExamples(train);
-  const data = prepareTokenizer(train, 600, SCOPE_WORDS);
-  const trained = new Set(questions.map((q) => q.id));
-  const encoded = encodeExamples(train, data, 4096, trained);
-  const freshEncoded = encodeExamples(parseExamples(freshText), data, 4096, trained);
+  const { train, questions, data, encoded, freshEncoded, groups } = plantedData(
+    trainText,
+    freshText,
+    SCOPE_WORDS,
+  );
   const chosen = await fitPhase(
     data,
     questions,
@@ -152,7 +147,6 @@ async function autoAgainst(
     { examples: [], encoded: [] },
     { order: 'auto', seed, rmsEps: RMS_EPS },
   );
-  const groups = [{ examples: train, encoded }];
   const other = await fitModel(
     learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, control),
     encoded,
