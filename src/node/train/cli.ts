@@ -12,6 +12,7 @@ import type { TrainInput } from '../../build/train/input.js';
 import type { TrainProgress } from '../../build/train/options.js';
 import type { PlainFormat } from '../../build/train/plain.js';
 import type { TeacherProgress } from '../../build/train/teacher-options.js';
+import { progressLines } from './progress-lines.js';
 import { trainDecisionModel } from './train.js';
 import { DEFAULT_SETTINGS } from '../../build/train/select.js';
 
@@ -80,6 +81,9 @@ function formatEta(ms: number | undefined): string {
 }
 
 export function formatProgress(p: TrainProgress | TeacherProgress): string {
+  // A fit's own message counts the fits ("fit 3 of 16, iteration 40"): no "2/16" before it.
+  if (p.phase === 'fit' && p.message !== undefined)
+    return `train: ${p.message}${formatEta(p.etaMs)}`;
   const count = p.total > 1 ? ` ${p.done}/${p.total}` : p.done >= p.total ? ' done' : '';
   return `train: ${p.phase}${count}${p.message ? `: ${p.message}` : ''}${formatEta(p.etaMs)}`;
 }
@@ -188,6 +192,9 @@ export async function trainMain(argv: string[]): Promise<number> {
   }
   const controller = new AbortController();
   let stopSignals = () => {};
+  const lines = progressLines(process.stderr, formatProgress, {
+    terminal: process.stderr.isTTY === true,
+  });
   try {
     const lambda = number('lambda', values.lambda);
     const plain =
@@ -244,11 +251,11 @@ export async function trainMain(argv: string[]): Promise<number> {
       onProgress: (p) => {
         // The teacher's phase is over once training starts: signals are training's again.
         if (p.phase !== 'teacher') stopSignals();
-        if (!values.quiet) process.stderr.write(`${formatProgress(p)}\n`);
+        if (!values.quiet) lines.write(p);
       },
     };
     if (options.teacher !== undefined) stopSignals = stopTeacherOnSignal(controller);
-    const result = await trainDecisionModel(options);
+    const result = await trainDecisionModel(options).finally(() => lines.end());
     const on = result.evaluatedOn === 'cross-fit' ? 'out of fold' : 'held out';
     for (const q of result.heldOut.questions) {
       const nb = result.baseline.questions.find((b) => b.id === q.id)?.accuracy ?? NaN;
