@@ -66,7 +66,10 @@ describe('clef-web train on a planted task', () => {
     try {
       let right = 0;
       const drawSeed = testSeed('train planted draws');
-      const fresh = plantedExamples(200, drawSeed);
+      // 1,000 draws: measured, this model answers 99.72% of 6,000 draws right (every miss an
+      // `abuse` line); at 200 draws 3 misses (98.5%) come about once in 50 runs, at 1,000 the 11
+      // that would fail it about once in 6,000 (Poisson tails).
+      const fresh = plantedExamples(1000, drawSeed);
       for (const { state, label } of fresh) {
         const response = (await engine.decide(plantedRequest(state))).response;
         const answer = response.answers.route as { choice: string };
@@ -221,6 +224,7 @@ describe('the CLI', () => {
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const stdout = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
+      const started = Date.now();
       const code = await main([
         'train',
         '--examples',
@@ -235,6 +239,7 @@ describe('the CLI', () => {
         '0',
       ]);
       expect(code).toBe(0);
+      const seconds = (Date.now() - started) / 1000;
       const progress = stderr.mock.calls.map((c) => String(c[0])).join('');
       for (const phase of [
         'check',
@@ -249,7 +254,11 @@ describe('the CLI', () => {
       }
       // 5 folds of the cross-fit, then the final fit (no order layer: the plain model answers
       // every planted example right out of fold).
-      expect(progress).toMatch(/train: fit 1\/6: fit 2 of 6, about \d+ s left/);
+      expect(progress).toMatch(/train: fit 1 of 6/);
+      // stderr is no terminal here: the fits' iteration updates (one every 20 iterations) are
+      // written at most one every 10 s (progress-lines.ts), not a line each.
+      const ticks = progress.split('\n').filter((l) => l.includes('iteration'));
+      expect(ticks.length).toBeLessThanOrEqual(Math.ceil(seconds / 10));
       const printed = stdout.mock.calls.map((c) => String(c[0])).join('\n');
       expect(printed).toMatch(
         /route: accuracy [\d.]+% over 120 answers out of fold; naive Bayes [\d.]+%: /,
