@@ -85,7 +85,8 @@ export function formatProgress(p: TrainProgress | TeacherProgress): string {
   if (p.phase === 'fit' && p.message !== undefined)
     return `train: ${p.message}${formatEta(p.etaMs)}`;
   const count = p.total > 1 ? ` ${p.done}/${p.total}` : p.done >= p.total ? ' done' : '';
-  return `train: ${p.phase}${count}${p.message ? `: ${p.message}` : ''}${formatEta(p.etaMs)}`;
+  const eta = p.done >= p.total ? '' : formatEta(p.etaMs); // nothing is left once it is done
+  return `train: ${p.phase}${count}${p.message ? `: ${p.message}` : ''}${eta}`;
 }
 
 const FORMATS: readonly PlainFormat[] = ['csv', 'jsonl', 'lines'];

@@ -100,4 +100,13 @@ describe('progressLines', () => {
     lines.end();
     expect(text.endsWith('20\n')).toBe(true);
   });
+
+  it('names no time left on a phase that is done', () => {
+    expect(formatProgress({ phase: 'verify', done: 80, total: 80, etaMs: 0 })).toBe(
+      'train: verify 80/80',
+    );
+    expect(formatProgress({ phase: 'verify', done: 50, total: 80, etaMs: 4000 })).toBe(
+      'train: verify 50/80, about 4 s left',
+    );
+  });
 });
