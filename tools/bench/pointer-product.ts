@@ -8,7 +8,7 @@
  * (modelLogits), on the test files only.
  *
  *   npx tsx tools/bench/pointer-product.ts [--tasks failing,gate,urgency] [--lambda 10]
- *       [--pair-lambdas 1e-4,1e-5] [--label NAME]
+ *       [--pair-lambdas 1e-4,1e-5] [--with-pairs] [--label NAME]
  *
  * Per question: the scope reading `train`'s rule keeps (both cross-fitted at --lambda, the λ
  * `train` chose on every ops question), then the pointer on top at each penalty (relative to λ,
@@ -41,6 +41,7 @@ const { values } = parseArgs({
     lambda: { type: 'string', default: '10' },
     'pair-lambdas': { type: 'string', default: '1e-4,1e-5' },
     label: { type: 'string', default: 'pointer-product' },
+    'with-pairs': { type: 'boolean', default: false },
   },
 });
 const lambda = Number(values.lambda);
@@ -120,7 +121,7 @@ function gates(params: ModelParams, decode: (ids: number[]) => string) {
 const round = (v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(3)) : v);
 const results = [];
 for (const name of (values.tasks as string).split(',')) {
-  const task = loadTask(name);
+  const task = loadTask(name, values['with-pairs']);
   const prepared = prepare(task);
   const cross = async (layer: LayerChoice, settings = base) =>
     (
