@@ -14,6 +14,7 @@ import type { TrainedQuestion } from './data.js';
 import type { BaselineReport } from './baseline.js';
 import type { FitPhase } from './fit.js';
 import type { FitSettings } from './learner.js';
+import { leavesCuesOut, type ScopeCues } from './scope.js';
 
 export interface QuestionFigures {
   id: string;
@@ -151,6 +152,7 @@ const round4 = (x: number): number | null =>
 export function modelCard(facts: CardFacts): string {
   const lines: string[] = [];
   const { shape } = facts;
+  const bare = facts.selection.scopeCues != null && leavesCuesOut(facts.selection.scopeCues);
   const judgedOn =
     facts.evaluatedOn === 'cross-fit'
       ? `out of fold (${facts.selection.folds}-fold cross-fit: each example judged by a model fitted without it)`
@@ -227,7 +229,7 @@ export function modelCard(facts: CardFacts): string {
     '',
     '## How it was made and checked',
     '',
-    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias}${facts.selection.order ? `, with the order layer (its penalty ${facts.selection.settings.pairLambda}·λ)` : facts.selection.scope ? `, with the scope layer (${facts.selection.scopeCues === 'nominal' ? 'the cues that negate a thing' : 'every cue'})` : facts.selection.pointer ? '' : ', without the order layer'}${facts.selection.pointer ? `, with the pointer (its penalty ${facts.selection.settings.pairLambda}·λ)` : ''} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
+    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias}${facts.selection.order ? `, with the order layer (its penalty ${facts.selection.settings.pairLambda}·λ)` : facts.selection.scope ? `, with the scope layer (${cuesPhrase(facts.selection.scopeCues)})` : facts.selection.pointer ? '' : ', without the order layer'}${facts.selection.pointer ? `, with the pointer (its penalty ${facts.selection.settings.pairLambda}·λ)` : ''} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
     facts.fidelityRequests > 0
       ? `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`
       : `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`'s code, without its fidelity pass against the float64 reference (0 requests: a page cannot run it, and quick builds skip it); the check below is the one that stands.`,
@@ -235,10 +237,10 @@ export function modelCard(facts: CardFacts): string {
     '',
     '## What it does not know',
     '',
-    facts.selection.scope && facts.selection.scopeCues === 'nominal'
-      ? '- It reads the state as a tf-idf weighted bag of words and character n-grams, leaving out the words in the scope of a negation of a thing (from "not", "no", "without", "nothing", "instead", "rather" to the end of its clause: "not the database, the wifi is down" counts as "not, the wifi is down"). A negated verb\'s words stay ("can\'t reach the vpn" counts the vpn), as does what comes before a cue ("email isn\'t the issue" counts email). Other word orders ("delete temp, keep prod" against "delete prod, keep temp") barely move it. Questions and instructions are not read: every trained question sees the same state.'
+    facts.selection.scope && facts.selection.scopeCues?.startsWith('nominal') === true
+      ? `- It reads the state as a tf-idf weighted bag of words and character n-grams, leaving out the words in the scope of a negation of a thing (from "not", "no", "without", "nothing", "instead", "rather" to the end of its clause: "not the database, the wifi is down" counts as "${bare ? '' : 'not, '}the wifi is down"${bare ? ': the negation words themselves are left out too' : ''}). A negated verb's words stay ("can't reach the vpn" counts the vpn), as does what comes before a cue ("email isn't the issue" counts email). Other word orders ("delete temp, keep prod" against "delete prod, keep temp") barely move it. Questions and instructions are not read: every trained question sees the same state.`
       : facts.selection.scope
-        ? '- It reads the state as a tf-idf weighted bag of words and character n-grams, leaving out the words in the scope of a negation (from "not", "no", "never", "without", "instead", "rather" or a "n\'t" to the end of its clause: "don\'t archive the invoices, purge them" counts as "don\'t, purge them"). Other word orders ("delete temp, keep prod" against "delete prod, keep temp") barely move it. Questions and instructions are not read: every trained question sees the same state.'
+        ? `- It reads the state as a tf-idf weighted bag of words and character n-grams, leaving out the words in the scope of a negation (from "not", "no", "never", "without", "instead", "rather" or a "n't" to the end of its clause: "don't archive the invoices, purge them" counts as "${bare ? '' : "don't, "}purge them"${bare ? ': the negation words themselves are left out too' : ''}). Other word orders ("delete temp, keep prod" against "delete prod, keep temp") barely move it. Questions and instructions are not read: every trained question sees the same state.`
         : facts.selection.order
           ? '- It reads the state as a tf-idf weighted bag of words and character n-grams, plus an order layer: each word also seen with the words before it (the previous two, and two memories of earlier words the fit found worth keeping), so "delete temp, keep prod" and "delete prod, keep temp" can differ where the examples taught it. Orders and negations the examples never showed are guesses. Questions and instructions are not read: every trained question sees the same state.'
           : '- It reads the state as a tf-idf weighted bag of words and character n-grams: word order, negation and anything the examples never used barely move it (the scope and order layers were ' +
@@ -260,6 +262,14 @@ export function modelCard(facts: CardFacts): string {
 }
 
 /** The card's plain statement of whether the model beat the baseline. */
+/** The scope layer's cues, in the card's words. */
+function cuesPhrase(cues: ScopeCues | null): string {
+  const which = cues?.startsWith('nominal') === true ? 'the cues that negate a thing' : 'every cue';
+  return cues !== null && leavesCuesOut(cues)
+    ? `${which}, the cues themselves left out too`
+    : which;
+}
+
 function verdict(model: number, baseline: number): string {
   return {
     earned: 'earned its place',

@@ -12,7 +12,11 @@
  * constant direction, l2-normalised, so the recurrent state is k̂ mᵀ):
  * - STATE (head 0) writes with β = 1 at the STATE token (marker dim +1) and never forgets;
  * - SCHEMA (head 1) the same at the SCHEMA token (marker dim −1);
- * - erase (head 2) holds a constant at every token (β = 1, decay 0).
+ * - erase (head 2) holds a constant at every token (β = 1, decay 0);
+ * - CUE (head 3, where the scope layer's cues leave the bag: scope.ts SCOPE_LEFT_OUT) holds the
+ *   token's own cue mark, as erase holds its constant, and takes 2 from the flag of a cue: −1 in
+ *   the state, where the pooling leaves it out with the words in its scope (its |x|, so its r,
+ *   unchanged), −3 after it (model.ts CUE_FLAG_NORM).
  * Every head's output is RMS-normalised per head, so a set memory reads the same at every later
  * token whatever was written: flag = [STATE seen] − 2 [SCHEMA seen], that is 0 before the state,
  * +1 in it, −1 after it. The gate silu(z) multiplying that output is read from the token itself,
@@ -32,16 +36,26 @@ import {
   MAX_LAG,
   type PairParams,
 } from './pairs.js';
-import { FLAG_DROP, SCOPE_CLEAR, SCOPE_GAINS, SCOPE_KEY, scopeLayerParams } from './scope.js';
+import {
+  FLAG_DROP,
+  SCOPE_CLEAR,
+  SCOPE_GAINS,
+  SCOPE_KEY,
+  SCOPE_MARK,
+  scopeLayerParams,
+} from './scope.js';
 import { POINTER_CLEAR, POINTER_KEY, POINTER_WRITE } from './pointer.js';
 
-/** The scope marks' break dim (scope.ts scopeEmbedding: cue, break, start of a word). */
+/** The scope marks' cue and break dims (scope.ts scopeEmbedding: cue, break, start of a word). */
+const SCOPE_CUE_DIM = 0;
 const SCOPE_BREAK_DIM = 1;
 import { exp } from './portable-math.js';
 
 const SCOPE_SHAPE = scopeLayerParams().shape;
-/** The flag layer's heads: STATE, SCHEMA, erase. */
-const FLAG_HEADS = 3;
+/** The flag layer's heads: STATE, SCHEMA, erase, and the cue head where cues leave the bag. */
+function flagHeads(shape: Pick<ModelShape, 'cuesLeftOut'>): number {
+  return shape.cuesLeftOut === true ? 4 : 3;
+}
 /** The smallest pad: the longest embedding row gets this much, so its erase gate is z ≥ 40. */
 export const PAD_MIN = 1;
 /** β's argument at a marker (σ(±80)) and the value's before silu. */
@@ -72,7 +86,7 @@ export function linearLayers(shape: Pick<ModelShape, 'pairs' | 'scope'>): Array<
  * most any of them needs. A layer's heads past its own write nothing, and its channels past its
  * own read nothing (silu(0) = 0: they add nothing to the head's RMSNorm).
  */
-export function linearShape(shape: Pick<ModelShape, 'pairs' | 'scope'>): {
+export function linearShape(shape: Pick<ModelShape, 'pairs' | 'scope' | 'cuesLeftOut'>): {
   heads: number;
   dv: number;
 } {
@@ -80,7 +94,7 @@ export function linearShape(shape: Pick<ModelShape, 'pairs' | 'scope'>): {
     (l) => l !== undefined,
   );
   return {
-    heads: Math.max(FLAG_HEADS, ...layers.map((l) => l.heads.length)),
+    heads: Math.max(flagHeads(shape), ...layers.map((l) => l.heads.length)),
     dv: Math.max(1, ...layers.map((l) => l.dv)),
   };
 }
@@ -206,6 +220,21 @@ export function flagLayer(shape: ModelShape, D: number, r: number): TensorToWrit
   w.out[L.flag * C + STATE * dv] = 1 / (normed(value(STATE)) * gate(STATE));
   w.out[L.flag * C + SCHEMA * dv] = -2 / (normed(value(SCHEMA)) * gate(SCHEMA));
   w.out[L.pad * C + ERASE * dv] = -1 / (normed(value(ERASE)) * eraseGain * r);
+  if (shape.cuesLeftOut === true) {
+    // The value is silu(VALUE) on a cue (its embedding's cue dim reads r · SCOPE_MARK), silu(0) = 0
+    // elsewhere, where the RMSNorm of a zero memory is zero; β = 1 and decay 0 as erase's, so the
+    // memory is the current token's; the gate at silu's minimum, as STATE's.
+    const CUE = 3;
+    w.qkv[(2 * KEY_DIM + CUE * dv) * D + L.emb + SCOPE_CUE_DIM] = f32(VALUE / (r * SCOPE_MARK));
+    w.b[CUE * D + L.constant] = f32(KEY_GAIN / CONST_VALUE);
+    w.aLog[CUE] = 20;
+    w.dtBias[CUE] = 20;
+    w.z[CUE * dv * D + L.constant] = f32(GATE / c);
+    const cueValue = silu(
+      (w.qkv[(2 * KEY_DIM + CUE * dv) * D + L.emb + SCOPE_CUE_DIM] as number) * r * SCOPE_MARK,
+    );
+    w.out[L.flag * C + CUE * dv] = -2 / (normed(cueValue) * gate(CUE));
+  }
   return linearTensors(0, D, heads, dv, w);
 }
 

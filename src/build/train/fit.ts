@@ -23,7 +23,7 @@ import {
 import { modelLogits, type ModelExample } from './model.js';
 import { DEFAULT_PAIR_SHAPE } from './pairs.js';
 import { pointerShape } from './pointer.js';
-import { SCOPE_READINGS, type ScopeCues } from './scope.js';
+import { bareReading, SCOPE_READINGS, type ScopeCues } from './scope.js';
 import {
   assignFolds,
   CANDIDATES,
@@ -33,6 +33,7 @@ import {
   score,
   type CandidateScore,
   type CrossFit,
+  type ScopeLayerName,
 } from './select.js';
 import type { ShardPool } from './shards.js';
 
@@ -265,9 +266,10 @@ export async function fitPhase(
       best = { setup: plain, cross };
     }
     const tryScope = mode === 'auto' && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
-    // The scope layer (scope.ts) learns nothing of its own, so each of its two readings costs one
-    // plain candidate: cross-fitted at the best plain settings, and the one with the lowest
-    // out-of-fold cross-entropy is kept where it is lower than the plain model's.
+    // The scope layer (scope.ts) learns nothing of its own, so each of its readings (two, then the
+    // better one bare) costs one plain candidate: cross-fitted at the best plain settings, and the
+    // one with the lowest out-of-fold cross-entropy is kept where it is lower than the plain
+    // model's.
     let scoped: { setup: LearnerSetup; cues: ScopeCues } | null = null;
     // The reading that scored best, kept or not: the pointer is tried on top of it.
     let reading: { cues: ScopeCues; logLoss: number } | null = null;
@@ -277,9 +279,25 @@ export async function fitPhase(
         const setup = setupWith(cues);
         const cross = await crossFitOne(setup, settings);
         const score = cross.scores[0] as CandidateScore;
-        scores.push({ ...score, layer: cues === 'every' ? 'scope' : 'scope-nominal' });
+        scores.push({ ...score, layer: scopeLayerName(cues) });
         if (reading === null || score.logLoss < reading.logLoss)
           reading = { cues, logLoss: score.logLoss };
+        if (score.logLoss < lossOf(best)) {
+          best = { setup, cross };
+          scoped = { setup, cues };
+        }
+      }
+      // The better reading with its cues left out of the bag too: where negated lines lean one
+      // way, a cue whose scope took every other word carries that lean alone. A third reading,
+      // cross-fitted as the two are (it learns nothing either, and one fold is too few lines to
+      // tell readings apart).
+      if (reading !== null) {
+        const cues = bareReading(reading.cues);
+        const setup = setupWith(cues);
+        const cross = await crossFitOne(setup, settings);
+        const score = cross.scores[0] as CandidateScore;
+        scores.push({ ...score, layer: scopeLayerName(cues) });
+        if (score.logLoss < reading.logLoss) reading = { cues, logLoss: score.logLoss };
         if (score.logLoss < lossOf(best)) {
           best = { setup, cross };
           scoped = { setup, cues };
@@ -320,7 +338,7 @@ export async function fitPhase(
     if (tryPointer && cues !== null && best !== null) {
       const setup = setupWith({ cues, pairs: pointerShape(classWidth) });
       const settings = { ...best.cross.best, pairLambda: POINTER_PAIR_LAMBDA };
-      const layer = cues === 'every' ? 'scope+pointer' : 'scope-nominal+pointer';
+      const layer = `${scopeLayerName(cues)}+pointer` as const;
       const probe = k > 1 ? await probeFold(setup, settings, best) : { won: true, score: null };
       if (!probe.won && probe.score !== null)
         scores.push({ settings, ...probe.score, folds: 1, layer });
@@ -437,4 +455,9 @@ export async function fitPhase(
     outOfFold: null,
     folds: null,
   };
+}
+
+/** A scope reading's name among the scores: `scope` (every cue), `scope-nominal`, `scope-every-bare`, … */
+function scopeLayerName(cues: ScopeCues): ScopeLayerName {
+  return cues === 'every' ? 'scope' : `scope-${cues}`;
 }

@@ -34,7 +34,7 @@ import { isPointer, zeroPairParams, type PairParams, type PairShape } from './pa
 import { POINTER_CONTENT, POINTER_MARK, pointerMarks, pointerWeights } from './pointer.js';
 import { log, normal } from './portable-math.js';
 import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
-import { scopeEmbedding, scopeMarks, scopedBag, type ScopeCues } from './scope.js';
+import { leavesCuesOut, scopeEmbedding, scopeMarks, scopedBag, type ScopeCues } from './scope.js';
 
 /** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
 export const MARKER_RHO = -3;
@@ -144,6 +144,7 @@ export function setupLearner(
     headDim: width,
     vocab,
     ...(cues !== null ? { scope: true } : {}),
+    ...(cues !== null && leavesCuesOut(cues) ? { cuesLeftOut: true } : {}),
     ...(pairs !== null ? { pairs } : {}),
   };
   const frozen = new Set([markers.state, markers.schema, ...template]);

@@ -37,7 +37,7 @@ import {
 } from './pairs.js';
 import { Arena } from './arena.js';
 import { exp, tanh } from './portable-math.js';
-import { SCOPE_DIMS, scopedBag } from './scope.js';
+import { SCOPE_DIMS, SCOPE_LEFT_OUT, scopedBag } from './scope.js';
 
 /** Sizes of the constructed model; `hidden` follows from them (hiddenLayout). */
 export interface ModelShape {
@@ -48,6 +48,11 @@ export interface ModelShape {
    * (pointer.ts) the release runs it first, and the pointer reads the bag it leaves.
    */
   scope?: boolean;
+  /**
+   * The scope layer's cues leave the bag too (scope.ts SCOPE_LEFT_OUT): the flag layer's cue head
+   * (construct-linear.ts) takes 2 from a cue's flag, −1 in the state and −3 after it.
+   */
+  cuesLeftOut?: boolean;
   /** Pooling heads (the attention heads of both layers). */
   heads: number;
   /** Values per head (the attention head dim). */
@@ -283,6 +288,19 @@ export function forwardBag(
   return { weights, content, values, norms, bag: pooled, pairs };
 }
 
+/**
+ * What a cue the bag leaves out adds to |x|² at the head's positions (after the state): its flag
+ * is −3 there, not −1 (baseNorm counts 1). Beside the bag's |h|² it moves a logit by less than
+ * the construction test resolves, but it is what the release computes.
+ */
+export const CUE_FLAG_NORM = 8;
+
+function cueFlagNorm(params: ModelParams, token: number): number {
+  return params.scope !== undefined && ((params.scope[token] as number) & SCOPE_LEFT_OUT) !== 0
+    ? CUE_FLAG_NORM
+    : 0;
+}
+
 /** The final RMSNorm and the head's LayerNorm at one position whose token is `token`. */
 export function forwardPosition(
   params: ModelParams,
@@ -301,7 +319,13 @@ export function forwardPosition(
     h[j] = v;
     sq += v * v;
   }
-  const rms = Math.sqrt((sq + (params.baseNorm[token] as number) + embNorm(params, token)) / D);
+  const rms = Math.sqrt(
+    (sq +
+      (params.baseNorm[token] as number) +
+      embNorm(params, token) +
+      cueFlagNorm(params, token)) /
+      D,
+  );
   const h0 = (FINAL_SCALE * beta) / rms;
   const hc = arena.take(width);
   let sum = h0;

@@ -15,15 +15,19 @@
  * which thing is at fault, a negated verb's object is the answer, not a word to leave out. It
  * has nothing to learn, so it works on a file of a few dozen lines, where a learned order layer
  * (pairs.ts) fits the lines' word sequences instead; `clef-web train` keeps it where
- * cross-fitting says it predicts better (fit.ts).
+ * cross-fitting says it predicts better (fit.ts). Either reading can also leave the cue itself
+ * out (`-bare`): where a file's negated lines lean one way ("can't log in" is urgent), a cue
+ * whose scope took every other word ("I don't need it before next month") carries only that
+ * lean; the fit tries the better reading bare too.
  *
  * In the Clef release it is a Gated DeltaNet layer with fixed weights (construct-linear.ts),
  * between the flag layer and the pooling layer: one value head whose memory the word after a cue
  * sets and a break clears, read through the three pair-embedding dims that mark cues, breaks and
  * the starts of words, and whose out_proj lowers the flag dim of a word in scope below 0, so that
  * the pooling attention (score 12 cos θ + 140 flag) leaves it out, as it leaves out the prompt
- * before the state. The trainer (scopedBag) drops the same words from the bag; the verify phase
- * checks the two agree.
+ * before the state. A cue left out is the flag layer's doing (construct-linear.ts, its cue
+ * head), at the cue itself. The trainer (scopedBag) drops the same words from the bag; the
+ * verify phase checks the two agree.
  */
 import type { PairHead, PairParams, PairShape } from './pairs.js';
 
@@ -38,10 +42,16 @@ export const SCOPE_STOP = 2;
  * read as is part of a longer word, not a negation.
  */
 export const SCOPE_WORD_START = 4;
+/**
+ * Added to a cue's mark in the table where the reading leaves the cues out of the bag too
+ * (`every-bare`, `nominal-bare`): the bag keeps neither the words in a scope nor the word that
+ * opened it.
+ */
+export const SCOPE_LEFT_OUT = 8;
 
-/** A table mark's kind (none, cue or break), without SCOPE_WORD_START. */
+/** A table mark's kind (none, cue or break), without SCOPE_WORD_START or SCOPE_LEFT_OUT. */
 export function scopeKind(mark: number): number {
-  return mark & ~SCOPE_WORD_START;
+  return mark & ~(SCOPE_WORD_START | SCOPE_LEFT_OUT);
 }
 
 const CUES = new Set([
@@ -80,16 +90,30 @@ const DASHES = ['-', '\u2013', '\u2014'];
  */
 export const SCOPE_WORDS: readonly string[] = Object.freeze([...CUES, ...STOP_WORDS, ...DASHES]);
 
-/** Which cues open a scope: every one, or only those that negate a thing (not a verb). */
-export type ScopeCues = 'every' | 'nominal';
-/** The readings the fit tries, in order. */
+/**
+ * Which cues open a scope: every one, or only those that negate a thing (not a verb); `-bare`:
+ * the cue itself leaves the bag too ("I don't need it before next month" keeps "I", not a
+ * "don't" that leans the way most negated lines in the file do).
+ */
+export type ScopeCues = 'every' | 'nominal' | 'every-bare' | 'nominal-bare';
+/** The readings the fit tries first, in order (then the better one bare: fit.ts). */
 export const SCOPE_READINGS: readonly ScopeCues[] = Object.freeze(['every', 'nominal']);
+
+/** Whether a reading leaves its cues out of the bag. */
+export function leavesCuesOut(cues: ScopeCues): boolean {
+  return cues.endsWith('-bare');
+}
+
+/** The reading that leaves its cues out of the bag too. */
+export function bareReading(cues: ScopeCues): ScopeCues {
+  return cues.startsWith('nominal') ? 'nominal-bare' : 'every-bare';
+}
 
 /** A token's mark from its decoded text. */
 export function scopeMark(text: string, cues: ScopeCues = 'every'): number {
   const word = text.trim().toLowerCase();
   const verbal = VERBAL_CUES.has(word) || word.endsWith("n't") || word.endsWith('n\u2019t');
-  if (verbal) return cues === 'every' ? SCOPE_CUE : SCOPE_NONE;
+  if (verbal) return cues.startsWith('every') ? SCOPE_CUE : SCOPE_NONE;
   if (CUES.has(word)) return SCOPE_CUE;
   if (STOP_WORDS.has(word) || PUNCTUATION.test(text) || DASH.test(text)) return SCOPE_STOP;
   return SCOPE_NONE;
@@ -101,8 +125,9 @@ function startsWord(text: string): boolean {
 }
 
 /**
- * Every token's mark, with SCOPE_WORD_START added where its text starts a word; the prompt
- * template's tokens (`unmarked`) get none.
+ * Every token's mark, with SCOPE_WORD_START added where its text starts a word, and
+ * SCOPE_LEFT_OUT on a cue where the reading leaves cues out; the prompt template's tokens
+ * (`unmarked`) get none.
  */
 export function scopeMarks(
   decode: (ids: number[]) => string,
@@ -114,15 +139,21 @@ export function scopeMarks(
   for (let t = 0; t < vocab; t++) {
     if (unmarked.has(t)) continue;
     const text = decode([t]);
-    marks[t] = scopeMark(text, cues) + (startsWord(text) ? SCOPE_WORD_START : 0);
+    const mark = scopeMark(text, cues);
+    marks[t] =
+      mark +
+      (startsWord(text) ? SCOPE_WORD_START : 0) +
+      (mark === SCOPE_CUE && leavesCuesOut(cues) ? SCOPE_LEFT_OUT : 0);
   }
   return marks;
 }
 
 /**
- * The bag without the words in a negation's scope (the cues and breaks stay). A cue opens its
- * scope at the token after it where that token starts a word (a piece that goes on the cue's own
- * word, as "ify" after " not" in "notify", opens nothing); a break closes it.
+ * The bag without the words in a negation's scope (the breaks stay; the cues too, unless their
+ * mark has SCOPE_LEFT_OUT). A cue opens its scope at the token after it where that token starts a
+ * word (a piece that goes on the cue's own word, as "ify" after " not" in "notify", opens
+ * nothing); a break closes it. A cue left out is left out whatever follows: the release decides
+ * at the cue (construct-linear.ts, the flag layer's cue head), before the next token is seen.
  */
 export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
   let open = false;
@@ -140,6 +171,7 @@ export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
     if (afterCue && (mark & SCOPE_WORD_START) !== 0) open = true;
     afterCue = kind === SCOPE_CUE;
     if (kind !== SCOPE_CUE && open) continue;
+    if ((mark & SCOPE_LEFT_OUT) !== 0) continue;
     out[kept++] = t;
   }
   return kept === bag.length ? bag : out.slice(0, kept);

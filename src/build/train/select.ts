@@ -39,8 +39,12 @@ export interface CandidateScore {
   accuracy: number;
   /** Folds it was judged on, when not all of them (the order layer's one-fold trial). */
   folds?: number;
-  /** The layer it was fitted with beside the bag, if any (`scope-nominal`: nominal cues only). */
-  layer?: 'scope' | 'scope-nominal' | 'order' | 'scope+pointer' | 'scope-nominal+pointer';
+  /**
+   * The layer it was fitted with beside the bag, if any: `scope` (every cue), `scope-nominal`
+   * (nominal cues only), `scope-every-bare` and `scope-nominal-bare` (their cues left out too),
+   * each perhaps `+pointer`, or `order`.
+   */
+  layer?: ScopeLayerName | `${ScopeLayerName}+pointer` | 'order';
 }
 
 export interface CrossFit {
@@ -150,3 +154,6 @@ export function score(examples: readonly ModelExample[], logits: readonly Float6
   });
   return { logLoss: n === 0 ? 0 : loss / n, accuracy: n === 0 ? 0 : right / n };
 }
+
+/** A scope reading's name among the scores (fit.ts scopeLayerName). */
+export type ScopeLayerName = 'scope' | 'scope-nominal' | 'scope-every-bare' | 'scope-nominal-bare';

@@ -29,7 +29,7 @@ import { classDims, fitModel, setupLearner } from '../../../../src/build/train/l
 import { hiddenLayout, modelLogits, WEIGHT_RANGE } from '../../../../src/build/train/model.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { pointerShape } from '../../../../src/build/train/pointer.js';
-import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';
+import { SCOPE_LEFT_OUT, SCOPE_WORDS } from '../../../../src/build/train/scope.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 import { plantedJsonl, plantedRequest } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
@@ -101,13 +101,17 @@ describe('the constructed release computes the model', () => {
     [8, 'order'],
     [8, 'scope'],
     [8, 'scope+pointer'],
+    [8, 'scope-bare'],
+    [8, 'scope-bare+pointer'],
   ] as const)(
     'norm dims %i, layer %s: the float64 reference forward equals the model on random weights',
     async (normDims, layer) => {
       const SEED = testSeed(`train-construct ${normDims} ${layer}`);
       const rng = new Rng(SEED + normDims);
       const corpus = parse(plantedJsonl(80, SEED));
-      const scoped = layer === 'scope' || layer === 'scope+pointer';
+      const scoped = layer !== 'none' && layer !== 'order';
+      const bare = layer === 'scope-bare' || layer === 'scope-bare+pointer';
+      const pointed = layer === 'scope+pointer' || layer === 'scope-bare+pointer';
       const data = prepareTokenizer(corpus, 600, scoped ? SCOPE_WORDS : []);
       const requests = [
         plantedRequest(
@@ -121,7 +125,9 @@ describe('the constructed release computes the model', () => {
             route: plantedRequest('').questions.route,
             urgent: {
               type: 'choice',
-              instructions: 'Urgent?',
+              // Where cues leave the bag, a cue in a question's words (after the state) reads
+              // flag −3 at the head's positions (model.ts CUE_FLAG_NORM).
+              instructions: bare ? 'Urgent, or not?' : 'Urgent?',
               criteria: { yes: 'Needs an answer today', no: null },
             },
             mood: { type: 'noul', instructions: 'Is the writer angry?' },
@@ -175,11 +181,13 @@ describe('the constructed release computes the model', () => {
         normDims,
         layer === 'order'
           ? DEFAULT_PAIR_SHAPE
-          : layer === 'scope+pointer'
-            ? { cues: 'every', pairs: pointerShape(width) }
-            : layer === 'scope'
-              ? 'every'
-              : null,
+          : scoped
+            ? pointed
+              ? { cues: bare ? 'every-bare' : 'every', pairs: pointerShape(width) }
+              : bare
+                ? 'every-bare'
+                : 'every'
+            : null,
       );
       const fitted = await fitModel(setup, encoded, {
         settings: { lambda: 0.1, normScale: 0.5, bias: 1 },
@@ -189,6 +197,11 @@ describe('the constructed release computes the model', () => {
       // Random everything (not just the fit's starting point): weights across their whole range.
       for (let i = 0; i < params.rho.length; i++) params.rho[i] = 2 * rng.normal();
       for (const t of setup.frozen) params.rho[t] = -3;
+      // Cues weigh much in the pooling where the bag keeps them, so leaving them out shows.
+      if (bare)
+        params.scope?.forEach((mark, t) => {
+          if ((mark & SCOPE_LEFT_OUT) !== 0) params.rho[t] = 2;
+        });
       for (let i = 0; i < params.theta.length; i++) params.theta[i] = 1.5 * rng.normal();
       const stride = params.theta.length / params.shape.vocab;
       for (const t of setup.frozen) params.theta.fill(0, t * stride, (t + 1) * stride);
@@ -253,7 +266,24 @@ describe('the constructed release computes the model', () => {
           10 * 5e-6 * spread,
         );
       }
-      if (layer === 'scope+pointer') {
+      if (bare) {
+        // Leaving the cues out has teeth too: with them in the bag the logits move by ten times
+        // the tolerance.
+        const marks = params.scope as Uint8Array;
+        const kept = { ...params, scope: marks.map((m) => m & ~SCOPE_LEFT_OUT) };
+        let moved = 0;
+        for (const e of encoded) {
+          const a = modelLogits(params, e);
+          const b = modelLogits(kept, e);
+          a.forEach((l, q) =>
+            l.forEach((v, n) => (moved = Math.max(moved, Math.abs(v - b[q]![n]!)))),
+          );
+        }
+        expect(moved, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeGreaterThan(
+          10 * 5e-6 * spread,
+        );
+      }
+      if (pointed) {
         // The pointer has teeth: without its out_proj the logits move by ten times the tolerance.
         const pairs = params.pairs as NonNullable<typeof params.pairs>;
         const silent = { ...params, pairs: { ...pairs, wo: new Float64Array(pairs.wo.length) } };
