@@ -118,13 +118,22 @@ for (const device of DEVICES) {
 const LAYERED = [
   {
     // The scope layer leaves negated words out of the pooling (a Gated DeltaNet layer with fixed
-    // weights).
+    // weights), and here the cue words too: the flag layer's fourth head, run on each device.
     layers: 'the scope layer',
     task: 'negation',
     trained: TRAINED_NEGATION,
     examples: negationExamples,
     request: negationRequest,
     question: 'kept',
+    check: () => {
+      const config = JSON.parse(
+        readFileSync(join(TRAINED_NEGATION.release, 'config.json'), 'utf8'),
+      ) as { text_config: { linear_num_value_heads: number } };
+      expect(config.text_config.linear_num_value_heads, 'the flag layer has its cue head').toBe(4);
+      expect(readFileSync(join(TRAINED_NEGATION.dir, 'README.md'), 'utf8')).toContain(
+        'the cues themselves left out too',
+      );
+    },
   },
   {
     // The pointer carries the thing named before a status word ("the north is fine, the omega is
