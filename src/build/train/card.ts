@@ -261,7 +261,6 @@ export function modelCard(facts: CardFacts): string {
   return lines.join('\n');
 }
 
-/** The card's plain statement of whether the model beat the baseline. */
 /** The scope layer's cues, in the card's words. */
 function cuesPhrase(cues: ScopeCues | null): string {
   const which = cues?.startsWith('nominal') === true ? 'the cues that negate a thing' : 'every cue';
@@ -270,6 +269,7 @@ function cuesPhrase(cues: ScopeCues | null): string {
     : which;
 }
 
+/** The card's plain statement of whether the model beat the baseline. */
 function verdict(model: number, baseline: number): string {
   return {
     earned: 'earned its place',
