@@ -270,12 +270,13 @@ export async function fitPhase(
     // better one bare) costs one plain candidate: cross-fitted at the best plain settings, and the
     // one with the lowest out-of-fold cross-entropy is kept where it is lower than the plain
     // model's.
-    let scoped: { setup: LearnerSetup; cues: ScopeCues } | null = null;
+    // (Typed by `as`: set inside tryReading, so TypeScript must not narrow them to null.)
+    let scoped = null as { setup: LearnerSetup; cues: ScopeCues } | null;
     // The reading that scored best, kept or not: the pointer is tried on top of it.
-    let reading: { cues: ScopeCues; logLoss: number } | null = null;
+    let reading = null as { cues: ScopeCues; logLoss: number } | null;
     if (tryScope && best !== null) {
       const settings = best.cross.best;
-      for (const cues of SCOPE_READINGS) {
+      const tryReading = async (cues: ScopeCues): Promise<void> => {
         const setup = setupWith(cues);
         const cross = await crossFitOne(setup, settings);
         const score = cross.scores[0] as CandidateScore;
@@ -286,23 +287,13 @@ export async function fitPhase(
           best = { setup, cross };
           scoped = { setup, cues };
         }
-      }
+      };
+      for (const cues of SCOPE_READINGS) await tryReading(cues);
       // The better reading with its cues left out of the bag too: where negated lines lean one
       // way, a cue whose scope took every other word carries that lean alone. A third reading,
       // cross-fitted as the two are (it learns nothing either, and one fold is too few lines to
       // tell readings apart).
-      if (reading !== null) {
-        const cues = bareReading(reading.cues);
-        const setup = setupWith(cues);
-        const cross = await crossFitOne(setup, settings);
-        const score = cross.scores[0] as CandidateScore;
-        scores.push({ ...score, layer: scopeLayerName(cues) });
-        if (score.logLoss < reading.logLoss) reading = { cues, logLoss: score.logLoss };
-        if (score.logLoss < lossOf(best)) {
-          best = { setup, cross };
-          scoped = { setup, cues };
-        }
-      }
+      if (reading !== null) await tryReading(bareReading(reading.cues));
     }
     // A candidate fitted without fold 0 and judged on it against the best model's out-of-fold
     // answers there: where it loses (the common case for the layers below) that costs one fit,

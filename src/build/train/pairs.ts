@@ -202,7 +202,7 @@ export function pairForward(
   const { u: U, z: Z, b: Bw, zBias, bBias, wo } = params;
   const H = heads.length;
   const C = H * dv;
-  const tied = isPointer(params.shape);
+  const pointer = isPointer(params.shape);
   const out = params.outDims;
   const n = input.tokens.length;
   const bag = n - input.bagStart;
@@ -231,7 +231,7 @@ export function pairForward(
       pre[s * C + h * dv] = (CONSTANT_CHANNEL / ctx.constValue) * rs * ctx.constValue;
       for (let c = 1; c < dv; c++) {
         let u = 0;
-        if (tied) {
+        if (pointer) {
           const row = (h * dv + c) * out;
           for (let j = 0; j < out; j++)
             u += (U[row + j] as number) * rs * (theta[t * width + j] as number);
@@ -258,7 +258,7 @@ export function pairForward(
     const shut = FLAG_GATE * ((input.flag[s] as number) - 1);
     // A pointer head writes the token before where it is a content word or a break (which
     // clears), with β = σ(r · POINTER_WRITE); the same for each of its heads.
-    const mark = tied ? markBefore(ctx, input, s) : POINTER_NONE;
+    const mark = pointer ? markBefore(ctx, input, s) : POINTER_NONE;
     const pointerBeta = mark === POINTER_NONE ? 0 : sigmoid(rs * POINTER_WRITE);
     for (let h = 0; h < H; h++) {
       const head = heads[h] as PairHead;
@@ -412,7 +412,7 @@ export function pairBackward(
     }
   }
   // pre = U · ê (the pointer: U · r θ) (channels ≥ 1), CONSTANT_CHANNEL · r (channel 0)
-  const tied = isPointer(params.shape);
+  const pointer = isPointer(params.shape);
   const out = params.outDims;
   for (let s = 0; s < n; s++) {
     const t = input.tokens[s] as number;
@@ -423,7 +423,7 @@ export function pairBackward(
         const k = h * dv + c;
         const d = dPre[s * C + k] as number;
         if (d === 0) continue;
-        if (tied) {
+        if (pointer) {
           for (let j = 0; j < out; j++) {
             const x = theta[t * width + j] as number;
             gU[k * out + j] = (gU[k * out + j] as number) + d * rs0 * x;
