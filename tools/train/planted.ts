@@ -86,14 +86,23 @@ export function plantedExamples(n: number, seed: number): Array<{ state: string;
   return out;
 }
 
-export function plantedJsonl(n: number, seed: number, model?: string): string {
+/** Labelled requests, one JSON line each (calibrate's format): a planted task's training file. */
+function labelledJsonl(
+  examples: ReadonlyArray<{ state: string; label: string }>,
+  request: (state: string) => object,
+  question: string,
+): string {
   return (
-    plantedExamples(n, seed)
+    examples
       .map(({ state, label }) =>
-        JSON.stringify({ request: plantedRequest(state, model), labels: { route: label } }),
+        JSON.stringify({ request: request(state), labels: { [question]: label } }),
       )
       .join('\n') + '\n'
   );
+}
+
+export function plantedJsonl(n: number, seed: number, model?: string): string {
+  return labelledJsonl(plantedExamples(n, seed), (state) => plantedRequest(state, model), 'route');
 }
 
 /**
@@ -161,13 +170,7 @@ export function orderExamples(n: number, seed: number): Array<{ state: string; l
 }
 
 export function orderJsonl(n: number, seed: number, model?: string): string {
-  return (
-    orderExamples(n, seed)
-      .map(({ state, label }) =>
-        JSON.stringify({ request: orderRequest(state, model), labels: { order: label } }),
-      )
-      .join('\n') + '\n'
-  );
+  return labelledJsonl(orderExamples(n, seed), (state) => orderRequest(state, model), 'order');
 }
 
 /**
@@ -257,13 +260,7 @@ export function statusRequest(state: string, model = 'status-router') {
 }
 
 export function statusJsonl(n: number, seed: number, model?: string): string {
-  return (
-    statusExamples(n, seed)
-      .map(({ state, label }) =>
-        JSON.stringify({ request: statusRequest(state, model), labels: { fault: label } }),
-      )
-      .join('\n') + '\n'
-  );
+  return labelledJsonl(statusExamples(n, seed), (state) => statusRequest(state, model), 'fault');
 }
 
 /**
@@ -289,13 +286,7 @@ export const TRAINED_NEGATION = {
 } as const;
 
 export function negationJsonl(n: number, seed: number, model?: string): string {
-  return (
-    negationExamples(n, seed)
-      .map(({ state, label }) =>
-        JSON.stringify({ request: negationRequest(state, model), labels: { kept: label } }),
-      )
-      .join('\n') + '\n'
-  );
+  return labelledJsonl(negationExamples(n, seed), (state) => negationRequest(state, model), 'kept');
 }
 
 /**
@@ -317,11 +308,5 @@ export function faultExamples(n: number, seed: number): Array<{ state: string; l
 }
 
 export function faultJsonl(n: number, seed: number, model?: string): string {
-  return (
-    faultExamples(n, seed)
-      .map(({ state, label }) =>
-        JSON.stringify({ request: negationRequest(state, model), labels: { kept: label } }),
-      )
-      .join('\n') + '\n'
-  );
+  return labelledJsonl(faultExamples(n, seed), (state) => negationRequest(state, model), 'kept');
 }
