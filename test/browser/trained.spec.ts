@@ -111,6 +111,17 @@ for (const device of DEVICES) {
   );
 }
 
+/** What `npm run models:tiny` wrote for a trained package: its release's config and its card. */
+function built(trained: { dir: string; release: string }) {
+  const config = JSON.parse(readFileSync(join(trained.release, 'config.json'), 'utf8')) as {
+    text_config: { layer_types: string[]; linear_num_value_heads: number };
+  };
+  return {
+    config: config.text_config,
+    card: readFileSync(join(trained.dir, 'README.md'), 'utf8'),
+  };
+}
+
 /**
  * Packages with the layers beyond the bag, each on its planted task, whose fresh draws a bag of
  * words answers at chance: a device that got such a layer wrong would fail them.
@@ -126,13 +137,9 @@ const LAYERED = [
     request: negationRequest,
     question: 'kept',
     check: () => {
-      const config = JSON.parse(
-        readFileSync(join(TRAINED_NEGATION.release, 'config.json'), 'utf8'),
-      ) as { text_config: { linear_num_value_heads: number } };
-      expect(config.text_config.linear_num_value_heads, 'the flag layer has its cue head').toBe(4);
-      expect(readFileSync(join(TRAINED_NEGATION.dir, 'README.md'), 'utf8')).toContain(
-        'the cues themselves left out too',
-      );
+      const { config, card } = built(TRAINED_NEGATION);
+      expect(config.linear_num_value_heads, 'the flag layer has its cue head').toBe(4);
+      expect(card).toContain('the cues themselves left out too');
     },
   },
   {
@@ -146,11 +153,9 @@ const LAYERED = [
     request: statusRequest,
     question: 'fault',
     check: () => {
-      const config = JSON.parse(
-        readFileSync(join(TRAINED_STATUS.release, 'config.json'), 'utf8'),
-      ) as { text_config: { layer_types: string[] } };
-      expect(config.text_config.layer_types, 'flag, scope, pointer, pooling').toHaveLength(4);
-      expect(readFileSync(join(TRAINED_STATUS.dir, 'README.md'), 'utf8')).toContain('the pointer');
+      const { config, card } = built(TRAINED_STATUS);
+      expect(config.layer_types, 'flag, scope, pointer, pooling').toHaveLength(4);
+      expect(card).toContain('the pointer');
     },
   },
 ];

@@ -266,38 +266,35 @@ describe('the constructed release computes the model', () => {
           10 * 5e-6 * spread,
         );
       }
+      // How far another model's logits are from these, over every example: a layer's teeth.
+      const movedBy = (other: typeof params): number => {
+        let most = 0;
+        for (const e of encoded) {
+          const b = modelLogits(other, e);
+          modelLogits(params, e).forEach((l, q) =>
+            l.forEach((v, n) => (most = Math.max(most, Math.abs(v - b[q]![n]!)))),
+          );
+        }
+        return most;
+      };
       if (bare) {
         // Leaving the cues out has teeth too: with them in the bag the logits move by ten times
         // the tolerance.
         const marks = params.scope as Uint8Array;
         const kept = { ...params, scope: marks.map((m) => m & ~SCOPE_LEFT_OUT) };
-        let moved = 0;
-        for (const e of encoded) {
-          const a = modelLogits(params, e);
-          const b = modelLogits(kept, e);
-          a.forEach((l, q) =>
-            l.forEach((v, n) => (moved = Math.max(moved, Math.abs(v - b[q]![n]!)))),
-          );
-        }
-        expect(moved, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeGreaterThan(
-          10 * 5e-6 * spread,
-        );
+        expect(
+          movedBy(kept),
+          seedLine(`train-construct ${normDims} ${layer}`, SEED),
+        ).toBeGreaterThan(10 * 5e-6 * spread);
       }
       if (pointed) {
         // The pointer has teeth: without its out_proj the logits move by ten times the tolerance.
         const pairs = params.pairs as NonNullable<typeof params.pairs>;
         const silent = { ...params, pairs: { ...pairs, wo: new Float64Array(pairs.wo.length) } };
-        let moved = 0;
-        for (const e of encoded) {
-          const a = modelLogits(params, e);
-          const b = modelLogits(silent, e);
-          a.forEach((l, q) =>
-            l.forEach((v, n) => (moved = Math.max(moved, Math.abs(v - b[q]![n]!)))),
-          );
-        }
-        expect(moved, seedLine(`train-construct ${normDims} ${layer}`, SEED)).toBeGreaterThan(
-          10 * 5e-6 * spread,
-        );
+        expect(
+          movedBy(silent),
+          seedLine(`train-construct ${normDims} ${layer}`, SEED),
+        ).toBeGreaterThan(10 * 5e-6 * spread);
       }
       expect(WEIGHT_RANGE).toBe(12);
     },
