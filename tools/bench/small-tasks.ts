@@ -63,6 +63,7 @@ export function loadTask(name: string, withPairs = false): Task {
       ...readLines(join(dir, 'fresh-negations.jsonl')),
       ...readLines(join(dir, 'fresh-spare.jsonl')),
       ...readLines(join(dir, 'fresh-copula.jsonl')),
+      ...readLines(join(dir, 'fresh-swaps.jsonl')),
     ].filter((l) => l.question === name),
     other: null,
   };
@@ -127,7 +128,8 @@ export const apart = (line: TaskLine): boolean =>
   line.kind === 'fresh-pair' ||
   line.kind === 'fresh-negation' ||
   line.kind === 'fresh-spare' ||
-  line.kind === 'fresh-copula';
+  line.kind === 'fresh-copula' ||
+  line.kind === 'fresh-swap';
 
 /** The share of pairs (lines sharing a `pair` id) with every line right. */
 export function bothRight(
@@ -164,6 +166,7 @@ export function summarise(task: Task, all: readonly Scored[]) {
   const freshNegations = ofKind('fresh-negation');
   const freshSpare = ofKind('fresh-spare');
   const freshCopula = ofKind('fresh-copula');
+  const freshSwaps = ofKind('fresh-swap');
   scored = scored.filter((s) => !apart(s.line));
   const out: Record<string, number | null> = { accuracy: shareRight(scored) };
   if (fresh.length > 0) out.freshAccuracy = shareRight(fresh);
@@ -177,6 +180,10 @@ export function summarise(task: Task, all: readonly Scored[]) {
     out.freshSparePairsBothRight = bothRight(freshSpare, right) ?? null;
   }
   if (freshCopula.length > 0) out.freshCopulaAccuracy = shareRight(freshCopula);
+  if (freshSwaps.length > 0) {
+    out.freshSwapAccuracy = shareRight(freshSwaps);
+    out.freshSwapsBothRight = bothRight(freshSwaps, right) ?? null;
+  }
   if (task.other !== null) {
     const inScope = scored.filter((s) => s.label !== task.other);
     out.inScopeAccuracy =

@@ -212,6 +212,8 @@ for (const task of tasks) {
     ['sparing-verb pairs, session 21 (fresh-spare.jsonl)', (x) => x.freshSpareAccuracy],
     ['sparing-verb pairs right on both sides', (x) => x.freshSparePairsBothRight],
     ['negated-copula items, session 21 (fresh-copula.jsonl)', (x) => x.freshCopulaAccuracy],
+    ['swapped pairs, session 24 (fresh-swaps.jsonl)', (x) => x.freshSwapAccuracy],
+    ['swapped pairs right on both sides', (x) => x.freshSwapsBothRight],
   ];
   console.log(`\n${r.task}: ${r.trainExamples} training, ${r.testExamples} test examples`);
   console.log('| measure | model | naive Bayes | logistic regression |');

@@ -60,6 +60,7 @@ describe('data/tasks', () => {
     freshNegations: read('ops/fresh-negations.jsonl'),
     freshSpare: read('ops/fresh-spare.jsonl'),
     freshCopula: read('ops/fresh-copula.jsonl'),
+    freshSwaps: read('ops/fresh-swaps.jsonl'),
   };
 
   it('holds the lines its README lists', () => {
@@ -73,6 +74,7 @@ describe('data/tasks', () => {
       freshNegations: 36,
       freshSpare: 24,
       freshCopula: 12,
+      freshSwaps: 52,
     });
     expect(read('helpdesk/train.jsonl')).toHaveLength(280);
     expect(read('helpdesk/test.jsonl')).toHaveLength(190);
@@ -80,6 +82,7 @@ describe('data/tasks', () => {
     expect(ops.freshNegations.every((l) => l.kind === 'fresh-negation')).toBe(true);
     expect(ops.freshSpare.every((l) => l.kind === 'fresh-spare')).toBe(true);
     expect(ops.freshCopula.every((l) => l.kind === 'fresh-copula')).toBe(true);
+    expect(ops.freshSwaps.every((l) => l.kind === 'fresh-swap')).toBe(true);
   });
 
   it("labels every ops line with one of its question's options", () => {
@@ -103,7 +106,9 @@ describe('data/tasks', () => {
     expect(badPairs(ops.test)).toEqual([]);
     expect(badPairs(ops.freshPairs)).toEqual([]);
     expect(badPairs(ops.freshSpare)).toEqual([]);
+    expect(badPairs(ops.freshSwaps)).toEqual([]);
     expect(new Set(ops.freshSpare.map((l) => l.pair)).size).toBe(12);
+    expect(new Set(ops.freshSwaps.map((l) => l.pair)).size).toBe(26);
     expect(new Set(ops.test.flatMap((l) => (l.pair ? [l.pair] : []))).size).toBe(90);
     expect(new Set(ops.freshPairs.map((l) => l.pair)).size).toBe(30);
     // train-pairs.jsonl's pairs are consecutive lines with the roles swapped.
@@ -122,6 +127,7 @@ describe('data/tasks', () => {
       ...ops.freshNegations,
       ...ops.freshSpare,
       ...ops.freshCopula,
+      ...ops.freshSwaps,
     ];
     expect(repeated(judged, trained)).toEqual([]);
     expect(repeated(read('helpdesk/test.jsonl'), read('helpdesk/train.jsonl'))).toEqual([]);
