@@ -62,8 +62,12 @@ export interface FitPhaseOptions {
   rmsEps: number;
   /** Threads for the fits' shards (learner.ts FitOptions.pool). */
   pool?: ShardPool;
-  /** Progress: fits done and in all, and every ITERATION_REPORT iterations of the one under way. */
-  onFit?: (done: number, total: number, iteration?: number) => void;
+  /**
+   * Progress: fits done and the most the phase may make, and every ITERATION_REPORT iterations of
+   * the one under way. The total is counted at the most up front and only falls, as candidates are
+   * ruled out; `settled` says it can fall no more.
+   */
+  onFit?: (done: number, total: number, iteration: number | undefined, settled: boolean) => void;
 }
 
 export interface FitPhase {
@@ -214,13 +218,34 @@ export async function fitPhase(
   if (examples.length <= CROSS_FIT_MAX || heldOut.encoded.length === 0) {
     const k = Math.min(FOLDS, examples.length);
     const fold = assignFolds(examples, k, options.seed);
-    // The plain candidates, then (when considered) the order layer at the best plain λ.
-    // The order layer's folds join the count once it is decided to try it.
-    let total = (plain === null ? 0 : candidates.length * k) + 1;
+    // Every fit the steps below may make, counted at the most and lowered as each step is ruled
+    // out, so the progress's total never grows and its time left is an upper bound: the plain
+    // candidates, the stronger penalties, the scope layer's readings, the pointer and the order
+    // layer (each of those two a probe on one fold, then its folds), and the final fit.
+    const probeFits = k > 1 ? 1 : 0;
+    const classWidth = (plain ?? ordered)?.classWidth ?? 0;
+    const scopePossible = mode === 'auto' && plain !== null;
+    const pointerPossible = scopePossible && classWidth <= POINTER_MAX_OPTIONS;
+    const orderFits = (mode === 'auto' ? probeFits : 0) + k;
+    let lambdaSteps = 0;
+    if (given === undefined && plain !== null)
+      for (let l = Math.max(...candidates.map((c) => c.lambda)) * 10; l <= LAMBDA_MAX; l *= 10)
+        lambdaSteps++;
+    let total =
+      (plain === null ? 0 : candidates.length * k) +
+      lambdaSteps * k +
+      (scopePossible ? (SCOPE_READINGS.length + 1) * k : 0) +
+      (pointerPossible ? probeFits + k : 0) +
+      (ordered === null ? 0 : orderFits) +
+      1;
+    let settled = false;
+    const ruleOut = (fits: number): void => {
+      total -= fits;
+    };
     let done = 0;
-    const tick = (): void => options.onFit?.(++done, total);
+    const tick = (): void => options.onFit?.(++done, total, undefined, settled);
     const onIteration = (iteration: number): void => {
-      if (iteration % ITERATION_REPORT === 0) options.onFit?.(done, total, iteration);
+      if (iteration % ITERATION_REPORT === 0) options.onFit?.(done, total, iteration, settled);
     };
     const scores: CandidateScore[] = [];
     let best: { setup: LearnerSetup; cross: CrossFit } | null = null;
@@ -242,10 +267,9 @@ export async function fitPhase(
       b === null ? 0 : Math.max(...b.cross.scores.map((c) => c.accuracy));
     const lossOf = (b: typeof best): number =>
       b === null ? Infinity : Math.min(...b.cross.scores.map((c) => c.logLoss));
-    // One more candidate's full cross-fit (its k fits join the count).
-    const crossFitOne = (setup: LearnerSetup, settings: FitSettings): Promise<CrossFit> => {
-      total += k;
-      return crossFit(setup, examples, {
+    // One more candidate's full cross-fit (its k fits are in the count).
+    const crossFitOne = (setup: LearnerSetup, settings: FitSettings): Promise<CrossFit> =>
+      crossFit(setup, examples, {
         candidates: [settings],
         seed: options.seed,
         maxIterations: MAX_ITERATIONS,
@@ -253,19 +277,22 @@ export async function fitPhase(
         onIteration,
         pool,
       });
-    };
     // Where the grid's strongest penalty wins, a stronger one may win too: each step is one
     // more plain candidate, up to LAMBDA_MAX.
-    while (given === undefined && plain !== null && best !== null) {
+    let stepsLeft = lambdaSteps;
+    while (stepsLeft > 0 && plain !== null && best !== null) {
       const settings = best.cross.best;
       const strongest = Math.max(...scores.map((c) => c.settings.lambda));
-      if (settings.lambda !== strongest || strongest * 10 > LAMBDA_MAX) break;
+      if (settings.lambda !== strongest) break;
+      stepsLeft--;
       const cross = await crossFitOne(plain, { ...settings, lambda: strongest * 10 });
       scores.push(...cross.scores);
       if ((cross.scores[0] as CandidateScore).logLoss >= lossOf(best)) break;
       best = { setup: plain, cross };
     }
-    const tryScope = mode === 'auto' && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
+    ruleOut(stepsLeft * k);
+    const tryScope = scopePossible && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
+    if (scopePossible && !tryScope) ruleOut((SCOPE_READINGS.length + 1) * k);
     // The scope layer (scope.ts) learns nothing of its own, so each of its readings (two, then the
     // better one bare) costs one plain candidate: cross-fitted at the best plain settings, and the
     // one with the lowest out-of-fold cross-entropy is kept where it is lower than the plain
@@ -303,7 +330,6 @@ export async function fitPhase(
       settings: FitSettings,
       against: { cross: CrossFit },
     ): Promise<{ won: boolean; score: ReturnType<typeof score> }> => {
-      total += 1;
       const held = examples.filter((_, i) => fold[i] === 0);
       const fitted = await fitModel(
         setup,
@@ -322,17 +348,19 @@ export async function fitPhase(
     // best: its breaks empty the pointer's memory), at the kept λ: kept where it predicts better
     // out of fold, after it first wins on one fold. It learns a few numbers a word, so a small
     // file can teach it ("fine" takes the thing before it away, "down" adds it).
-    const classWidth = best?.setup.classWidth ?? 0;
     const cues = scoped?.cues ?? reading?.cues ?? null;
-    const tryPointer = cues !== null && classWidth <= POINTER_MAX_OPTIONS;
+    const tryPointer = pointerPossible && cues !== null;
+    if (pointerPossible && !tryPointer) ruleOut(probeFits + k);
     let pointed: { setup: LearnerSetup; cues: ScopeCues } | null = null;
     if (tryPointer && cues !== null && best !== null) {
       const setup = setupWith({ cues, pairs: pointerShape(classWidth) });
       const settings = { ...best.cross.best, pairLambda: POINTER_PAIR_LAMBDA };
       const layer = `${scopeLayerName(cues)}+pointer` as const;
       const probe = k > 1 ? await probeFold(setup, settings, best) : { won: true, score: null };
-      if (!probe.won && probe.score !== null)
+      if (!probe.won && probe.score !== null) {
         scores.push({ settings, ...probe.score, folds: 1, layer });
+        ruleOut(k);
+      }
       if (probe.won) {
         const cross = await crossFitOne(setup, settings);
         const score = cross.scores[0] as CandidateScore;
@@ -347,13 +375,18 @@ export async function fitPhase(
     // common file, with no contrasting word orders. Nor is it tried where nothing is left to fix.
     const tryOrder =
       ordered !== null && (mode === 'on' || accuracyOf(best) < ORDER_UNNEEDED_ACCURACY);
+    if (ordered !== null && !tryOrder) ruleOut(orderFits);
     let probed = true;
     if (ordered !== null && tryOrder && mode === 'auto' && best !== null && k > 1) {
       const settings = orderSettings(best.cross.best);
       const probe = await probeFold(ordered, settings, best);
       probed = probe.won;
-      if (!probed) scores.push({ settings, ...probe.score, folds: 1, layer: 'order' });
+      if (!probed) {
+        scores.push({ settings, ...probe.score, folds: 1, layer: 'order' });
+        ruleOut(k);
+      }
     }
+    settled = true;
     if (ordered !== null && tryOrder && probed) {
       const cross = await crossFitOne(
         ordered,
@@ -414,7 +447,7 @@ export async function fitPhase(
       settings,
       maxIterations,
       onIteration: (iteration) => {
-        if (iteration % ITERATION_REPORT === 0) options.onFit?.(i, tries.length, iteration);
+        if (iteration % ITERATION_REPORT === 0) options.onFit?.(i, tries.length, iteration, true);
       },
       pool,
     });
@@ -425,7 +458,7 @@ export async function fitPhase(
     scores.push({ settings, ...judged });
     if (best === null || judged.logLoss < best.logLoss)
       best = { model, setup, logLoss: judged.logLoss };
-    options.onFit?.(i + 1, tries.length);
+    options.onFit?.(i + 1, tries.length, undefined, true);
   }
   const chosen = best as unknown as { model: FittedModel; setup: LearnerSetup };
   return {

@@ -19,8 +19,12 @@ export type TrainPhase =
 export interface TrainProgress {
   phase: TrainPhase;
   done: number;
+  /**
+   * In the `fit` phase, the most fits it may still make: counted up front and lowered (never
+   * raised) as the trainer rules candidates out, so it equals `done` at the end.
+   */
   total: number;
-  /** Estimated milliseconds left in this phase, once it can be estimated. */
+  /** Estimated milliseconds left in this phase, once it can be estimated (in `fit`, at the most). */
   etaMs?: number;
   message?: string;
 }

@@ -104,7 +104,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       seed,
       rmsEps: RMS_EPS,
       pool: host.shardPool,
-      onFit: (done, total, iteration) => {
+      onFit: (done, total, iteration, settled) => {
         const per = done === 0 ? 0 : (Date.now() - fitStart) / done;
         progress({
           phase: 'fit',
@@ -114,7 +114,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
           message:
             done === total
               ? undefined
-              : `fit ${done + 1} of ${total}${iteration === undefined ? '' : `, iteration ${iteration}`}`,
+              : `fit ${done + 1} of ${settled ? '' : 'at most '}${total}${iteration === undefined ? '' : `, iteration ${iteration}`}`,
         });
       },
     },

@@ -38,3 +38,36 @@ export function plantedData(
   const freshEncoded = encodeExamples(parseExamples(freshText), data, 4096, trained);
   return { train, questions, data, encoded, freshEncoded, groups: [{ examples: train, encoded }] };
 }
+
+/**
+ * The fit phase's progress (fit.ts onFit), and what an honest count of it is: a total that never
+ * grows (it is counted at the most and lowered as steps are ruled out), ending settled at the fits
+ * the selection lists (each candidate's folds, a probe's one) and the final fit.
+ */
+export function fitProgress() {
+  const calls: Array<{ done: number; total: number; settled: boolean }> = [];
+  return {
+    onFit(done: number, total: number, iteration: number | undefined, settled: boolean): void {
+      if (iteration === undefined) calls.push({ done, total, settled });
+    },
+    calls,
+    /**
+     * Fits made by the selection's scores (cross-fitted on `folds`), then the final fit. Under
+     * `auto` the pointer's and the order layer's full cross-fits each follow a probe on one fold
+     * that won (a probe that lost is a score of its own, on 1 fold).
+     */
+    made(scores: ReadonlyArray<{ folds?: number; layer?: string }>, folds: number): number {
+      const probed = (s: { folds?: number; layer?: string }) =>
+        s.folds === undefined && (s.layer === 'order' || s.layer?.endsWith('+pointer') === true);
+      return scores.reduce((n, s) => n + (s.folds ?? folds) + (probed(s) ? 1 : 0), 0) + 1;
+    },
+    grew(): Array<{ at: number; from: number; to: number }> {
+      return calls.flatMap((c, i) => {
+        const before = calls[i - 1];
+        return before !== undefined && c.total > before.total
+          ? [{ at: c.done, from: before.total, to: c.total }]
+          : [];
+      });
+    },
+  };
+}

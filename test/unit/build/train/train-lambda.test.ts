@@ -14,7 +14,7 @@ import {
 } from '../../../../src/build/train/data.js';
 import { fitPhase, LAMBDA_MAX } from '../../../../src/build/train/fit.js';
 import { CANDIDATES } from '../../../../src/build/train/select.js';
-import { parseExamples } from '../../support/planted-fit.js';
+import { fitProgress, parseExamples } from '../../support/planted-fit.js';
 
 const OPS = resolve(import.meta.dirname, '../../../../data/tasks/ops');
 
@@ -40,13 +40,14 @@ describe('the penalty grid', () => {
     const questions = checkExamples(train);
     const data = prepareTokenizer(train, 600);
     const encoded = encodeExamples(train, data, 4096, new Set(questions.map((q) => q.id)));
+    const progress = fitProgress();
     const fitted = await fitPhase(
       data,
       questions,
       { examples: train, encoded },
       { examples: [], encoded: [] },
       // `off`: the plain model alone, whose λ is what this checks.
-      { order: 'off', seed: 7, rmsEps: RMS_EPS },
+      { order: 'off', seed: 7, rmsEps: RMS_EPS, onFit: progress.onFit },
     );
     const { scores } = fitted.selection;
     const lambdas = scores.map((s) => s.settings.lambda);
@@ -59,6 +60,13 @@ describe('the penalty grid', () => {
     // ... so 10 was tried, and past it only while each step won.
     expect(lambdas.slice(grid.length)[0]).toBe(strongest * 10);
     expect(Math.max(...lambdas)).toBeLessThanOrEqual(LAMBDA_MAX);
+    // The progress counted both stronger penalties from the first fit, and the layers `off`
+    // leaves out never; it never raised the count, and ended at the fits made.
+    expect(progress.grew()).toEqual([]);
+    const made = progress.made(scores, fitted.selection.folds);
+    const steps = Math.round(Math.log10(LAMBDA_MAX / strongest));
+    expect(progress.calls[0]?.total).toBe((grid.length + steps) * 5 + 1);
+    expect(progress.calls.at(-1)).toEqual({ done: made, total: made, settled: true });
     const best = [...scores].sort((a, b) => a.logLoss - b.logLoss)[0];
     expect(fitted.model.settings.lambda).toBe(best?.settings.lambda);
     for (let i = grid.length + 1; i < scores.length; i++) {

@@ -25,7 +25,12 @@ import {
 } from '../../../../src/build/train/scope.js';
 import { faultJsonl, negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
-import { binaryAccuracy, parseExamples, plantedData } from '../../support/planted-fit.js';
+import {
+  binaryAccuracy,
+  fitProgress,
+  parseExamples,
+  plantedData,
+} from '../../support/planted-fit.js';
 
 describe('the scope marks', () => {
   it('mark negation cues and clause breaks by their text, case and spacing aside', () => {
@@ -177,12 +182,13 @@ async function autoAgainst(
     freshText,
     SCOPE_WORDS,
   );
+  const progress = fitProgress();
   const chosen = await fitPhase(
     data,
     questions,
     { examples: train, encoded },
     { examples: [], encoded: [] },
-    { order: 'auto', seed, rmsEps: RMS_EPS },
+    { order: 'auto', seed, rmsEps: RMS_EPS, onFit: progress.onFit },
   );
   const other = await fitModel(
     learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, control),
@@ -191,6 +197,7 @@ async function autoAgainst(
   );
   return {
     selection: chosen.selection,
+    progress,
     chosenAccuracy: binaryAccuracy(chosen.model.params, freshEncoded),
     controlAccuracy: binaryAccuracy(other.params, freshEncoded),
   };
@@ -202,9 +209,16 @@ describe('the scope layer in training', () => {
     // The control: the plain model (no scope layer).
     const {
       selection,
+      progress,
       chosenAccuracy: scopeAccuracy,
       controlAccuracy: plainAccuracy,
     } = await autoAgainst(negationJsonl(240, SEED), negationJsonl(400, SEED + 1), SEED, null);
+    // Its progress counted the fits at the most from the first (the scope layer's readings, the
+    // pointer and the order layer among them) and never raised the count.
+    expect(progress.grew()).toEqual([]);
+    const made = progress.made(selection.scores, selection.folds);
+    expect(progress.calls.at(-1)).toEqual({ done: made, total: made, settled: true });
+    expect(progress.calls[0]?.total).toBeGreaterThan(made);
     console.log(
       `[train-scope] fresh draws: auto ${(scopeAccuracy * 100).toFixed(1)}% (scope layer ${selection.scope}, order layer ${selection.order}), plain ${(plainAccuracy * 100).toFixed(1)}%`,
     );
