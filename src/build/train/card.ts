@@ -224,6 +224,14 @@ export function modelCard(facts: CardFacts): string {
         `| ${r.type} | ${r.n.fit} / ${r.n.heldOut} | ${r.temperature.toFixed(3)} | ${r.before.ece.toFixed(4)} | ${r.after.ece.toFixed(4)} | ${pct(r.after.accuracy)} | ${pct(r.after.coverage)} | ${r.after.meanSetSize.toFixed(2)} |`,
       );
     }
+    // On a small file the measured part is a few dozen answers: say how coarse its figures are,
+    // and that its accuracy is not the model's (that one is over every answer, above).
+    lines.push('');
+    for (const r of facts.calibration.reports) {
+      lines.push(
+        `The ${r.type} figures are measured on the ${r.n.heldOut} answers the calibration held out of ${r.n.fit + r.n.heldOut}: one answer moves their accuracy and coverage by ${(100 / r.n.heldOut).toFixed(1)} points.`,
+      );
+    }
   } else lines.push(`Not calibrated: ${facts.calibrationSkipped ?? 'no held-out answers'}.`);
   lines.push(
     '',

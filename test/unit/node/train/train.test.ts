@@ -101,6 +101,10 @@ describe('clef-web train on a planted task', () => {
       expect(card).toContain('### `route` (choice, 4 options)');
       expect(card).toMatch(/Accuracy: \*\*\d+\.\d%\*\* over 240 answers out of fold/);
       expect(card).toMatch(/\| `route` \| \d+\.\d% \| \d+\.\d% \| /); // beside naive Bayes
+      // The calibration's own figures say how few answers they stand on.
+      expect(card).toContain(
+        'The choice figures are measured on the 60 answers the calibration held out of 240: one answer moves their accuracy and coverage by 1.7 points.',
+      );
       expect(existsSync(join(first.releaseDir, 'model.safetensors'))).toBe(true);
     } finally {
       await engine.dispose();
