@@ -21,22 +21,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fitCalibration } from '../../src/calibrate/fit.js';
-import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { conformalThreshold, lacScore, predictionSet } from '../../src/calibrate/conformal.js';
 import { meanNll, fitTemperature } from '../../src/calibrate/temperature.js';
 import { argmax, scaledSoftmax } from '../../src/calibrate/softmax.js';
-import { RMS_EPS } from '../../src/build/train/construct.js';
-import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
-import { learnerSetup, MAX_ITERATIONS, POINTER_PAIR_LAMBDA } from '../../src/build/train/fit.js';
-import { fitModel, hiddenOf, type LayerChoice } from '../../src/build/train/learner.js';
+import { MAX_ITERATIONS, POINTER_PAIR_LAMBDA } from '../../src/build/train/fit.js';
+import { fitModel, type LayerChoice } from '../../src/build/train/learner.js';
 import { modelLogits, type ModelExample } from '../../src/build/train/model.js';
-import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
 import { pointerShape } from '../../src/build/train/pointer.js';
-import { defaultVocab } from '../../src/build/train/options.js';
-import { SCOPE_WORDS, type ScopeCues } from '../../src/build/train/scope.js';
+import { type ScopeCues } from '../../src/build/train/scope.js';
 import { assignFolds, FOLDS } from '../../src/build/train/select.js';
-import { validateRequest } from '../../src/protocol/validate.js';
 import { loadTask, type Task } from './small-tasks.js';
+import { prepareTrainerTask } from './trainer-task.js';
 
 const { values } = parseArgs({
   options: {
@@ -91,29 +86,7 @@ function calibrated(answers: readonly Answer[], temperature: number, threshold: 
 }
 
 async function run(task: Task, layerName: string) {
-  const line = (text: string, label: string) =>
-    JSON.stringify({
-      request: { model: task.name, state: text, questions: { [task.questionId]: task.question } },
-      labels: { [task.questionId]: label },
-    });
-  const parse = (lines: readonly { text: string; label: string }[]) =>
-    parseLabelledExamples(lines.map((l) => line(l.text, l.label)).join('\n'), {
-      validateRequest: (b) => validateRequest(b),
-    });
-  const train = parse(task.train);
-  const test = parse(task.test);
-  const questions = checkExamples(train);
-  const classes = questions.reduce((n, q) => n + q.options.length, 0);
-  const data = prepareTokenizer(
-    train,
-    defaultVocab(hiddenOf(classes, undefined, DEFAULT_PAIR_SHAPE.m)),
-    SCOPE_WORDS,
-  );
-  const trained = new Set(questions.map((q) => q.id));
-  const encoded = encodeExamples(train, data, 4096, trained);
-  const encodedTest = encodeExamples(test, data, 4096, trained);
-  const setupOf = (layer: LayerChoice) =>
-    learnerSetup(data, questions, [{ examples: train, encoded }], { rmsEps: RMS_EPS }, layer);
+  const { encoded, encodedTest, setup: setupOf, options: optionIds } = prepareTrainerTask(task);
   const pointer = layerName.endsWith('+pointer');
   const cues = layerName.replace('+pointer', '');
   const layer: LayerChoice =
@@ -176,7 +149,6 @@ async function run(task: Task, layerName: string) {
   }));
   // test.jsonl's items (plain, negation, pair): the figures train-small.ts reports.
   const testFile = pick(finalTest, (k) => k === 'plain' || k === 'negation' || k === 'pair');
-  const optionIds = questions[0]?.options ?? [];
   const asTrainDoes = fitCalibration(
     outOfFold.map((a) => ({
       questionId: task.questionId,

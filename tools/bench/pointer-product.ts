@@ -20,20 +20,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseLabelledExamples } from '../../src/calibrate/examples.js';
-import { RMS_EPS } from '../../src/build/train/construct.js';
-import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
-import { learnerSetup } from '../../src/build/train/fit.js';
-import { fitModel, hiddenOf, type LayerChoice } from '../../src/build/train/learner.js';
+import { fitModel, type LayerChoice } from '../../src/build/train/learner.js';
 import { modelLogits, type ModelParams } from '../../src/build/train/model.js';
-import { DEFAULT_PAIR_SHAPE, sigmoid } from '../../src/build/train/pairs.js';
+import { sigmoid } from '../../src/build/train/pairs.js';
 import { pointerShape } from '../../src/build/train/pointer.js';
-import { defaultVocab } from '../../src/build/train/options.js';
-import { SCOPE_READINGS, SCOPE_WORDS, type ScopeCues } from '../../src/build/train/scope.js';
+import { SCOPE_READINGS, type ScopeCues } from '../../src/build/train/scope.js';
 import { crossFit } from '../../src/build/train/select.js';
 import { MAX_ITERATIONS } from '../../src/build/train/fit.js';
-import { validateRequest } from '../../src/protocol/validate.js';
 import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
+import { prepareTrainerTask } from './trainer-task.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,35 +43,7 @@ const lambda = Number(values.lambda);
 const pairLambdas = (values['pair-lambdas'] as string).split(',').map(Number);
 const base = { lambda, normScale: 0.3, bias: 1 };
 
-function prepare(task: Task) {
-  const line = (text: string, label: string) =>
-    JSON.stringify({
-      request: { model: task.name, state: text, questions: { [task.questionId]: task.question } },
-      labels: { [task.questionId]: label },
-    });
-  const parse = (lines: readonly { text: string; label: string }[]) =>
-    parseLabelledExamples(lines.map((l) => line(l.text, l.label)).join('\n'), {
-      validateRequest: (b) => validateRequest(b),
-    });
-  const train = parse(task.train);
-  const test = parse(task.test);
-  const questions = checkExamples(train);
-  const classes = questions.reduce((n, q) => n + q.options.length, 0);
-  // As `train` prepares a cross-fitted file: its vocabulary size, the scope layer's words whole.
-  const data = prepareTokenizer(
-    train,
-    defaultVocab(hiddenOf(classes, undefined, DEFAULT_PAIR_SHAPE.m)),
-    SCOPE_WORDS,
-  );
-  const trained = new Set(questions.map((q) => q.id));
-  const encoded = encodeExamples(train, data, 4096, trained);
-  const setup = (layer: LayerChoice) =>
-    learnerSetup(data, questions, [{ examples: train, encoded }], { rmsEps: RMS_EPS }, layer);
-  const options = (questions[0] as (typeof questions)[number]).options;
-  return { data, encoded, encodedTest: encodeExamples(test, data, 4096, trained), setup, options };
-}
-
-function judge(task: Task, params: ModelParams, prepared: ReturnType<typeof prepare>) {
+function judge(task: Task, params: ModelParams, prepared: ReturnType<typeof prepareTrainerTask>) {
   return prepared.encodedTest.map((e, i): Scored => {
     const logits = modelLogits(params, e)[0] as Float64Array;
     const top = Math.max(...logits);
@@ -122,7 +89,7 @@ const round = (v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(3)) 
 const results = [];
 for (const name of (values.tasks as string).split(',')) {
   const task = loadTask(name, values['with-pairs']);
-  const prepared = prepare(task);
+  const prepared = prepareTrainerTask(task);
   const cross = async (layer: LayerChoice, settings = base) =>
     (
       await crossFit(prepared.setup(layer), prepared.encoded, {
