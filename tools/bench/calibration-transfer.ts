@@ -17,8 +17,6 @@
  *       [--layers failing=nominal-bare+pointer,gate=every-bare,urgency=every] [--lambda 10]
  *       [--label NAME]
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fitCalibration } from '../../src/calibrate/fit.js';
 import { conformalThreshold, lacScore, predictionSet } from '../../src/calibrate/conformal.js';
@@ -32,6 +30,7 @@ import { type ScopeCues } from '../../src/build/train/scope.js';
 import { assignFolds, FOLDS } from '../../src/build/train/select.js';
 import { loadTask, type Task } from './small-tasks.js';
 import { prepareTrainerTask } from './trainer-task.js';
+import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
   options: {
@@ -185,10 +184,4 @@ for (const name of (values.tasks as string).split(',')) {
   console.log(`calibrated, test.jsonl: ${JSON.stringify(r.calibration)}`);
   results.push(r);
 }
-mkdirSync('bench/results', { recursive: true });
-const file = join(
-  'bench/results',
-  `${new Date().toISOString().slice(0, 10)}-${values.label as string}.json`,
-);
-writeFileSync(file, `${JSON.stringify({ results }, null, 2)}\n`);
-console.log(`\nwrote ${file}`);
+writeResults(values.label as string, { results });

@@ -17,8 +17,6 @@
  * out-of-fold cross-entropy) would keep the pointer, the test items whose answer it changes, and
  * the words with the largest net gate (what a word carries of the thing named before it).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fitModel, type LayerChoice } from '../../src/build/train/learner.js';
 import { modelLogits, type ModelParams } from '../../src/build/train/model.js';
@@ -29,6 +27,7 @@ import { crossFit } from '../../src/build/train/select.js';
 import { MAX_ITERATIONS } from '../../src/build/train/fit.js';
 import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { prepareTrainerTask } from './trainer-task.js';
+import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
   options: {
@@ -163,10 +162,4 @@ for (const name of (values.tasks as string).split(',')) {
   }
   results.push({ task: task.name, lambda, rows });
 }
-mkdirSync('bench/results', { recursive: true });
-const file = join(
-  'bench/results',
-  `${new Date().toISOString().slice(0, 10)}-${values.label as string}.json`,
-);
-writeFileSync(file, `${JSON.stringify({ results }, null, 2)}\n`);
-console.log(`\nwrote ${file}`);
+writeResults(values.label as string, { results });

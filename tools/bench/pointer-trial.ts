@@ -31,8 +31,6 @@
  * The product's model has character features, pooling weights and a cosine read-out, so these
  * bag figures sit below it; the trial measures what the pointer adds to a bag, not the product.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { minimize } from '../../src/build/train/lbfgs.js';
 import {
@@ -43,6 +41,7 @@ import {
   type ScopeCues,
 } from '../../src/build/train/scope.js';
 import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
+import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
   options: {
@@ -540,8 +539,4 @@ for (const name of (values.tasks as string).split(',')) {
     console.log(`  ${which} γ highest: ${r[which].gammaHighest.join(', ')}`);
   }
 }
-const dir = 'bench/results';
-mkdirSync(dir, { recursive: true });
-const file = join(dir, `${new Date().toISOString().slice(0, 10)}-${values.label as string}.json`);
-writeFileSync(file, `${JSON.stringify({ gradientCheck: checked, results }, null, 2)}\n`);
-console.log(`\nwrote ${file}`);
+writeResults(values.label as string, { gradientCheck: checked, results });

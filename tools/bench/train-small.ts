@@ -27,7 +27,7 @@
  * loadClincDraw), each judged like helpdesk, and prints the means over the draws and in how many
  * the model met the issue's bar. `--tasks ''` runs the draws alone.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -46,6 +46,7 @@ import {
   type Scored,
   type Task,
 } from './small-tasks.js';
+import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
   options: {
@@ -271,10 +272,4 @@ CLINC150 draws (${drawn.length}), mean model / naive Bayes / logistic regression
     `  calibrated: wrong at ≥ 0.9 ${pct(mean((r) => r.calibrated.wrongAtConfidence90))}, sets cover ${pct(mean((r) => r.calibrated.setCoverage90))}`,
   );
 }
-mkdirSync('bench/results', { recursive: true });
-const file = join(
-  'bench/results',
-  `${new Date().toISOString().slice(0, 10)}-${values.label as string}.json`,
-);
-writeFileSync(file, `${JSON.stringify({ machine, loadAfter: loadavg(), results }, null, 2)}\n`);
-console.log(`\nwrote ${file}`);
+writeResults(values.label as string, { machine, loadAfter: loadavg(), results });
