@@ -81,7 +81,7 @@ function formatEta(ms: number | undefined): string {
 }
 
 export function formatProgress(p: TrainProgress | TeacherProgress): string {
-  // A fit's own message counts the fits ("fit 3 of 16, iteration 40"): no "2/16" before it.
+  // A fit's own message counts the fits ("fit 3 of at most 16, iteration 40"): no "2/16" before it.
   if (p.phase === 'fit' && p.message !== undefined)
     return `train: ${p.message}${formatEta(p.etaMs)}`;
   const count = p.total > 1 ? ` ${p.done}/${p.total}` : p.done >= p.total ? ' done' : '';
