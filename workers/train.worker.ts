@@ -63,7 +63,6 @@ const api: TrainWorkerApi = {
             dispose: () => host.close(),
           };
         },
-        cwd: '/train',
         runTag: 'page',
         wasmGraphs: false,
         engineName: "the training page's engine, onnxruntime-web",

@@ -102,8 +102,6 @@ export interface PackageDecider {
 export interface TrainHost {
   /** Opens the written package (a directory of the file system the pipeline writes to). */
   openPackage(dir: string): Promise<PackageDecider>;
-  /** The directory the card names the release's place relative to. */
-  cwd: string;
   /** Names this run's temporary directories (two runs side by side never share one). */
   runTag: string;
   /** Whether the converter also writes the WASM-prepared graphs (needs onnxruntime-node). */

@@ -267,7 +267,9 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       verified,
       verifiedOn: host.engineName,
       fidelityRequests,
-      releaseDir: relative(host.cwd, releaseDir) || '.',
+      // Where the release is from the package (the card is read there): the same bytes wherever
+      // `train` ran.
+      releaseDir: relative(out, releaseDir),
       notes: options.cardNotes ?? null,
     });
     endPhase('card');

@@ -122,7 +122,6 @@ export async function trainDecisionModel(input: TrainInput): Promise<TrainResult
       },
       {
         openPackage: (dir) => loadNodePackage(dir, { threads: 1 }),
-        cwd: process.cwd(),
         runTag,
         wasmGraphs: true,
         convertRuntime: nodeBuildRuntime,

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../../src/node/cli.js';
 import { loadNodePackage } from '../../../../src/node/engine.js';
@@ -101,6 +101,8 @@ describe('clef-web train on a planted task', () => {
       expect(card).toContain('### `route` (choice, 4 options)');
       expect(card).toMatch(/Accuracy: \*\*\d+\.\d%\*\* over 240 answers out of fold/);
       expect(card).toMatch(/\| `route` \| \d+\.\d% \| \d+\.\d% \| /); // beside naive Bayes
+      // The release, named from the package the card is in (not from where `train` ran).
+      expect(card).toContain(`a Clef release (\`../${basename(first.releaseDir)}\`)`);
       // The calibration's own figures say how few answers they stand on.
       expect(card).toContain(
         'The choice figures are measured on the 60 answers the calibration held out of 240: one answer moves their accuracy and coverage by 1.7 points.',
