@@ -7,6 +7,7 @@
  */
 import { expect, test, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { countingProxy, type CountingProxy } from '../support/counting-proxy.js';
+import { must } from '../support/page-outcome.js';
 import { FP32, MODEL, Q4, maxAbsDiff, randomRequests, type Outcome } from './support/engine.js';
 import type { Answer } from './pages/shared-page.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
@@ -39,11 +40,6 @@ async function openTab(context: BrowserContext): Promise<Page> {
   await page.goto(`${proxy.origin}${PAGE}`);
   await expect(page.locator('#status')).toHaveText('ready');
   return page;
-}
-
-function must<T>(out: Outcome<T>, what: string): T {
-  if (!out.ok) throw new Error(`${what} failed: ${JSON.stringify(out.error)}`);
-  return out.value;
 }
 
 async function load(page: Page, name: string, options: object): Promise<TestEngineInfo> {

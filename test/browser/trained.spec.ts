@@ -23,6 +23,7 @@ import {
   TRAINED_PLANTED,
   TRAINED_STATUS,
 } from '../../tools/train/planted.js';
+import { TRAINED_LOGIT_TOLERANCE } from '../support/page-outcome.js';
 import { seedLine, testSeed } from '../support/seed.js';
 import {
   DEVICES,
@@ -34,8 +35,6 @@ import {
   type Device,
 } from './support/engine.js';
 
-/** fp32 against the float64 reference, a trained package's logits (see below). */
-const TRAINED_LOGIT_TOLERANCE = 3e-4;
 const MODEL = '/models/trained-planted/';
 const RELEASE = TRAINED_PLANTED.release;
 
@@ -52,13 +51,7 @@ async function answersDraws(
   draws: ReadonlyArray<{ request: { state: string }; label: string }>,
   withSeed: string,
 ): Promise<void> {
-  // A trained model's logits are a cosine times ~100 over pooling scores of ~140
-  // (train-construct.test.ts), so float32 rounds them more than the tiny fixtures': on WASM,
-  // seeds 1-11 and 24532, 6.9e-5 to 1.63e-4 (the planted package) and 4.5e-5 to 1.39e-4 (the
-  // negation one), the same to three digits with the converter's sparse layers as without,
-  // against the fixtures' 5e-5 bound; the draws of seed 961577 reach 2.03e-4 on the planted
-  // package (built by this code or the code before it alike). 3e-4 in logit is 7.5e-5 in
-  // probability at most.
+  // A trained model's logits round more in float32 than the tiny fixtures' (page-outcome.ts).
   const tolerance = Math.max(TOLERANCE[device].fp32.logit, TRAINED_LOGIT_TOLERANCE);
   let worst = 0;
   for (const { request, label } of draws) {

@@ -21,6 +21,7 @@ import {
 } from '../browser/support/engine.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
 import type { EngineInfo } from '../../src/wire/telemetry.js';
+import { must } from '../support/page-outcome.js';
 import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';
 
 const PAGE = '/test/firefox/pages/firefox.html';
@@ -38,11 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await firefox?.close();
 });
-
-function must<T>(out: Outcome<T>, what: string): T {
-  if (!out.ok) throw new Error(`${what} failed: ${JSON.stringify(out.error)}`);
-  return out.value;
-}
 
 async function decideAll(name: string): Promise<DecisionWire[]> {
   const outs = (await page.evaluate(

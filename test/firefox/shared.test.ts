@@ -18,6 +18,7 @@ import type { Answer } from '../browser/pages/shared-page.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
 import type { TestEngineInfo } from '../support/instrumented-worker/instrumented-wire.js';
 import { countingProxy, type CountingProxy } from '../support/counting-proxy.js';
+import { must } from '../support/page-outcome.js';
 import { connectFirefox, origin, type Firefox } from './support/firefox.js';
 
 const PAGE = '/test/browser/pages/shared.html';
@@ -48,11 +49,6 @@ async function openTab(hideSharedWorker = false): Promise<Page> {
     timeout: 60_000,
   });
   return page;
-}
-
-function must<T>(out: Outcome<T>, what: string): T {
-  if (!out.ok) throw new Error(`${what} failed: ${JSON.stringify(out.error)}`);
-  return out.value;
 }
 
 async function load(page: Page, name: string, options: object): Promise<TestEngineInfo> {

@@ -21,11 +21,9 @@ import {
   TRAINED_STATUS,
 } from '../../tools/train/planted.js';
 import type { Outcome } from '../browser/support/engine.js';
+import { must, TRAINED_LOGIT_TOLERANCE } from '../support/page-outcome.js';
 import { seedLine, testSeed } from '../support/seed.js';
 import { connectFirefox, openTestPage, type Firefox } from './support/firefox.js';
-
-/** As trained.spec.ts: a trained model's logits in float32 against the float64 reference. */
-const TRAINED_LOGIT_TOLERANCE = 3e-4;
 
 let firefox: Firefox;
 let page: Page;
@@ -38,11 +36,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await firefox?.close();
 });
-
-function must<T>(out: Outcome<T>, what: string): T {
-  if (!out.ok) throw new Error(`${what} failed: ${JSON.stringify(out.error)}`);
-  return out.value;
-}
 
 const PACKAGES = [
   {
