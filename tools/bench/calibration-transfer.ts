@@ -12,6 +12,12 @@
  *   2. The calibration holds out a quarter of the answers for its own figures (calibrate/fit.ts).
  *      Printed: test.jsonl's share wrong at confidence ≥ 0.9 and the 90% sets' coverage, calibrated
  *      as `train` does (fitCalibration, seed 1) and on every out-of-fold answer.
+ *   3. One temperature for every state, though the test files hold far more states of two clauses
+ *      than the training files. Printed: the same figures with a temperature and threshold for
+ *      each of two groups (group-conditional, "Mondrian", calibration): the states with a clause
+ *      break or a negation cue, by the scope layer's words (scope.ts), and the rest; each group
+ *      fitted on its own out-of-fold answers, on all of them and as `train` does (a group too
+ *      small for fitCalibration takes the whole file's).
  *
  *   npx tsx tools/bench/calibration-transfer.ts [--tasks failing,gate,urgency]
  *       [--layers failing=nominal-bare+pointer,gate=every-bare,urgency=every] [--lambda 10]
@@ -47,6 +53,17 @@ const layers = new Map(
   (values.layers as string).split(',').map((kv) => kv.split('=') as [string, string]),
 );
 const COVERAGE = 0.9;
+
+/**
+ * A state of two clauses or with a negation: the scope layer's breaks (punctuation inside the
+ * state, a spaced dash, an en or em dash, "but", "while", …) and cues (scope.ts CUES, any n't).
+ */
+const BREAK =
+  /[,;:()!?[\]]\s*\S|\s-+\s|[\u2013\u2014]|\b(but|while|whereas|though|although|however)\b/i;
+const CUE =
+  /\b(not|no|never|without|nothing|none|nobody|nor|neither|cannot|instead|rather)\b|n['\u2019]t\b/i;
+const twoClausesOrCue = (text: string) =>
+  BREAK.test(text.trim().replace(/[.!?]+$/, '')) || CUE.test(text);
 
 interface Answer {
   logits: Float64Array;
@@ -172,7 +189,70 @@ async function run(task: Task, layerName: string) {
       ...calibrated(testFile, fitted, everyAnswer),
     },
   };
-  return { task: task.name, layer: layerName, transfer, calibration };
+  // 3. Group-conditional: each group's own temperature and threshold.
+  const inGroup = (text: string) => (twoClausesOrCue(text) ? 0 : 1);
+  const trainGroup = task.train.map((l) => inGroup(l.text));
+  const testGroup = task.test
+    .filter((l) => ['plain', 'negation', 'pair'].includes(l.kind ?? ''))
+    .map((l) => inGroup(l.text));
+  const groupFits = [0, 1].map((g) => {
+    const answers = outOfFold.filter((_, i) => trainGroup[i] === g);
+    const t = fitTemperature(answers).temperature;
+    const every = {
+      temperature: t,
+      threshold: conformalThreshold(
+        answers.map((a) => lacScore(scaledSoftmax(a.logits, t), a.label)),
+        COVERAGE,
+      ),
+    };
+    let likeTrain = {
+      temperature: asTrainDoes?.temperature ?? 1,
+      threshold: asTrainDoes?.threshold ?? 1,
+    };
+    let ownFit = false;
+    try {
+      const fit = fitCalibration(
+        answers.map((a) => ({
+          questionId: task.questionId,
+          type: 'choice' as const,
+          optionIds: [...optionIds],
+          logits: Array.from(a.logits),
+          label: a.label,
+        })),
+        { coverage: COVERAGE, seed: 1 },
+      ).calibration.types.choice;
+      if (fit !== undefined) {
+        likeTrain = fit;
+        ownFit = true;
+      }
+    } catch {
+      // Too few answers for a calibration of its own: the whole file's.
+    }
+    return { answers: answers.length, every, likeTrain, ownFit };
+  });
+  const byGroup = (
+    pickFit: (g: (typeof groupFits)[number]) => { temperature: number; threshold: number },
+  ) => {
+    const parts = [0, 1].map((g) => {
+      const items = testFile.filter((_, i) => testGroup[i] === g);
+      const fit = pickFit(groupFits[g] as (typeof groupFits)[number]);
+      return { items, figures: calibrated(items, fit.temperature, fit.threshold) };
+    });
+    const n = testFile.length;
+    const sum = (k: 'wrongAt90' | 'coverage') =>
+      round(parts.reduce((a, p) => a + p.figures[k] * p.items.length, 0) / n);
+    return { wrongAt90: sum('wrongAt90'), coverage: sum('coverage') };
+  };
+  const mondrian = {
+    statesOfTwoClausesOrACue: {
+      training: groupFits[0]?.answers,
+      test: testGroup.filter((g) => g === 0).length,
+      temperatures: groupFits.map((g) => round(g.every.temperature)),
+    },
+    onEveryAnswer: byGroup((g) => g.every),
+    asTrainDoes: { ownFits: groupFits.map((g) => g.ownFit), ...byGroup((g) => g.likeTrain) },
+  };
+  return { task: task.name, layer: layerName, transfer, calibration, groups: mondrian };
 }
 
 const results = [];
@@ -182,6 +262,7 @@ for (const name of (values.tasks as string).split(',')) {
   console.log(`\n${r.task} (${layer}, λ ${values.lambda as string})`);
   for (const t of r.transfer) console.log(JSON.stringify(t));
   console.log(`calibrated, test.jsonl: ${JSON.stringify(r.calibration)}`);
+  console.log(`by group: ${JSON.stringify(r.groups)}`);
   results.push(r);
 }
 writeResults(values.label as string, { results });
