@@ -19,7 +19,8 @@
  */
 import { parseArgs } from 'node:util';
 import { fitModel, type LayerChoice } from '../../src/build/train/learner.js';
-import { modelLogits, type ModelParams } from '../../src/build/train/model.js';
+import type { ModelParams } from '../../src/build/train/model.js';
+import { modelLogits } from '../../src/build/train/readout.js';
 import { sigmoid } from '../../src/build/train/pairs.js';
 import { pointerShape } from '../../src/build/train/pointer.js';
 import { SCOPE_READINGS, type ScopeCues } from '../../src/build/train/scope.js';

@@ -20,7 +20,8 @@ import {
   type LayerChoice,
   type LearnerSetup,
 } from './learner.js';
-import { modelLogits, type ModelExample } from './model.js';
+import type { ModelExample } from './model.js';
+import { modelLogits } from './readout.js';
 import { DEFAULT_PAIR_SHAPE } from './pairs.js';
 import { pointerShape } from './pointer.js';
 import { bareReading, SCOPE_READINGS, type ScopeCues } from './scope.js';

@@ -5,7 +5,6 @@
  * checks it against central differences.
  */
 import {
-  anchorOf,
   ARENA,
   bagScale,
   FINAL_SCALE,
@@ -13,17 +12,15 @@ import {
   forwardPosition,
   hiddenLayout,
   MAX_SCALE,
-  optionSlots,
-  optionTable,
   pairContext,
   priorScale,
-  scoreInto,
   WEIGHT_RANGE,
   type BagForward,
   type ModelExample,
   type ModelParams,
   type Position,
 } from './model.js';
+import { anchorOf, optionSlots, optionTable, scoreInto } from './readout.js';
 import { pairBackward, zeroPairParams, type PairContext, type PairParams } from './pairs.js';
 import type { Arena } from './arena.js';
 import { exp, log, tanh } from './portable-math.js';

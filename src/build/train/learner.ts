@@ -23,11 +23,11 @@ import {
 import {
   CONST_VALUE,
   hiddenLayout,
-  modelLogits,
   type ModelExample,
   type ModelParams,
   type ModelShape,
 } from './model.js';
+import { modelLogits } from './readout.js';
 import type { ClefTokenizer } from '../../clef/tokenizer.js';
 import { Rng } from '../../calibrate/prng.js';
 import { isPointer, zeroPairParams, type PairParams, type PairShape } from './pairs.js';

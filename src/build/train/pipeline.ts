@@ -32,7 +32,8 @@ import { baselineFigures, baselineVerdict, type BaselineReport } from './baselin
 import { writeModelCard, heldOutFigures } from './card.js';
 import { RMS_EPS, writeRelease } from './construct.js';
 import { fitPhase, ORDER_MODES } from './fit.js';
-import { hiddenLayout, modelLogits } from './model.js';
+import { hiddenLayout } from './model.js';
+import { modelLogits } from './readout.js';
 import { TrainError } from './errors.js';
 import {
   DEFAULT_CONTEXT,

@@ -9,7 +9,8 @@
 import { Rng } from '../../calibrate/prng.js';
 import { fitModel, type FitSettings, type LearnerSetup } from './learner.js';
 import type { ShardPool } from './shards.js';
-import { modelLogits, type ModelExample } from './model.js';
+import type { ModelExample } from './model.js';
+import { modelLogits } from './readout.js';
 import { exp, log } from './portable-math.js';
 
 /** Folds of the cross-fit. */

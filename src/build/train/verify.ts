@@ -6,7 +6,8 @@ import type { LabelledExample } from '../../calibrate/examples.js';
 import { scaledSoftmax } from '../../calibrate/softmax.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { TrainError } from './errors.js';
-import { modelLogits, type ModelExample, type ModelParams } from './model.js';
+import type { ModelExample, ModelParams } from './model.js';
+import { modelLogits } from './readout.js';
 import { PACKAGE_TOLERANCE, type PackageDecider, type TrainProgress } from './options.js';
 
 /** The model's rows for every question of a request: zeros for the questions it was not trained on. */

@@ -1,7 +1,8 @@
 /** What the trainer's planted two-option tasks (train-order, train-scope) share. */
 import { parseLabelledExamples } from '../../../src/calibrate/examples.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../../src/build/train/data.js';
-import { modelLogits, type ModelExample } from '../../../src/build/train/model.js';
+import type { ModelExample } from '../../../src/build/train/model.js';
+import { modelLogits } from '../../../src/build/train/readout.js';
 import { validateRequest } from '../../../src/protocol/validate.js';
 
 export const parseExamples = (text: string) =>
