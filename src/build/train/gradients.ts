@@ -1,8 +1,8 @@
 /**
  * The gradient of the model's cross-entropy (model.ts), written by hand: back through the option
  * read-out, the head's LayerNorm and the final RMSNorm at each head position, the pooling, the
- * layer-1 RMSNorm and, when the model has one, the order layer (pairs.ts). train-gradient.test.ts
- * checks it against central differences.
+ * layer-1 RMSNorm and, when the model has one, the order layer (pair-backward.ts).
+ * train-gradient.test.ts checks it against central differences.
  */
 import {
   ARENA,
@@ -21,7 +21,8 @@ import {
   type Position,
 } from './model.js';
 import { anchorOf, optionSlots, optionTable, scoreInto } from './readout.js';
-import { pairBackward, zeroPairParams, type PairContext, type PairParams } from './pairs.js';
+import { pairBackward } from './pair-backward.js';
+import { zeroPairParams, type PairContext, type PairParams } from './pairs.js';
 import type { Arena } from './arena.js';
 import { exp, log, tanh } from './portable-math.js';
 

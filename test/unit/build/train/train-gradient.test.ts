@@ -1,11 +1,11 @@
 /**
- * The trainer's hand-written gradients (model.ts, pairs.ts) against central differences of its
- * loss, at fresh random parameters of a model with the order layer: every parameter array the
- * fit moves (token content θ, pooling ρ, option rows, the order layer's embeddings and weights)
+ * The trainer's hand-written gradients (gradients.ts, pair-backward.ts) against central differences
+ * of its loss, at fresh random parameters of a model with the order layer: every parameter array
+ * the fit moves (token content θ, pooling ρ, option rows, the order layer's embeddings and weights)
  * and the bias weight. A sign or index slip in a backward pass shows as a relative error near 1;
  * float64 central differences with h = 1e-6 agree with a right gradient to about 1e-5 (measured:
- * the console line), so the bound is 1e-4 on the relative error of each checked entry, or
- * ABS absolute where an entry's gradient is itself below ~1e-4 (the differences' own rounding and
+ * the console line), so the bound is 1e-4 on the relative error of each checked entry, or ABS
+ * absolute where an entry's gradient is itself below ~1e-4 (the differences' own rounding and
  * truncation: 2.3e-8 measured on an entry of 3.8e-5, seed 953605).
  */
 import { describe, expect, it } from 'vitest';
