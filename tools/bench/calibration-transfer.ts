@@ -29,7 +29,8 @@ import { conformalThreshold, lacScore, predictionSet } from '../../src/calibrate
 import { meanNll, fitTemperature } from '../../src/calibrate/temperature.js';
 import { argmax, scaledSoftmax } from '../../src/calibrate/softmax.js';
 import { MAX_ITERATIONS, POINTER_PAIR_LAMBDA } from '../../src/build/train/fit.js';
-import { fitModel, type LayerChoice } from '../../src/build/train/learner.js';
+import { fitModel } from '../../src/build/train/learner.js';
+import type { LayerChoice } from '../../src/build/train/learner-setup.js';
 import type { ModelExample } from '../../src/build/train/model.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { pointerShape } from '../../src/build/train/pointer.js';

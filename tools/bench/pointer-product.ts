@@ -18,7 +18,8 @@
  * the words with the largest net gate (what a word carries of the thing named before it).
  */
 import { parseArgs } from 'node:util';
-import { fitModel, type LayerChoice } from '../../src/build/train/learner.js';
+import { fitModel } from '../../src/build/train/learner.js';
+import type { LayerChoice } from '../../src/build/train/learner-setup.js';
 import type { ModelParams } from '../../src/build/train/model.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { sigmoid } from '../../src/build/train/pairs.js';

@@ -8,7 +8,7 @@ import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { RMS_EPS } from '../../src/build/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
 import { learnerSetup } from '../../src/build/train/fit.js';
-import { hiddenOf, type LayerChoice } from '../../src/build/train/learner.js';
+import { hiddenOf, type LayerChoice } from '../../src/build/train/learner-setup.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
 import { defaultVocab } from '../../src/build/train/options.js';
 import { SCOPE_WORDS } from '../../src/build/train/scope.js';

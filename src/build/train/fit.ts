@@ -11,15 +11,8 @@
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
 import type { PreparedData, TrainedQuestion } from './data.js';
-import {
-  classDims,
-  fitModel,
-  setupLearner,
-  type FitSettings,
-  type FittedModel,
-  type LayerChoice,
-  type LearnerSetup,
-} from './learner.js';
+import { fitModel, type FitSettings, type FittedModel } from './learner.js';
+import { classDims, setupLearner, type LayerChoice, type LearnerSetup } from './learner-setup.js';
 import type { ModelExample } from './model.js';
 import { modelLogits } from './readout.js';
 import { DEFAULT_PAIR_SHAPE } from './pairs.js';

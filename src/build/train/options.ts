@@ -57,7 +57,7 @@ export interface TrainOptions {
   contextTokens?: number;
   /** The fit's settings as they are (no selection); default: chosen by cross-fitting. */
   fit?: FitSettings;
-  /** Norm dims of the model (learner.ts; default 32). */
+  /** Norm dims of the model (learner-setup.ts; default 32). */
   normDims?: number;
   /** The order layer (fit.ts): `auto` (default) keeps it where cross-fitting shows it helps. */
   order?: OrderMode;

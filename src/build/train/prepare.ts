@@ -11,7 +11,7 @@ import { validateRequest } from '../../protocol/validate.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from './data.js';
 import { TrainError } from './errors.js';
 import { CROSS_FIT_MAX, orderConsidered } from './fit.js';
-import { hiddenOf } from './learner.js';
+import { hiddenOf } from './learner-setup.js';
 import { checkModelNames } from './model-names.js';
 import {
   DEFAULT_HOLDOUT,

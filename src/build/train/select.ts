@@ -7,7 +7,8 @@
  * fit, and held out, in its fold).
  */
 import { Rng } from '../../calibrate/prng.js';
-import { fitModel, type FitSettings, type LearnerSetup } from './learner.js';
+import { fitModel, type FitSettings } from './learner.js';
+import type { LearnerSetup } from './learner-setup.js';
 import type { ShardPool } from './shards.js';
 import type { ModelExample } from './model.js';
 import { modelLogits } from './readout.js';

@@ -25,7 +25,8 @@ import { layerTensorName, openRelease, TEXT_PREFIX } from '../../../../src/build
 import { Rng } from '../../../../src/calibrate/prng.js';
 import { RMS_EPS, writeRelease } from '../../../../src/build/train/construct.js';
 import { encodeExamples, prepareTokenizer } from '../../../../src/build/train/data.js';
-import { classDims, fitModel, setupLearner } from '../../../../src/build/train/learner.js';
+import { fitModel } from '../../../../src/build/train/learner.js';
+import { classDims, setupLearner } from '../../../../src/build/train/learner-setup.js';
 import { hiddenLayout, WEIGHT_RANGE } from '../../../../src/build/train/model.js';
 import { modelLogits } from '../../../../src/build/train/readout.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';

@@ -23,7 +23,7 @@ import { accumulate, zeroGradients } from '../../../../src/build/train/gradients
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { pointerShape } from '../../../../src/build/train/pointer.js';
 import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';
-import type { LayerChoice } from '../../../../src/build/train/learner.js';
+import type { LayerChoice } from '../../../../src/build/train/learner-setup.js';
 import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 import { orderJsonl } from '../../../../tools/train/planted.js';
