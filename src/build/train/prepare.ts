@@ -120,7 +120,7 @@ export function prepare(
           orderConsidered(options.order ?? 'auto', split.train.length) ? DEFAULT_PAIR_SHAPE.m : 0,
         ),
       ),
-    // The scope layer's cue words, kept whole, where `auto` may try it (fit.ts).
+    // The scope layer's cue words, kept whole, where `auto` may try it (layer-search.ts).
     (options.order ?? 'auto') === 'auto' && orderConsidered('auto', split.train.length)
       ? SCOPE_WORDS
       : [],

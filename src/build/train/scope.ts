@@ -15,7 +15,7 @@
  * which thing is at fault, a negated verb's object is the answer, not a word to leave out. It
  * has nothing to learn, so it works on a file of a few dozen lines, where a learned order layer
  * (pairs.ts) fits the lines' word sequences instead; `clef-web train` keeps it where
- * cross-fitting says it predicts better (fit.ts). Either reading can also leave the cue itself
+ * cross-fitting says it predicts better (layer-search.ts). Either reading can also leave the cue itself
  * out (`-bare`): where a file's negated lines lean one way ("can't log in" is urgent), a cue
  * whose scope took every other word ("I don't need it before next month") carries only that
  * lean; the fit tries the better reading bare too.
@@ -96,7 +96,7 @@ export const SCOPE_WORDS: readonly string[] = Object.freeze([...CUES, ...STOP_WO
  * "don't" that leans the way most negated lines in the file do).
  */
 export type ScopeCues = 'every' | 'nominal' | 'every-bare' | 'nominal-bare';
-/** The readings the fit tries first, in order (then the better one bare: fit.ts). */
+/** The readings the fit tries first, in order (then the better one bare: layer-search.ts). */
 export const SCOPE_READINGS: readonly ScopeCues[] = Object.freeze(['every', 'nominal']);
 
 /** Whether a reading leaves its cues out of the bag. */

@@ -157,5 +157,5 @@ export function score(examples: readonly ModelExample[], logits: readonly Float6
   return { logLoss: n === 0 ? 0 : loss / n, accuracy: n === 0 ? 0 : right / n };
 }
 
-/** A scope reading's name among the scores (fit.ts scopeLayerName). */
+/** A scope reading's name among the scores (layer-search.ts scopeLayerName). */
 export type ScopeLayerName = 'scope' | 'scope-nominal' | 'scope-every-bare' | 'scope-nominal-bare';

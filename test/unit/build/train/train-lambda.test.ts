@@ -12,7 +12,8 @@ import {
   encodeExamples,
   prepareTokenizer,
 } from '../../../../src/build/train/data.js';
-import { fitPhase, LAMBDA_MAX } from '../../../../src/build/train/fit.js';
+import { fitPhase } from '../../../../src/build/train/fit.js';
+import { LAMBDA_MAX } from '../../../../src/build/train/layer-search.js';
 import { CANDIDATES } from '../../../../src/build/train/select.js';
 import { fitProgress, parseExamples } from '../../support/planted-fit.js';
 

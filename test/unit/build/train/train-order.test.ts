@@ -15,11 +15,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
-import {
-  learnerSetup,
-  MAX_ITERATIONS,
-  ORDER_PAIR_LAMBDA,
-} from '../../../../src/build/train/fit.js';
+import { learnerSetup } from '../../../../src/build/train/fit.js';
+import { MAX_ITERATIONS, ORDER_PAIR_LAMBDA } from '../../../../src/build/train/layer-search.js';
 import { fitModel } from '../../../../src/build/train/learner.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import { prepareTokenizer } from '../../../../src/build/train/data.js';
-import { fitPhase, learnerSetup, MAX_ITERATIONS } from '../../../../src/build/train/fit.js';
+import { fitPhase, learnerSetup } from '../../../../src/build/train/fit.js';
+import { MAX_ITERATIONS } from '../../../../src/build/train/layer-search.js';
 import { fitModel } from '../../../../src/build/train/learner.js';
 import {
   SCOPE_CUE,

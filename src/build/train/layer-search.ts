@@ -1,0 +1,337 @@
+/**
+ * The cross-fitted search of a small training part (fit.ts, under CROSS_FIT_MAX examples): the
+ * plain candidates of λ and stronger λ where the grid's strongest wins, then the layers beyond the
+ * bag (the scope layer's readings, the pointer after it, the order layer), each kept where it
+ * predicts better out of fold, and the final fit of what was kept on every example.
+ */
+import { fitModel, type FitSettings, type FittedModel } from './learner.js';
+import type { LayerChoice, LearnerSetup } from './learner-setup.js';
+import type { ModelExample } from './model.js';
+import { modelLogits } from './readout.js';
+import { pointerShape } from './pointer.js';
+import { bareReading, SCOPE_READINGS, type ScopeCues } from './scope.js';
+import {
+  assignFolds,
+  crossFit,
+  DEFAULT_SETTINGS,
+  FOLDS,
+  score,
+  type CandidateScore,
+  type CrossFit,
+  type ScopeLayerName,
+} from './select.js';
+import type { ShardPool } from './shards.js';
+
+/** L-BFGS iterations per fit at most (the fits here stop at 60-300). */
+export const MAX_ITERATIONS = 400;
+/** A long fit reports its progress every this many iterations. */
+export const ITERATION_REPORT = 20;
+
+/**
+ * The order layer's L2 penalty relative to λ (pairLambda). On the planted order task (480 draws,
+ * 400 fresh ones) 10⁻² gives ≥ 99% on every one of 14 seeds, where 10⁻⁴ missed on one; and on
+ * the project's hand-written files, where no example shows an order, 10⁻⁴ let the layer learn the
+ * lines' word sequences (cross-entropy 3–11 on a held fold, the plain model's 0.5–0.9).
+ */
+export const ORDER_PAIR_LAMBDA = 1e-2;
+
+/** The settings with the order layer's penalty, where they do not give their own. */
+export function orderSettings(s: FitSettings): FitSettings {
+  return { ...s, pairLambda: s.pairLambda ?? ORDER_PAIR_LAMBDA };
+}
+
+/**
+ * The strongest L2 penalty a cross-fitted file may get. The grid (select.ts CANDIDATES) ends at 1;
+ * where 1 wins, 10 and then 100 are tried. On the project's ops questions (80-160 lines) 1 won
+ * every time and 10 predicts better still out of fold (docs/benchmarks.md, "The penalty's grid
+ * extended where its end wins").
+ */
+export const LAMBDA_MAX = 100;
+
+/**
+ * The pointer's L2 penalty relative to λ (pairLambda). On failing (160 lines, λ 10) 10⁻⁴ gave a
+ * lower out-of-fold cross-entropy than 10⁻⁵ (tools/bench/pointer-product.ts, docs/benchmarks.md).
+ */
+export const POINTER_PAIR_LAMBDA = 1e-4;
+
+/**
+ * The most options (over every trained question) the pointer is tried with: its heads carry one
+ * channel per option, and every linear layer of the release gets as many.
+ */
+export const POINTER_MAX_OPTIONS = 32;
+
+/** `auto` leaves the order layer out where the plain model's out-of-fold accuracy is this high. */
+export const ORDER_UNNEEDED_ACCURACY = 0.99;
+
+export interface LayerSearchOptions {
+  /** The training part's examples, every one labelled. */
+  examples: readonly ModelExample[];
+  /** The learner with these layers beyond the bag (fit.ts learnerSetup, over every example). */
+  setupWith: (layer: LayerChoice) => LearnerSetup;
+  /** The learner without layers; null where the order layer is forced. */
+  plain: LearnerSetup | null;
+  /** The learner with the order layer; null where it is not considered. */
+  ordered: LearnerSetup | null;
+  /** Settings given as they are (no selection), if any. */
+  given: FitSettings | undefined;
+  /** The plain model's candidate settings: the given ones alone, else the grid. */
+  candidates: readonly FitSettings[];
+  /**
+   * Whether the layers are searched for (`auto`): the scope layer and the pointer tried, the
+   * order layer first probed on one fold.
+   */
+  searchLayers: boolean;
+  /** Whether the model gets the order layer whatever it scores (`on`). */
+  forceOrder: boolean;
+  seed: number;
+  pool?: ShardPool;
+  /** Progress, as fit.ts FitPhaseOptions.onFit. */
+  onFit?: (done: number, total: number, iteration: number | undefined, settled: boolean) => void;
+}
+
+/** Which layers beyond the bag the model has, and which were tried. */
+export interface LayersTried {
+  /** Whether the model has the order layer, and whether it was tried. */
+  order: boolean;
+  orderTried: boolean;
+  /** Whether the model has the scope layer (scope.ts), and whether it was tried. */
+  scope: boolean;
+  scopeTried: boolean;
+  /** The cues the kept scope layer reads (scope.ts), when it was kept. */
+  scopeCues: ScopeCues | null;
+  /** Whether the model has the pointer after the scope layer (pointer.ts), and whether it was tried. */
+  pointer: boolean;
+  pointerTried: boolean;
+}
+
+export interface LayerSearch {
+  setup: LearnerSetup;
+  /** The kept setup and settings, fitted on every example. */
+  model: FittedModel;
+  /** Folds of the cross-fit: FOLDS, or fewer where there are fewer examples. */
+  k: number;
+  /** Fold of each training example. */
+  folds: number[];
+  scores: CandidateScore[];
+  layers: LayersTried;
+  /** The kept model's out-of-fold logits of every training example. */
+  outOfFold: Float64Array[][];
+}
+
+/** The search: each candidate cross-fitted on the training part, the best refitted on all of it. */
+export async function crossFittedSearch(options: LayerSearchOptions): Promise<LayerSearch> {
+  const { examples, setupWith, plain, ordered, given, candidates, pool } = options;
+  const k = Math.min(FOLDS, examples.length);
+  const fold = assignFolds(examples, k, options.seed);
+  // Every fit the steps below may make, counted at the most and lowered as each step is ruled
+  // out, so the progress's total never grows and its time left is an upper bound: the plain
+  // candidates, the stronger penalties, the scope layer's readings, the pointer and the order
+  // layer (each of those two a probe on one fold, then its folds), and the final fit.
+  const probeFits = k > 1 ? 1 : 0;
+  const classWidth = (plain ?? ordered)?.classWidth ?? 0;
+  const scopePossible = options.searchLayers && plain !== null;
+  const pointerPossible = scopePossible && classWidth <= POINTER_MAX_OPTIONS;
+  const orderFits = (options.searchLayers ? probeFits : 0) + k;
+  let lambdaSteps = 0;
+  if (given === undefined && plain !== null)
+    for (let l = Math.max(...candidates.map((c) => c.lambda)) * 10; l <= LAMBDA_MAX; l *= 10)
+      lambdaSteps++;
+  let total =
+    (plain === null ? 0 : candidates.length * k) +
+    lambdaSteps * k +
+    (scopePossible ? (SCOPE_READINGS.length + 1) * k : 0) +
+    (pointerPossible ? probeFits + k : 0) +
+    (ordered === null ? 0 : orderFits) +
+    1;
+  let settled = false;
+  const ruleOut = (fits: number): void => {
+    total -= fits;
+  };
+  let done = 0;
+  const tick = (): void => options.onFit?.(++done, total, undefined, settled);
+  const onIteration = (iteration: number): void => {
+    if (iteration % ITERATION_REPORT === 0) options.onFit?.(done, total, iteration, settled);
+  };
+  const scores: CandidateScore[] = [];
+  let best: { setup: LearnerSetup; cross: CrossFit } | null = null;
+  if (plain !== null) {
+    const cross = await crossFit(plain, examples, {
+      candidates,
+      seed: options.seed,
+      maxIterations: MAX_ITERATIONS,
+      onFit: tick,
+      onIteration,
+      pool,
+    });
+    scores.push(...cross.scores);
+    best = { setup: plain, cross };
+  }
+  // Where the plain model already answers (nearly) every example out of fold, the scope and
+  // order layers have nothing to fix and would only cost time.
+  const accuracyOf = (b: typeof best): number =>
+    b === null ? 0 : Math.max(...b.cross.scores.map((c) => c.accuracy));
+  const lossOf = (b: typeof best): number =>
+    b === null ? Infinity : Math.min(...b.cross.scores.map((c) => c.logLoss));
+  // One more candidate's full cross-fit (its k fits are in the count).
+  const crossFitOne = (setup: LearnerSetup, settings: FitSettings): Promise<CrossFit> =>
+    crossFit(setup, examples, {
+      candidates: [settings],
+      seed: options.seed,
+      maxIterations: MAX_ITERATIONS,
+      onFit: tick,
+      onIteration,
+      pool,
+    });
+  // Where the grid's strongest penalty wins, a stronger one may win too: each step is one
+  // more plain candidate, up to LAMBDA_MAX.
+  let stepsLeft = lambdaSteps;
+  while (stepsLeft > 0 && plain !== null && best !== null) {
+    const settings = best.cross.best;
+    const strongest = Math.max(...scores.map((c) => c.settings.lambda));
+    if (settings.lambda !== strongest) break;
+    stepsLeft--;
+    const cross = await crossFitOne(plain, { ...settings, lambda: strongest * 10 });
+    scores.push(...cross.scores);
+    if ((cross.scores[0] as CandidateScore).logLoss >= lossOf(best)) break;
+    best = { setup: plain, cross };
+  }
+  ruleOut(stepsLeft * k);
+  const tryScope = scopePossible && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
+  if (scopePossible && !tryScope) ruleOut((SCOPE_READINGS.length + 1) * k);
+  // The scope layer (scope.ts) learns nothing of its own, so each of its readings (two, then the
+  // better one bare) costs one plain candidate: cross-fitted at the best plain settings, and the
+  // one with the lowest out-of-fold cross-entropy is kept where it is lower than the plain
+  // model's.
+  // (Typed by `as`: set inside tryReading, so TypeScript must not narrow them to null.)
+  let scoped = null as { setup: LearnerSetup; cues: ScopeCues } | null;
+  // The reading that scored best, kept or not: the pointer is tried on top of it.
+  let reading = null as { cues: ScopeCues; logLoss: number } | null;
+  if (tryScope && best !== null) {
+    const settings = best.cross.best;
+    const tryReading = async (cues: ScopeCues): Promise<void> => {
+      const setup = setupWith(cues);
+      const cross = await crossFitOne(setup, settings);
+      const score = cross.scores[0] as CandidateScore;
+      scores.push({ ...score, layer: scopeLayerName(cues) });
+      if (reading === null || score.logLoss < reading.logLoss)
+        reading = { cues, logLoss: score.logLoss };
+      if (score.logLoss < lossOf(best)) {
+        best = { setup, cross };
+        scoped = { setup, cues };
+      }
+    };
+    for (const cues of SCOPE_READINGS) await tryReading(cues);
+    // The better reading with its cues left out of the bag too: where negated lines lean one
+    // way, a cue whose scope took every other word carries that lean alone. A third reading,
+    // cross-fitted as the two are (it learns nothing either, and one fold is too few lines to
+    // tell readings apart).
+    if (reading !== null) await tryReading(bareReading(reading.cues));
+  }
+  // A candidate fitted without fold 0 and judged on it against the best model's out-of-fold
+  // answers there: where it loses (the common case for the layers below) that costs one fit,
+  // not k, and it is not cross-fitted.
+  const probeFold = async (
+    setup: LearnerSetup,
+    settings: FitSettings,
+    against: { cross: CrossFit },
+  ): Promise<{ won: boolean; score: ReturnType<typeof score> }> => {
+    const held = examples.filter((_, i) => fold[i] === 0);
+    const fitted = await fitModel(
+      setup,
+      examples.filter((_, i) => fold[i] !== 0),
+      { settings, maxIterations: MAX_ITERATIONS, onIteration, pool },
+    );
+    tick();
+    const bestOut = against.cross.outOfFold.filter((_, i) => fold[i] === 0);
+    const probe = score(
+      held,
+      held.map((e) => modelLogits(fitted.params, e)),
+    );
+    return { won: probe.logLoss < score(held, bestOut).logLoss, score: probe };
+  };
+  // The pointer (pointer.ts) after the scope layer (the kept reading, else the one that scored
+  // best: its breaks empty the pointer's memory), at the kept λ: kept where it predicts better
+  // out of fold, after it first wins on one fold. It learns a few numbers a word, so a small
+  // file can teach it ("fine" takes the thing before it away, "down" adds it).
+  const cues = scoped?.cues ?? reading?.cues ?? null;
+  const tryPointer = pointerPossible && cues !== null;
+  if (pointerPossible && !tryPointer) ruleOut(probeFits + k);
+  let pointed: { setup: LearnerSetup; cues: ScopeCues } | null = null;
+  if (tryPointer && cues !== null && best !== null) {
+    const setup = setupWith({ cues, pairs: pointerShape(classWidth) });
+    const settings = { ...best.cross.best, pairLambda: POINTER_PAIR_LAMBDA };
+    const layer = `${scopeLayerName(cues)}+pointer` as const;
+    const probe = k > 1 ? await probeFold(setup, settings, best) : { won: true, score: null };
+    if (!probe.won && probe.score !== null) {
+      scores.push({ settings, ...probe.score, folds: 1, layer });
+      ruleOut(k);
+    }
+    if (probe.won) {
+      const cross = await crossFitOne(setup, settings);
+      const score = cross.scores[0] as CandidateScore;
+      scores.push({ ...score, layer });
+      if (score.logLoss < lossOf(best)) {
+        best = { setup, cross };
+        pointed = { setup, cues };
+      }
+    }
+  }
+  // Under `auto` the order layer too first wins on one fold (probeFold): it loses there on the
+  // common file, with no contrasting word orders. Nor is it tried where nothing is left to fix.
+  const tryOrder =
+    ordered !== null && (options.forceOrder || accuracyOf(best) < ORDER_UNNEEDED_ACCURACY);
+  if (ordered !== null && !tryOrder) ruleOut(orderFits);
+  let probed = true;
+  if (ordered !== null && tryOrder && options.searchLayers && best !== null && k > 1) {
+    const settings = orderSettings(best.cross.best);
+    const probe = await probeFold(ordered, settings, best);
+    probed = probe.won;
+    if (!probed) {
+      scores.push({ settings, ...probe.score, folds: 1, layer: 'order' });
+      ruleOut(k);
+    }
+  }
+  settled = true;
+  if (ordered !== null && tryOrder && probed) {
+    const cross = await crossFitOne(
+      ordered,
+      orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS),
+    );
+    const score = cross.scores[0] as CandidateScore;
+    scores.push({ ...score, layer: 'order' });
+    if (options.forceOrder || score.logLoss < lossOf(best)) best = { setup: ordered, cross };
+  }
+  const chosen = best as { setup: LearnerSetup; cross: CrossFit };
+  // The cues of the kept scope layer, alone or with the pointer after it.
+  const keptCues =
+    [scoped, pointed].find((layer) => layer !== null && layer.setup === chosen.setup)?.cues ?? null;
+  const model = await fitModel(chosen.setup, examples, {
+    settings: chosen.cross.best,
+    maxIterations: MAX_ITERATIONS,
+    onIteration,
+    pool,
+  });
+  tick();
+  return {
+    setup: chosen.setup,
+    model,
+    k,
+    folds: fold,
+    scores,
+    layers: {
+      order: chosen.setup === ordered,
+      orderTried: tryOrder,
+      scope: keptCues !== null,
+      scopeTried: tryScope,
+      scopeCues: keptCues,
+      pointer: chosen.setup === pointed?.setup,
+      pointerTried: tryPointer,
+    },
+    outOfFold: chosen.cross.outOfFold,
+  };
+}
+
+/** A scope reading's name among the scores: `scope` (every cue), `scope-nominal`, `scope-every-bare`, … */
+function scopeLayerName(cues: ScopeCues): ScopeLayerName {
+  return cues === 'every' ? 'scope' : `scope-${cues}`;
+}
