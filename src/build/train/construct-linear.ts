@@ -52,10 +52,23 @@ const SCOPE_BREAK_DIM = 1;
 import { exp } from './portable-math.js';
 
 const SCOPE_SHAPE = scopeLayerParams().shape;
-/** The flag layer's heads: STATE, SCHEMA, erase, and the cue head where cues leave the bag. */
-function flagHeads(shape: Pick<ModelShape, 'cuesLeftOut'>): number {
-  return shape.cuesLeftOut === true ? 4 : 3;
+/**
+ * The flag layer's heads: STATE, SCHEMA, erase, the cue head where cues leave the bag, and the
+ * clause head where the model has a clause weight.
+ */
+function flagHeads(shape: Pick<ModelShape, 'cuesLeftOut' | 'clauseWeight'>): number {
+  return 3 + (shape.cuesLeftOut === true ? 1 : 0) + (shape.clauseWeight === undefined ? 0 : 1);
 }
+/**
+ * The clause head's mark in the residual (model.ts hiddenLayout laterClause): small, so that its
+ * square (1e-6) beside a token's |x|² (over 256, the constant dim alone) leaves every later
+ * RMSNorm as the trainer computes it, to a few parts in 1e9.
+ */
+export const CLAUSE_MARK = 1e-3;
+/** The clause head's gate argument at a break, below GATE: silu(−200) is 0 in float32. */
+const CLAUSE_SHUT = 200;
+/** The clause head's value argument at the STATE token: silu(−100) is 0 in float32. */
+const CLAUSE_RESET = -100;
 /** The smallest pad: the longest embedding row gets this much, so its erase gate is z ≥ 40. */
 export const PAD_MIN = 1;
 /** β's argument at a marker (σ(±80)) and the value's before silu. */
@@ -86,7 +99,9 @@ export function linearLayers(shape: Pick<ModelShape, 'pairs' | 'scope'>): Array<
  * most any of them needs. A layer's heads past its own write nothing, and its channels past its
  * own read nothing (silu(0) = 0: they add nothing to the head's RMSNorm).
  */
-export function linearShape(shape: Pick<ModelShape, 'pairs' | 'scope' | 'cuesLeftOut'>): {
+export function linearShape(
+  shape: Pick<ModelShape, 'pairs' | 'scope' | 'cuesLeftOut' | 'clauseWeight'>,
+): {
   heads: number;
   dv: number;
 } {
@@ -234,6 +249,24 @@ export function flagLayer(shape: ModelShape, D: number, r: number): TensorToWrit
       (w.qkv[(2 * KEY_DIM + CUE * dv) * D + L.emb + SCOPE_CUE_DIM] as number) * r * SCOPE_MARK,
     );
     w.out[L.flag * C + CUE * dv] = -2 / (normed(cueValue) * gate(CUE));
+  }
+  if (shape.clauseWeight !== undefined) {
+    // Written as STATE is, at a break (its break dim reads r · SCOPE_MARK there, 0 elsewhere),
+    // and never fading; written with 0 at the STATE token too, so that the prompt's breaks before
+    // the state (a colon in the template) are forgotten there: set from the state's first break
+    // on. Its gate, at silu's minimum as STATE's, is shut at every break, so a break reads 0 and
+    // the words after it CLAUSE_MARK.
+    const CLAUSE = shape.cuesLeftOut === true ? 4 : 3;
+    const valueRow = (2 * KEY_DIM + CLAUSE * dv) * D;
+    w.qkv[valueRow + L.constant] = f32(VALUE / c);
+    w.qkv[valueRow + L.marker] = f32((CLAUSE_RESET - VALUE) / r); // the STATE token's +1
+    w.b[CLAUSE * D + L.emb + SCOPE_BREAK_DIM] = f32((2 * WRITE) / (r * SCOPE_MARK));
+    w.b[CLAUSE * D + L.marker] = f32((2 * WRITE) / r);
+    w.b[CLAUSE * D + L.constant] = f32(-WRITE / c);
+    w.aLog[CLAUSE] = -60;
+    w.z[CLAUSE * dv * D + L.constant] = f32(GATE / c);
+    w.z[CLAUSE * dv * D + L.emb + SCOPE_BREAK_DIM] = f32(-CLAUSE_SHUT / (r * SCOPE_MARK));
+    w.out[L.laterClause * C + CLAUSE * dv] = CLAUSE_MARK / (normed(value(CLAUSE)) * gate(CLAUSE));
   }
   return linearTensors(0, D, heads, dv, w);
 }

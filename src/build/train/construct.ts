@@ -47,6 +47,7 @@ import { KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
 import { scopeEmbedding, scopeLayerParams } from './scope.js';
 import { POINTER_CONTENT, POINTER_MARK } from './pointer.js';
 import {
+  CLAUSE_MARK,
   flagLayer,
   linearLayers,
   linearShape,
@@ -67,6 +68,12 @@ const POOL_WEIGHT = 12;
 const POOL_FLAG = 140;
 /** Gain on queries and keys that q_norm / k_norm then normalise away, eps with it. */
 const NORM_GAIN = 1000;
+/**
+ * The clause weight's key component, relative to the flag's (at CLAUSE_MARK): its query is the
+ * clause weight over this. So small that it leaves the key's norm unchanged in float32 (1 + 1e-8
+ * rounds to 1; the float64 reference moves a score by 140 · 2.5e-9).
+ */
+const CLAUSE_KEY = 1e-4;
 
 export interface ConstructOptions {
   /** Context length written into the config (max_position_embeddings). */
@@ -172,7 +179,7 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
   const D = L.hidden;
   const width = P * hd;
   const r0 = Math.floor(hd / 4); // first dim after the rotary ones
-  if (r0 + 3 > hd) throw new Error(`head dim ${hd} leaves no room after rotary`);
+  if (r0 + 4 > hd) throw new Error(`head dim ${hd} leaves no room after rotary`);
 
   const embed = new Float32Array(V * D);
   let maxNormSq = 0;
@@ -266,10 +273,16 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
     const k = w['self_attn.k_proj.weight'] as Float32Array;
     const v = w['self_attn.v_proj.weight'] as Float32Array;
     const o = w['self_attn.o_proj.weight'] as Float32Array;
+    // The clause weight: a fourth query and key component, the key's the clause head's mark.
+    const clauseQuery = (params.shape.clauseWeight ?? 0) / CLAUSE_KEY;
     for (let p = 0; p < P; p++) {
       const qBase = 2 * p * hd;
       set(q, D, qBase + r0, L.constant, POOL_WEIGHT);
       set(q, D, qBase + r0 + 2, L.constant, POOL_FLAG);
+      if (params.shape.clauseWeight !== undefined) {
+        set(q, D, qBase + r0 + 3, L.constant, clauseQuery);
+        set(k, D, p * hd + r0 + 3, L.laterClause, (NORM_GAIN * CLAUSE_KEY) / CLAUSE_MARK);
+      }
       for (let j = 0; j < hd; j++) set(q, D, qBase + hd + j, L.constant, gate);
       // k_norm rescales the key: a large gain keeps its eps (1e-6) from moving the scores.
       set(k, D, p * hd + r0, L.angles + 2 * p, NORM_GAIN);
@@ -280,11 +293,16 @@ export function constructTensors(params: ModelParams, markers: { state: number; 
         set(o, P * hd, L.content + p * hd + j, p * hd + j, bagScale(params.shape));
       }
     }
-    // score = sqrt(hd)·κ·(12 cos θ + 140 f) / (sqrt(12² + 140²)·sqrt(1 + f²)): κ makes it exact at f = 1.
+    // score = sqrt(hd)·κ·(12 cos θ + 140 f + c a) / (sqrt(12² + 140² + c²)·sqrt(1 + f² + a²)),
+    // c the clause query (0 without), a CLAUSE_KEY after a clause break, else 0: κ makes it
+    // exact at f = 1, a = 0, and a word after a break gains c · CLAUSE_KEY, the clause weight.
     const kappa =
-      (Math.sqrt(POOL_WEIGHT * POOL_WEIGHT + POOL_FLAG * POOL_FLAG) * Math.SQRT2) / Math.sqrt(hd);
+      (Math.sqrt(POOL_WEIGHT * POOL_WEIGHT + POOL_FLAG * POOL_FLAG + clauseQuery * clauseQuery) *
+        Math.SQRT2) /
+      Math.sqrt(hd);
     const kn = w['self_attn.k_norm.weight'] as Float32Array;
     kn[r0] = kn[r0 + 1] = kn[r0 + 2] = kappa - 1;
+    if (params.shape.clauseWeight !== undefined) kn[r0 + 3] = kappa - 1;
   });
   // The content dims and the constant dim survive, scaled up so the head's LayerNorm eps (1e-5)
   // is negligible against their variance (it would otherwise move logits by ~1e-3).

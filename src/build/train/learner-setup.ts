@@ -60,8 +60,12 @@ export function hiddenOf(classWidth: number, normDims = DEFAULT_NORM_DIMS, pairD
   }).hidden;
 }
 
-/** A model's layers beyond the bag: the order layer, the scope layer, both, or neither. */
-export type LayerChoice = PairShape | ScopeCues | { cues: ScopeCues; pairs: PairShape } | null;
+/**
+ * A model's layers beyond the bag: the order layer, the scope layer, the scope layer with the
+ * pointer after it and/or a clause weight (model.ts ModelShape.clauseWeight), or neither.
+ */
+export type LayerChoice =
+  PairShape | ScopeCues | { cues: ScopeCues; pairs?: PairShape; clauseWeight?: number } | null;
 
 export function setupLearner(
   tokenizer: Pick<ClefTokenizer, 'decode'>,
@@ -75,8 +79,8 @@ export function setupLearner(
   rmsEps: number,
   normDims = DEFAULT_NORM_DIMS,
   /**
-   * The order layer (its shape), the scope layer (scope.ts) with the cues it reads, both (the
-   * scope layer and the pointer after it), or neither.
+   * The order layer (its shape), the scope layer (scope.ts) with the cues it reads, the scope
+   * layer with the pointer after it and/or a clause weight, or neither.
    */
   layer: LayerChoice = null,
 ): LearnerSetup {
@@ -84,7 +88,13 @@ export function setupLearner(
   const cues =
     typeof layer === 'string' ? layer : layer !== null && 'cues' in layer ? layer.cues : null;
   const pairs =
-    layer === null || typeof layer === 'string' ? null : 'cues' in layer ? layer.pairs : layer;
+    layer === null || typeof layer === 'string'
+      ? null
+      : 'cues' in layer
+        ? (layer.pairs ?? null)
+        : layer;
+  const clauseWeight =
+    layer !== null && typeof layer !== 'string' && 'cues' in layer ? layer.clauseWeight : undefined;
   const shape: ModelShape = {
     heads: 1,
     headDim: width,
@@ -92,6 +102,7 @@ export function setupLearner(
     ...(cues !== null ? { scope: true } : {}),
     ...(cues !== null && leavesCuesOut(cues) ? { cuesLeftOut: true } : {}),
     ...(pairs !== null ? { pairs } : {}),
+    ...(clauseWeight !== undefined ? { clauseWeight } : {}),
   };
   const frozen = new Set([markers.state, markers.schema, ...template]);
   const features = tokenFeatures(tokenizer, vocab, frozen);

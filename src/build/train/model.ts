@@ -40,7 +40,7 @@ import {
 } from './pairs.js';
 import { Arena } from './arena.js';
 import { exp, tanh } from './portable-math.js';
-import { SCOPE_DIMS, SCOPE_LEFT_OUT } from './scope.js';
+import { laterClauses, SCOPE_DIMS, SCOPE_LEFT_OUT } from './scope.js';
 
 /** Sizes of the constructed model; `hidden` follows from them (hiddenLayout). */
 export interface ModelShape {
@@ -56,6 +56,13 @@ export interface ModelShape {
    * (construct-linear.ts) takes 2 from a cue's flag, −1 in the state and −3 after it.
    */
   cuesLeftOut?: boolean;
+  /**
+   * With the scope layer: the pooling score (in nats) the state's words after its first clause
+   * break get over the words before it (scope.ts laterClauses; the flag layer's clause head in
+   * construct-linear.ts). Where a request contrasts two things ("it was down this morning, it
+   * works now"), the later clause tends to say what holds.
+   */
+  clauseWeight?: number;
   /** Pooling heads (the attention heads of both layers). */
   heads: number;
   /** Values per head (the attention head dim). */
@@ -92,8 +99,11 @@ export function priorScale(params: Pick<ModelParams, 'scaleLogit'>): number {
 }
 
 /** The residual-stream layout (construct.ts writes weights for exactly this). */
-export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs' | 'scope'>) {
+export function hiddenLayout(
+  shape: Pick<ModelShape, 'heads' | 'headDim' | 'pairs' | 'scope' | 'clauseWeight'>,
+) {
   const { heads: P, headDim: hd } = shape;
+  const clauseDims = shape.clauseWeight === undefined ? 0 : 1;
   const angles = 4;
   const content = angles + 2 * P;
   const scopeDims = shape.scope === true ? SCOPE_DIMS : 0;
@@ -117,7 +127,12 @@ export function hiddenLayout(shape: Pick<ModelShape, 'heads' | 'headDim' | 'pair
     pointerMark: content + P * hd + scopeDims,
     /** Where the order layer's pair embedding starts (after the scope marks, when both). */
     pairEmb: content + P * hd + scopeDims + markDims,
-    hidden: content + P * hd + m,
+    /**
+     * CLAUSE_MARK where a break came earlier in the state (the flag layer's clause head), 0
+     * elsewhere and at the breaks: what the pooling reads the clause weight from.
+     */
+    laterClause: content + P * hd + m,
+    hidden: content + P * hd + m + clauseDims,
   };
 }
 
@@ -270,11 +285,18 @@ export function forwardBag(
   }
   const weights: Float64Array[] = [];
   const pooled = arena.take(width);
+  const later =
+    params.shape.clauseWeight === undefined || params.scope === undefined
+      ? null
+      : laterClauses(params.scope, bag);
+  const clauseWeight = params.shape.clauseWeight ?? 0;
   for (let p = 0; p < P; p++) {
     const w = arena.take(n);
     let max = -Infinity;
     for (let i = 0; i < n; i++) {
-      w[i] = WEIGHT_RANGE * tanh(params.rho[(bag[i] as number) * P + p] as number);
+      w[i] =
+        WEIGHT_RANGE * tanh(params.rho[(bag[i] as number) * P + p] as number) +
+        (later !== null && later[i] === 1 ? clauseWeight : 0);
       max = Math.max(max, w[i] as number);
     }
     let sum = 0;

@@ -178,6 +178,23 @@ export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
 }
 
 /**
+ * 1 at each token of the bag after the state's first break, but not at a break itself; 0
+ * elsewhere: the tokens the clause weight raises in the pooling (model.ts ModelShape.clauseWeight).
+ * The flag layer's clause head computes the same (construct-linear.ts): its memory is set at a
+ * break, and its gate is shut at every break.
+ */
+export function laterClauses(marks: Uint8Array, bag: Int32Array): Uint8Array {
+  const later = new Uint8Array(bag.length);
+  let seen = false;
+  bag.forEach((t, i) => {
+    const isBreak = scopeKind(marks[t] as number) === SCOPE_STOP;
+    seen ||= isBreak;
+    later[i] = seen && !isBreak ? 1 : 0;
+  });
+  return later;
+}
+
+/**
  * The value a mark carries in its pair-embedding dim (dim 0: cue, dim 1: break, dim 2: the start
  * of a word).
  */

@@ -105,6 +105,8 @@ describe('the constructed release computes the model', () => {
     [8, 'scope+pointer'],
     [8, 'scope-bare'],
     [8, 'scope-bare+pointer'],
+    [8, 'scope+clause'],
+    [8, 'scope-bare+pointer+clause'],
   ] as const)(
     'norm dims %i, layer %s: the float64 reference forward equals the model on random weights',
     async (normDims, layer) => {
@@ -112,8 +114,10 @@ describe('the constructed release computes the model', () => {
       const rng = new Rng(SEED + normDims);
       const corpus = parse(plantedJsonl(80, SEED));
       const scoped = layer !== 'none' && layer !== 'order';
-      const bare = layer === 'scope-bare' || layer === 'scope-bare+pointer';
-      const pointed = layer === 'scope+pointer' || layer === 'scope-bare+pointer';
+      const bare = layer.startsWith('scope-bare');
+      const pointed = layer.includes('+pointer');
+      // The clause weight (model.ts ModelShape.clauseWeight), drawn across the range fit.ts tries.
+      const clauseWeight = layer.endsWith('+clause') ? 0.25 + 1.75 * rng.uniform() : undefined;
       const data = prepareTokenizer(corpus, 600, scoped ? SCOPE_WORDS : []);
       const requests = [
         plantedRequest(
@@ -184,11 +188,11 @@ describe('the constructed release computes the model', () => {
         layer === 'order'
           ? DEFAULT_PAIR_SHAPE
           : scoped
-            ? pointed
-              ? { cues: bare ? 'every-bare' : 'every', pairs: pointerShape(width) }
-              : bare
-                ? 'every-bare'
-                : 'every'
+            ? {
+                cues: bare ? 'every-bare' : 'every',
+                ...(pointed ? { pairs: pointerShape(width) } : {}),
+                ...(clauseWeight === undefined ? {} : { clauseWeight }),
+              }
             : null,
       );
       const fitted = await fitModel(setup, encoded, {
@@ -295,6 +299,15 @@ describe('the constructed release computes the model', () => {
         const silent = { ...params, pairs: { ...pairs, wo: new Float64Array(pairs.wo.length) } };
         expect(
           movedBy(silent),
+          seedLine(`train-construct ${normDims} ${layer}`, SEED),
+        ).toBeGreaterThan(10 * 5e-6 * spread);
+      }
+      if (clauseWeight !== undefined) {
+        // The clause weight has teeth: at 0 (the same layout) the logits move by ten times the
+        // tolerance.
+        const flat = { ...params, shape: { ...params.shape, clauseWeight: 0 } };
+        expect(
+          movedBy(flat),
           seedLine(`train-construct ${normDims} ${layer}`, SEED),
         ).toBeGreaterThan(10 * 5e-6 * spread);
       }

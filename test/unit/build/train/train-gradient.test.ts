@@ -32,7 +32,7 @@ import { seedLine, testSeed } from '../../../support/seed.js';
 const ABS = 1e-7;
 
 describe("the trainer's gradients", () => {
-  it.each(['order', 'pointer'] as const)(
+  it.each(['order', 'pointer', 'pointer+clause'] as const)(
     'equal central differences of the loss at random parameters, the %s layer included',
     async (kind) => {
       const SEED = testSeed(`train-gradient-${kind}`);
@@ -67,7 +67,12 @@ describe("the trainer's gradients", () => {
       const setup = setupWith(
         kind === 'order'
           ? DEFAULT_PAIR_SHAPE
-          : { cues: 'every', pairs: pointerShape(setupWith(null).classWidth) },
+          : {
+              cues: 'every',
+              pairs: pointerShape(setupWith(null).classWidth),
+              // The words after a break weigh more in the pooling (model.ts clauseWeight).
+              ...(kind === 'pointer+clause' ? { clauseWeight: 1 } : {}),
+            },
       );
       // Two iterations give parameters of the right shapes; then every array is jittered.
       const { params } = await fitModel(setup, encoded, {
