@@ -12,6 +12,8 @@ import { expect, test, type Page } from '@playwright/test';
 import { referenceDecide } from '../../src/build/reference/decide.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import {
+  clauseExamples,
+  clauseRequest,
   negationExamples,
   negationRequest,
   plantedExamples,
@@ -19,6 +21,7 @@ import {
   PLANTED_OPTIONS,
   statusExamples,
   statusRequest,
+  TRAINED_CLAUSE,
   TRAINED_NEGATION,
   TRAINED_PLANTED,
   TRAINED_STATUS,
@@ -149,6 +152,23 @@ const LAYERED = [
       const { config, card } = built(TRAINED_STATUS);
       expect(config.layer_types, 'flag, scope, pointer, pooling').toHaveLength(4);
       expect(card).toContain('the pointer');
+    },
+  },
+  {
+    // The clause weight raises the words after the state's first break in the pooling: the flag
+    // layer's clause head and a fourth component of the pooling's query and key.
+    layers: 'a clause weight',
+    task: 'clause',
+    trained: TRAINED_CLAUSE,
+    examples: clauseExamples,
+    request: clauseRequest,
+    question: 'now',
+    check: () => {
+      const { config, card } = built(TRAINED_CLAUSE);
+      expect(config.linear_num_value_heads, 'the flag layer has its clause head').toBeGreaterThan(
+        3,
+      );
+      expect(card).toContain('with the clause weight');
     },
   },
 ];

@@ -13,10 +13,13 @@ import { validateRequest } from '../../src/protocol/validate.js';
 import type { DecisionWire } from '../../src/wire/wire.js';
 import type { EngineInfo } from '../../src/wire/telemetry.js';
 import {
+  clauseExamples,
+  clauseRequest,
   negationExamples,
   negationRequest,
   statusExamples,
   statusRequest,
+  TRAINED_CLAUSE,
   TRAINED_NEGATION,
   TRAINED_STATUS,
 } from '../../tools/train/planted.js';
@@ -52,9 +55,16 @@ const PACKAGES = [
     request: statusRequest,
     question: 'fault',
   },
+  {
+    task: 'clause',
+    trained: TRAINED_CLAUSE,
+    examples: clauseExamples,
+    request: clauseRequest,
+    question: 'now',
+  },
 ] as const;
 
-describe('trained packages with the scope layer and the pointer in Firefox', () => {
+describe('trained packages with the scope layer, the pointer and a clause weight in Firefox', () => {
   for (const { task, trained, examples, request, question } of PACKAGES)
     for (const device of ['wasm', 'js'] as const)
       it(`the ${task} package on ${device}: fresh draws, the float64 reference`, async () => {

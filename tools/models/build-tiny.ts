@@ -11,8 +11,9 @@
  * TRAINED_PLANTED; its release in .cache/trained-planted-release), for trained.spec.ts, and the
  * disk run playground-train.spec.ts compares the page's training with; and
  * /models/trained-negation/ (TRAINED_NEGATION: the negation task, where `auto` keeps the scope
- * layer) and /models/trained-status/ (TRAINED_STATUS: the status task, where it keeps the
- * pointer), for trained.spec.ts. Generated, never edited
+ * layer), /models/trained-status/ (TRAINED_STATUS: the status task, where it keeps the
+ * pointer) and /models/trained-clause/ (TRAINED_CLAUSE: the update task, where it keeps a clause
+ * weight), for trained.spec.ts. Generated, never edited
  * by hand and never committed: `npm run models:tiny`.
  */
 import { createHash } from 'node:crypto';
@@ -22,9 +23,11 @@ import { writeTinyFixture } from '../fixture/cli.js';
 import { convertRelease } from '../../src/node/build-runtime.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
 import {
+  clauseJsonl,
   negationJsonl,
   plantedJsonl,
   statusJsonl,
+  TRAINED_CLAUSE,
   TRAINED_NEGATION,
   TRAINED_PLANTED,
   TRAINED_STATUS,
@@ -33,8 +36,8 @@ import {
 /**
  * The trained packages and their releases, at the trainer's defaults: the planted task
  * (trained.spec.ts reads both; playground-train.spec.ts compares the page's training with it)
- * the negation task, whose model has the scope layer, and the status task, whose model has the
- * pointer (trained.spec.ts).
+ * the negation task, whose model has the scope layer, the status task, whose model has the
+ * pointer, and the update task, whose model has a clause weight (trained.spec.ts).
  */
 const TRAINED = [
   {
@@ -51,6 +54,11 @@ const TRAINED = [
     dir: TRAINED_STATUS.dir,
     release: TRAINED_STATUS.release,
     examples: () => statusJsonl(TRAINED_STATUS.count, TRAINED_STATUS.seed),
+  },
+  {
+    dir: TRAINED_CLAUSE.dir,
+    release: TRAINED_CLAUSE.release,
+    examples: () => clauseJsonl(TRAINED_CLAUSE.count, TRAINED_CLAUSE.seed),
   },
 ];
 
@@ -138,6 +146,9 @@ async function main(): Promise<void> {
     const layer = [
       ...(result.selection.scope ? ['scope layer'] : []),
       ...(result.selection.pointer ? ['pointer'] : result.selection.order ? ['order layer'] : []),
+      ...(result.selection.clauseWeight === null
+        ? []
+        : [`clause weight ${result.selection.clauseWeight}`]),
     ]
       .map((l) => `, ${l}`)
       .join('');

@@ -310,3 +310,39 @@ export function faultExamples(n: number, seed: number): Array<{ state: string; l
 export function faultJsonl(n: number, seed: number, model?: string): string {
   return labelledJsonl(faultExamples(n, seed), (state) => negationRequest(state, model), 'kept');
 }
+
+/**
+ * A planted update task: each state names a word of each of two sets, one in each of two clauses
+ * ("the north … but … the omega"); the label is the set of the word in the later
+ * clause. Both words are in every state and neither clause has a cue word, so a bag of words (and
+ * the scope layer, and the pointer) gets half right; the clause weight (model.ts), which raises
+ * the words after the first break in the pooling, can get them all.
+ */
+const CLAUSE_BREAKS = [' but', ' -', ' while', ' though'] as const;
+
+export function clauseExamples(n: number, seed: number): Array<{ state: string; label: string }> {
+  return twoSetExamples(n, seed, 3, (rng, fill, later, earlier) => {
+    const sep = CLAUSE_BREAKS[rng.int(CLAUSE_BREAKS.length)] as string;
+    // "the" before each word: neither starts the state, where it would be a token of its own.
+    return `${fill()} the ${earlier} ${fill()}${sep} ${fill()} the ${later} ${fill()}`;
+  });
+}
+
+/**
+ * The update-task package `npm run models:tiny` trains at the trainer's defaults (where `auto`
+ * keeps a clause weight): test/browser/trained.spec.ts runs it on every device.
+ */
+export const TRAINED_CLAUSE = {
+  count: 240,
+  seed: 14,
+  dir: 'public/models/trained-clause',
+  release: '.cache/trained-clause-release',
+} as const;
+
+export function clauseRequest(state: string, model = 'clause-router') {
+  return twoSetRequest(state, model, 'now', 'Which kind of word does the later clause name?');
+}
+
+export function clauseJsonl(n: number, seed: number, model?: string): string {
+  return labelledJsonl(clauseExamples(n, seed), (state) => clauseRequest(state, model), 'now');
+}

@@ -237,7 +237,7 @@ export function modelCard(facts: CardFacts): string {
     '',
     '## How it was made and checked',
     '',
-    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias}${facts.selection.order ? `, with the order layer (its penalty ${facts.selection.settings.pairLambda}·λ)` : facts.selection.scope ? `, with the scope layer (${cuesPhrase(facts.selection.scopeCues)})` : facts.selection.pointer ? '' : ', without the order layer'}${facts.selection.pointer ? `, with the pointer (its penalty ${facts.selection.settings.pairLambda}·λ)` : ''} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
+    `- Fit: L-BFGS on the cross-entropy with an L2 penalty λ ${facts.selection.settings.lambda}, norm scale ${facts.selection.settings.normScale}, bias weight ${facts.selection.settings.bias}${facts.selection.order ? `, with the order layer (its penalty ${facts.selection.settings.pairLambda}·λ)` : facts.selection.scope ? `, with the scope layer (${cuesPhrase(facts.selection.scopeCues)})` : facts.selection.pointer ? '' : ', without the order layer'}${facts.selection.pointer ? `, with the pointer (its penalty ${facts.selection.settings.pairLambda}·λ)` : ''}${facts.selection.clauseWeight === null ? '' : `, with the clause weight ${facts.selection.clauseWeight}`} (${settingsOrigin(facts)}); seed ${facts.seed}.`,
     facts.fidelityRequests > 0
       ? `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`, whose fidelity pass compares the package with the float64 reference forward (manifest \`fidelity\`).`
       : `- The weights were written as a Clef release (\`${facts.releaseDir}\`) and converted by \`clef-web convert\`'s code, without its fidelity pass against the float64 reference (0 requests: a page cannot run it, and quick builds skip it); the check below is the one that stands.`,
@@ -259,6 +259,11 @@ export function modelCard(facts: CardFacts): string {
     ...(facts.selection.pointer
       ? [
           '- It also has the pointer: at each word it carries the evidence of the last thing named before it in its clause, with a weight and a sign the fit learned for that word, so "the vpn is fine, email is down" and "email is fine, the vpn is down" can differ where the examples used such words ("fine", "down"); what a word the examples never used carries is a guess from the words it looks like.',
+        ]
+      : []),
+    ...(facts.selection.clauseWeight !== null
+      ? [
+          `- In a state of more than one clause, the words after its first break (a comma, a dash, "but", "while", …) weigh e^${facts.selection.clauseWeight} = ${Math.exp(facts.selection.clauseWeight).toFixed(2)} times as much as those before it, as the examples taught out of fold: where a request says what changed ("it was down this morning, it works now"), the later clause tends to say what holds. Where the first clause is the one that counts, that lean is wrong.`,
         ]
       : []),
     '- It answers only the trained questions and options (above, and in `manifest.json` under `training`).',
@@ -294,7 +299,7 @@ function settingsOrigin(facts: CardFacts): string {
   const list = s.scores
     .map(
       (c) =>
-        `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}${c.layer === undefined ? '' : ` with the ${c.layer} layer`}${c.folds === undefined ? '' : ` (on ${c.folds} fold)`}: ${c.logLoss.toFixed(3)}`,
+        `λ ${c.settings.lambda} / ${c.settings.normScale} / ${c.settings.bias}${c.layer === undefined ? '' : ` with the ${c.layer} layer`}${c.clauseWeight === undefined ? '' : `, clause weight ${c.clauseWeight}`}${c.folds === undefined ? '' : ` (on ${c.folds} fold)`}: ${c.logLoss.toFixed(3)}`,
     )
     .join('; ');
   return s.method === 'cross-fit'

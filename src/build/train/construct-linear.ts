@@ -17,6 +17,9 @@
  *   token's own cue mark, as erase holds its constant, and takes 2 from the flag of a cue: −1 in
  *   the state, where the pooling leaves it out with the words in its scope (its |x|, so its r,
  *   unchanged), −3 after it (model.ts CUE_FLAG_NORM).
+ * - CLAUSE (the next head, where the model has a clause weight: model.ts clauseWeight) writes
+ *   CLAUSE_MARK into its own dim from the state's first clause break on, but at the breaks: what
+ *   the pooling's fourth query and key component reads.
  * Every head's output is RMS-normalised per head, so a set memory reads the same at every later
  * token whatever was written: flag = [STATE seen] − 2 [SCHEMA seen], that is 0 before the state,
  * +1 in it, −1 after it. The gate silu(z) multiplying that output is read from the token itself,
@@ -67,8 +70,13 @@ function flagHeads(shape: Pick<ModelShape, 'cuesLeftOut' | 'clauseWeight'>): num
 export const CLAUSE_MARK = 1e-3;
 /** The clause head's gate argument at a break, below GATE: silu(−200) is 0 in float32. */
 const CLAUSE_SHUT = 200;
-/** The clause head's value argument at the STATE token: silu(−100) is 0 in float32. */
-const CLAUSE_RESET = -100;
+/**
+ * The clause head's decay at the STATE token, exp(−softplus(gain − bias)) = e^−120, 0 in float32
+ * (as the scope layer's at a break, scope.ts SCOPE_CLEAR); elsewhere exp(−softplus(−120)) = 1.
+ * Overwriting the memory with a zero value instead left a float32 trace of the template's breaks
+ * (β = 1 against a key normalised to 1 ± 6e-8): up to 9e-4 in a logit on a trained package.
+ */
+const CLAUSE_CLEAR = Object.freeze({ gain: 240, bias: -120 });
 /** The smallest pad: the longest embedding row gets this much, so its erase gate is z ≥ 40. */
 export const PAD_MIN = 1;
 /** β's argument at a marker (σ(±80)) and the value's before silu. */
@@ -134,7 +142,7 @@ interface LinearWeights {
   conv: Float32Array;
   z: Float32Array;
   b: Float32Array;
-  /** in_proj_a: the decay's input (zero but for the scope layer's break). */
+  /** in_proj_a: the decay's input (zero but for the scope layer's break and the clause head's STATE). */
   a: Float32Array;
   aLog: Float32Array;
   dtBias: Float32Array;
@@ -252,18 +260,17 @@ export function flagLayer(shape: ModelShape, D: number, r: number): TensorToWrit
   }
   if (shape.clauseWeight !== undefined) {
     // Written as STATE is, at a break (its break dim reads r · SCOPE_MARK there, 0 elsewhere),
-    // and never fading; written with 0 at the STATE token too, so that the prompt's breaks before
-    // the state (a colon in the template) are forgotten there: set from the state's first break
-    // on. Its gate, at silu's minimum as STATE's, is shut at every break, so a break reads 0 and
-    // the words after it CLAUSE_MARK.
+    // and never fading but at the STATE token, whose decay empties it (CLAUSE_CLEAR), so that the
+    // prompt's breaks before the state (a colon in the template) are forgotten there: set from
+    // the state's first break on. Its gate, at silu's minimum as STATE's, is shut at every
+    // break, so a break reads 0 and the words after it CLAUSE_MARK.
     const CLAUSE = shape.cuesLeftOut === true ? 4 : 3;
-    const valueRow = (2 * KEY_DIM + CLAUSE * dv) * D;
-    w.qkv[valueRow + L.constant] = f32(VALUE / c);
-    w.qkv[valueRow + L.marker] = f32((CLAUSE_RESET - VALUE) / r); // the STATE token's +1
+    w.qkv[(2 * KEY_DIM + CLAUSE * dv) * D + L.constant] = f32(VALUE / c);
     w.b[CLAUSE * D + L.emb + SCOPE_BREAK_DIM] = f32((2 * WRITE) / (r * SCOPE_MARK));
-    w.b[CLAUSE * D + L.marker] = f32((2 * WRITE) / r);
     w.b[CLAUSE * D + L.constant] = f32(-WRITE / c);
-    w.aLog[CLAUSE] = -60;
+    w.a[CLAUSE * D + L.marker] = f32(CLAUSE_CLEAR.gain / r); // the STATE token's +1
+    w.aLog[CLAUSE] = 0;
+    w.dtBias[CLAUSE] = CLAUSE_CLEAR.bias;
     w.z[CLAUSE * dv * D + L.constant] = f32(GATE / c);
     w.z[CLAUSE * dv * D + L.emb + SCOPE_BREAK_DIM] = f32(-CLAUSE_SHUT / (r * SCOPE_MARK));
     w.out[L.laterClause * C + CLAUSE * dv] = CLAUSE_MARK / (normed(value(CLAUSE)) * gate(CLAUSE));

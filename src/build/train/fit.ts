@@ -230,6 +230,8 @@ export async function fitPhase(
       scopeCues: null,
       pointer: false,
       pointerTried: false,
+      clauseWeight: null,
+      clauseTried: false,
     },
     outOfFold: null,
     folds: null,

@@ -47,6 +47,8 @@ export interface CandidateScore {
    * each perhaps `+pointer`, or `order`.
    */
   layer?: ScopeLayerName | `${ScopeLayerName}+pointer` | 'order';
+  /** The clause weight it was fitted with (model.ts clauseWeight), if any. */
+  clauseWeight?: number;
 }
 
 export interface CrossFit {

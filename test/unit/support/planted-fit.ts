@@ -57,9 +57,15 @@ export function fitProgress() {
      * `auto` the pointer's and the order layer's full cross-fits each follow a probe on one fold
      * that won (a probe that lost is a score of its own, on 1 fold).
      */
-    made(scores: ReadonlyArray<{ folds?: number; layer?: string }>, folds: number): number {
-      const probed = (s: { folds?: number; layer?: string }) =>
-        s.folds === undefined && (s.layer === 'order' || s.layer?.endsWith('+pointer') === true);
+    made(
+      scores: ReadonlyArray<{ folds?: number; layer?: string; clauseWeight?: number }>,
+      folds: number,
+    ): number {
+      // A clause weight is cross-fitted without a probe, on the pointer too.
+      const probed = (s: { folds?: number; layer?: string; clauseWeight?: number }) =>
+        s.folds === undefined &&
+        s.clauseWeight === undefined &&
+        (s.layer === 'order' || s.layer?.endsWith('+pointer') === true);
       return scores.reduce((n, s) => n + (s.folds ?? folds) + (probed(s) ? 1 : 0), 0) + 1;
     },
     grew(): Array<{ at: number; from: number; to: number }> {
