@@ -1,8 +1,8 @@
 /**
  * The cross-fitted search of a small training part (fit.ts, under CROSS_FIT_MAX examples): the
  * plain candidates of λ and stronger λ where the grid's strongest wins, then the layers beyond the
- * bag (the scope layer's readings, the pointer after it, the order layer), each kept where it
- * predicts better out of fold, and the final fit of what was kept on every example.
+ * bag (the scope layer's readings, the pointer after it, a clause weight, the order layer), each
+ * kept where it predicts better out of fold, and the final fit of what was kept on every example.
  */
 import { fitModel, type FitSettings, type FittedModel } from './learner.js';
 import type { LayerChoice, LearnerSetup } from './learner-setup.js';
@@ -61,7 +61,7 @@ export const POINTER_PAIR_LAMBDA = 1e-4;
 export const POINTER_MAX_OPTIONS = 32;
 
 /**
- * The clause weights tried on the kept scope layer (model.ts clauseWeight), in nats: the first,
+ * The clause weights tried on the scope layer (model.ts clauseWeight), in nats: the first,
  * then doubled while it predicts better out of fold, up to the last. On the project's ops
  * questions the out-of-fold optimum lay between 0.25 and 0.75, and gate's at 0
  * (docs/benchmarks.md, "The later clause").
@@ -137,7 +137,8 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   // Every fit the steps below may make, counted at the most and lowered as each step is ruled
   // out, so the progress's total never grows and its time left is an upper bound: the plain
   // candidates, the stronger penalties, the scope layer's readings, the pointer and the order
-  // layer (each of those two a probe on one fold, then its folds), and the final fit.
+  // layer (each of those two a probe on one fold, then its folds), the clause weights, and the
+  // final fit.
   const probeFits = k > 1 ? 1 : 0;
   const classWidth = (plain ?? ordered)?.classWidth ?? 0;
   const scopePossible = options.searchLayers && plain !== null;
@@ -345,7 +346,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     if (options.forceOrder || score.logLoss < lossOf(best)) best = { setup: ordered, cross };
   }
   const chosen = best as { setup: LearnerSetup; cross: CrossFit };
-  // The cues of the kept scope layer, alone or with the pointer after it.
+  // The cues of the kept scope layer, alone or with the pointer after it, or a clause weight.
   const keptCues =
     [scoped, pointed, claused].find((layer) => layer !== null && layer.setup === chosen.setup)
       ?.cues ?? null;

@@ -8,7 +8,9 @@
  * c_s = θ(token) its content (features.ts composes θ from word and character features):
  *
  *   v_s   = √D · c_s / √(|c_s|² + K_s)                 layer 1's input RMSNorm on the content
- *   w^p_s = softmax_s(12 tanh ρ^p_s)                    pooling weights of head p
+ *   w^p_s = softmax_s(12 tanh ρ^p_s + C · later_s)      pooling weights of head p (C: the
+ *                                                      clause weight, later_s: s follows the
+ *                                                      state's first break; scope.ts)
  *   bag   = [Σ_s w^p_s v^p_s]_p                         the pooled content, P heads × headDim
  *
  * At each position i the head reads (the question's instruction tokens, and the last token):
