@@ -167,16 +167,19 @@ async function run(task: Task, layerName: string) {
   }));
   // test.jsonl's items (plain, negation, pair): the figures train-small.ts reports.
   const testFile = pick(finalTest, (k) => k === 'plain' || k === 'negation' || k === 'pair');
-  const asTrainDoes = fitCalibration(
-    outOfFold.map((a) => ({
-      questionId: task.questionId,
-      type: 'choice' as const,
-      optionIds: [...optionIds],
-      logits: Array.from(a.logits),
-      label: a.label,
-    })),
-    { coverage: COVERAGE, seed: 1 },
-  ).calibration.types.choice;
+  // Calibrated as `train` calibrates a cross-fitted file (fitCalibration, seed 1).
+  const likeTrain = (answers: readonly Answer[]) =>
+    fitCalibration(
+      answers.map((a) => ({
+        questionId: task.questionId,
+        type: 'choice' as const,
+        optionIds: [...optionIds],
+        logits: Array.from(a.logits),
+        label: a.label,
+      })),
+      { coverage: COVERAGE, seed: 1 },
+    ).calibration.types.choice;
+  const asTrainDoes = likeTrain(outOfFold);
   const everyAnswer = conformalThreshold(
     outOfFold.map((a) => lacScore(scaledSoftmax(a.logits, fitted), a.label)),
     COVERAGE,
@@ -207,30 +210,21 @@ async function run(task: Task, layerName: string) {
         COVERAGE,
       ),
     };
-    let likeTrain = {
+    let own = {
       temperature: asTrainDoes?.temperature ?? 1,
       threshold: asTrainDoes?.threshold ?? 1,
     };
     let ownFit = false;
     try {
-      const fit = fitCalibration(
-        answers.map((a) => ({
-          questionId: task.questionId,
-          type: 'choice' as const,
-          optionIds: [...optionIds],
-          logits: Array.from(a.logits),
-          label: a.label,
-        })),
-        { coverage: COVERAGE, seed: 1 },
-      ).calibration.types.choice;
+      const fit = likeTrain(answers);
       if (fit !== undefined) {
-        likeTrain = fit;
+        own = fit;
         ownFit = true;
       }
     } catch {
       // Too few answers for a calibration of its own: the whole file's.
     }
-    return { answers: answers.length, every, likeTrain, ownFit };
+    return { answers: answers.length, every, likeTrain: own, ownFit };
   });
   const byGroup = (
     pickFit: (g: (typeof groupFits)[number]) => { temperature: number; threshold: number },

@@ -1,6 +1,12 @@
 /** What the trainer's planted two-option tasks (train-order, train-scope) share. */
 import { parseLabelledExamples } from '../../../src/calibrate/examples.js';
+import { RMS_EPS } from '../../../src/build/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../../src/build/train/data.js';
+import { fitPhase, learnerSetup, type FitPhase } from '../../../src/build/train/fit.js';
+import { MAX_ITERATIONS } from '../../../src/build/train/layer-search.js';
+import { fitModel } from '../../../src/build/train/learner.js';
+import type { LayerChoice } from '../../../src/build/train/learner-setup.js';
+import { SCOPE_WORDS } from '../../../src/build/train/scope.js';
 import type { ModelExample } from '../../../src/build/train/model.js';
 import { modelLogits } from '../../../src/build/train/readout.js';
 import { validateRequest } from '../../../src/protocol/validate.js';
@@ -76,5 +82,43 @@ export function fitProgress() {
           : [];
       });
     },
+  };
+}
+
+/**
+ * A planted task fitted by the fit phase at its defaults (`auto`, with the scope layer's words
+ * kept whole), against a control: the same settings with the layers `control` names (given what
+ * `auto` chose), both judged on the fresh draws.
+ */
+export async function autoAgainst(
+  trainText: string,
+  freshText: string,
+  seed: number,
+  control: (selection: FitPhase['selection']) => LayerChoice,
+) {
+  const { train, questions, data, encoded, freshEncoded, groups } = plantedData(
+    trainText,
+    freshText,
+    SCOPE_WORDS,
+  );
+  const progress = fitProgress();
+  const chosen = await fitPhase(
+    data,
+    questions,
+    { examples: train, encoded },
+    { examples: [], encoded: [] },
+    { order: 'auto', seed, rmsEps: RMS_EPS, onFit: progress.onFit },
+  );
+  const other = await fitModel(
+    learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, control(chosen.selection)),
+    encoded,
+    { settings: chosen.model.settings, maxIterations: MAX_ITERATIONS },
+  );
+  return {
+    selection: chosen.selection,
+    params: chosen.model.params,
+    progress,
+    chosenAccuracy: binaryAccuracy(chosen.model.params, freshEncoded),
+    controlAccuracy: binaryAccuracy(other.params, freshEncoded),
   };
 }

@@ -10,46 +10,27 @@
  * train-construct.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { RMS_EPS } from '../../../../src/build/train/construct.js';
-import { fitPhase, learnerSetup } from '../../../../src/build/train/fit.js';
-import { CLAUSE_WEIGHTS, MAX_ITERATIONS } from '../../../../src/build/train/layer-search.js';
-import { fitModel } from '../../../../src/build/train/learner.js';
-import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';
+import { CLAUSE_WEIGHTS } from '../../../../src/build/train/layer-search.js';
 import { clauseJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
-import { binaryAccuracy, fitProgress, plantedData } from '../../support/planted-fit.js';
+import { autoAgainst } from '../../support/planted-fit.js';
 
 describe('the clause weight', () => {
   it('is chosen by cross-fitting where the later clause decides, and answers fresh draws (≥ 95%) where the bag of words is at chance', async () => {
     const SEED = testSeed('train-clause');
-    const { train, questions, data, encoded, freshEncoded, groups } = plantedData(
+    const { selection, params, progress, chosenAccuracy, controlAccuracy } = await autoAgainst(
       clauseJsonl(240, SEED),
       clauseJsonl(400, SEED + 1),
-      SCOPE_WORDS,
+      SEED,
+      (chosen) => chosen.scopeCues,
     );
-    const progress = fitProgress();
-    const chosen = await fitPhase(
-      data,
-      questions,
-      { examples: train, encoded },
-      { examples: [], encoded: [] },
-      { order: 'auto', seed: SEED, rmsEps: RMS_EPS, onFit: progress.onFit },
-    );
-    const { selection } = chosen;
     const cues = selection.scopeCues;
-    const control = await fitModel(
-      learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, cues),
-      encoded,
-      { settings: chosen.model.settings, maxIterations: MAX_ITERATIONS },
-    );
-    const chosenAccuracy = binaryAccuracy(chosen.model.params, freshEncoded);
-    const controlAccuracy = binaryAccuracy(control.params, freshEncoded);
     console.log(
       `[train-clause] fresh draws: auto ${(chosenAccuracy * 100).toFixed(1)}% (clause weight ${selection.clauseWeight}, reading ${cues}), without the weight ${(controlAccuracy * 100).toFixed(1)}%`,
     );
     expect(selection.clauseTried).toBe(true);
     expect(CLAUSE_WEIGHTS, seedLine('train-clause', SEED)).toContain(selection.clauseWeight);
-    expect(chosen.model.params.shape.clauseWeight).toBe(selection.clauseWeight);
+    expect(params.shape.clauseWeight).toBe(selection.clauseWeight);
     expect(controlAccuracy, seedLine('train-clause control', SEED)).toBeLessThan(0.6);
     expect(chosenAccuracy, seedLine('train-clause', SEED)).toBeGreaterThanOrEqual(0.95);
     // The progress counted the clause weights' fits from the first and never raised the count.

@@ -6,11 +6,7 @@
  * fresh draw. The layer's construction is checked exactly in train-construct.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import { prepareTokenizer } from '../../../../src/build/train/data.js';
-import { fitPhase, learnerSetup } from '../../../../src/build/train/fit.js';
-import { MAX_ITERATIONS } from '../../../../src/build/train/layer-search.js';
-import { fitModel } from '../../../../src/build/train/learner.js';
 import {
   SCOPE_CUE,
   SCOPE_NONE,
@@ -22,16 +18,10 @@ import {
   scopedBag,
   scopeKind,
   scopeMarks,
-  type ScopeCues,
 } from '../../../../src/build/train/scope.js';
 import { faultJsonl, negationJsonl, plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
-import {
-  binaryAccuracy,
-  fitProgress,
-  parseExamples,
-  plantedData,
-} from '../../support/planted-fit.js';
+import { autoAgainst, parseExamples } from '../../support/planted-fit.js';
 
 describe('the scope marks', () => {
   it('mark negation cues and clause breaks by their text, case and spacing aside', () => {
@@ -172,38 +162,6 @@ describe('the scope marks', () => {
  * `auto` fitted on `trainText` and judged on `freshText`, beside a control fitted with `control`
  * (the plain model, or one reading of the scope layer) at the settings `auto` chose.
  */
-async function autoAgainst(
-  trainText: string,
-  freshText: string,
-  seed: number,
-  control: ScopeCues | null,
-) {
-  const { train, questions, data, encoded, freshEncoded, groups } = plantedData(
-    trainText,
-    freshText,
-    SCOPE_WORDS,
-  );
-  const progress = fitProgress();
-  const chosen = await fitPhase(
-    data,
-    questions,
-    { examples: train, encoded },
-    { examples: [], encoded: [] },
-    { order: 'auto', seed, rmsEps: RMS_EPS, onFit: progress.onFit },
-  );
-  const other = await fitModel(
-    learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, control),
-    encoded,
-    { settings: chosen.model.settings, maxIterations: MAX_ITERATIONS },
-  );
-  return {
-    selection: chosen.selection,
-    progress,
-    chosenAccuracy: binaryAccuracy(chosen.model.params, freshEncoded),
-    controlAccuracy: binaryAccuracy(other.params, freshEncoded),
-  };
-}
-
 describe('the scope layer in training', () => {
   it('is chosen by cross-fitting where the labels turn on a negation, and answers fresh draws (≥ 95%) where the bag of words is at chance', async () => {
     const SEED = testSeed('train-scope');
@@ -213,7 +171,7 @@ describe('the scope layer in training', () => {
       progress,
       chosenAccuracy: scopeAccuracy,
       controlAccuracy: plainAccuracy,
-    } = await autoAgainst(negationJsonl(240, SEED), negationJsonl(400, SEED + 1), SEED, null);
+    } = await autoAgainst(negationJsonl(240, SEED), negationJsonl(400, SEED + 1), SEED, () => null);
     // Its progress counted the fits at the most from the first (the scope layer's readings, the
     // pointer and the order layer among them) and never raised the count.
     expect(progress.grew()).toEqual([]);
@@ -239,7 +197,7 @@ describe('the scope layer in training', () => {
       selection,
       chosenAccuracy,
       controlAccuracy: everyAccuracy,
-    } = await autoAgainst(faultJsonl(160, SEED), faultJsonl(400, SEED + 1), SEED, 'every');
+    } = await autoAgainst(faultJsonl(160, SEED), faultJsonl(400, SEED + 1), SEED, () => 'every');
     console.log(
       `[train-scope-nominal] fresh draws: auto ${(chosenAccuracy * 100).toFixed(1)}% (scope cues ${selection.scopeCues}), every cue ${(everyAccuracy * 100).toFixed(1)}%`,
     );
