@@ -7,7 +7,7 @@
  *
  *   const | marker | pad | flag | angles (cos, sin per head) | content | pair embedding
  *
- * - Layer 0 writes the flag (construct-linear.ts): 0 before the prompt's `STATE` token, +1 from
+ * - Layer 0 writes the flag (flag-layer.ts): 0 before the prompt's `STATE` token, +1 from
  *   it up to its `SCHEMA` token (the rendered state and the template tokens on either side,
  *   ":\n", "\n\n": the bag), −1 from there on. It reads the marker dim (STATE +1, SCHEMA −1) and
  *   erases the pad dim, which only made its input's RMSNorm scale the same for every token.
@@ -46,15 +46,8 @@ import {
 import { KEY_DIM, MAX_LAG, type PairParams } from './pairs.js';
 import { scopeEmbedding, scopeLayerParams } from './scope.js';
 import { POINTER_CONTENT, POINTER_MARK } from './pointer.js';
-import {
-  CLAUSE_MARK,
-  flagLayer,
-  linearLayers,
-  linearShape,
-  orderLayer,
-  padRows,
-  scopeLayer,
-} from './construct-linear.js';
+import { linearLayers, linearShape, orderLayer, scopeLayer } from './construct-linear.js';
+import { CLAUSE_MARK, flagLayer, padRows } from './flag-layer.js';
 import { cosh, exp, log, tanh } from './portable-math.js';
 
 /**

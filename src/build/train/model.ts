@@ -55,13 +55,13 @@ export interface ModelShape {
   scope?: boolean;
   /**
    * The scope layer's cues leave the bag too (scope.ts SCOPE_LEFT_OUT): the flag layer's cue head
-   * (construct-linear.ts) takes 2 from a cue's flag, −1 in the state and −3 after it.
+   * (flag-layer.ts) takes 2 from a cue's flag, −1 in the state and −3 after it.
    */
   cuesLeftOut?: boolean;
   /**
    * With the scope layer: the pooling score (in nats) the state's words after its first clause
    * break get over the words before it (scope.ts laterClauses; the flag layer's clause head in
-   * construct-linear.ts). Where a request contrasts two things ("it was down this morning, it
+   * flag-layer.ts). Where a request contrasts two things ("it was down this morning, it
    * works now"), the later clause tends to say what holds.
    */
   clauseWeight?: number;

@@ -25,7 +25,7 @@
  * sets and a break clears, read through the three pair-embedding dims that mark cues, breaks and
  * the starts of words, and whose out_proj lowers the flag dim of a word in scope below 0, so that
  * the pooling attention (score 12 cos θ + 140 flag) leaves it out, as it leaves out the prompt
- * before the state. A cue left out is the flag layer's doing (construct-linear.ts, its cue
+ * before the state. A cue left out is the flag layer's doing (flag-layer.ts, its cue
  * head), at the cue itself. The trainer (scopedBag) drops the same words from the bag; the
  * verify phase checks the two agree.
  */
@@ -153,7 +153,7 @@ export function scopeMarks(
  * mark has SCOPE_LEFT_OUT). A cue opens its scope at the token after it where that token starts a
  * word (a piece that goes on the cue's own word, as "ify" after " not" in "notify", opens
  * nothing); a break closes it. A cue left out is left out whatever follows: the release decides
- * at the cue (construct-linear.ts, the flag layer's cue head), before the next token is seen.
+ * at the cue (flag-layer.ts, the flag layer's cue head), before the next token is seen.
  */
 export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
   let open = false;
@@ -180,7 +180,7 @@ export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
 /**
  * 1 at each token of the bag after the state's first break, but not at a break itself; 0
  * elsewhere: the tokens the clause weight raises in the pooling (model.ts ModelShape.clauseWeight).
- * The flag layer's clause head computes the same (construct-linear.ts): its memory is set at a
+ * The flag layer's clause head computes the same (flag-layer.ts): its memory is set at a
  * break, and its gate is shut at every break.
  */
 export function laterClauses(marks: Uint8Array, bag: Int32Array): Uint8Array {
