@@ -15,7 +15,7 @@
  *   3. One temperature for every state, though the test files hold far more states of two clauses
  *      than the training files. Printed: the same figures with a temperature and threshold for
  *      each of two groups (group-conditional, "Mondrian", calibration): the states with a clause
- *      break or a negation cue, by the scope layer's words (scope.ts), and the rest; each group
+ *      break or a negation cue, by the scope layer's marks (scope.ts), and the rest; each group
  *      fitted on its own out-of-fold answers, on all of them and as `train` does (a group too
  *      small for fitCalibration takes the whole file's).
  *
@@ -34,7 +34,7 @@ import type { LayerChoice } from '../../src/build/train/learner-setup.js';
 import type { ModelExample } from '../../src/build/train/model.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { pointerShape } from '../../src/build/train/pointer.js';
-import { type ScopeCues } from '../../src/build/train/scope.js';
+import { laterClauses, SCOPE_CUE, scopeKind, type ScopeCues } from '../../src/build/train/scope.js';
 import { assignFolds, FOLDS } from '../../src/build/train/select.js';
 import { loadTask, type Task } from './small-tasks.js';
 import { prepareTrainerTask } from './trainer-task.js';
@@ -57,15 +57,16 @@ const layers = new Map(
 const COVERAGE = 0.9;
 
 /**
- * A state of two clauses or with a negation: the scope layer's breaks (punctuation inside the
- * state, a spaced dash, an en or em dash, "but", "while", …) and cues (scope.ts CUES, any n't).
+ * A state of two clauses or with a negation, by the scope layer's own marks (scope.ts, every
+ * cue): a cue in it, or a word after a break (laterClauses), the template's tokens aside.
  */
-const BREAK =
-  /[,;:()!?[\]]\s*\S|\s-+\s|[\u2013\u2014]|\b(but|while|whereas|though|although|however)\b/i;
-const CUE =
-  /\b(not|no|never|without|nothing|none|nobody|nor|neither|cannot|instead|rather)\b|n['\u2019]t\b/i;
-const twoClausesOrCue = (text: string) =>
-  BREAK.test(text.trim().replace(/[.!?]+$/, '')) || CUE.test(text);
+function twoClausesOrCue(marks: Uint8Array, template: ReadonlySet<number>, e: ModelExample) {
+  const state = e.bag.filter((t) => !template.has(t));
+  return (
+    state.some((t) => scopeKind(marks[t] as number) === SCOPE_CUE) ||
+    laterClauses(marks, state).includes(1)
+  );
+}
 
 interface Answer {
   logits: Float64Array;
@@ -148,7 +149,7 @@ async function run(task: Task, layerName: string) {
   }));
   const fitted = fitTemperature(outOfFold).temperature;
   const kinds = task.test.map((l) => l.kind ?? '');
-  const pick = (answers: readonly Answer[], keep: (kind: string) => boolean) =>
+  const pick = <T>(answers: readonly T[], keep: (kind: string) => boolean) =>
     answers.filter((_, i) => keep(kinds[i] as string));
   const groups = {
     'every test item': () => true,
@@ -195,11 +196,12 @@ async function run(task: Task, layerName: string) {
     },
   };
   // 3. Group-conditional: each group's own temperature and threshold.
-  const inGroup = (text: string) => (twoClausesOrCue(text) ? 0 : 1);
-  const trainGroup = task.train.map((l) => inGroup(l.text));
-  const testGroup = task.test
-    .filter((l) => ['plain', 'negation', 'pair'].includes(l.kind ?? ''))
-    .map((l) => inGroup(l.text));
+  const { scopeMarks: marks, frozen } = setupOf('every');
+  const inGroup = (e: ModelExample) => (twoClausesOrCue(marks as Uint8Array, frozen, e) ? 0 : 1);
+  const trainGroup = encoded.map(inGroup);
+  const testGroup = pick(encodedTest.map(inGroup), (k) =>
+    ['plain', 'negation', 'pair'].includes(k),
+  );
   const groupFits = [0, 1].map((g) => {
     const answers = outOfFold.filter((_, i) => trainGroup[i] === g);
     const t = fitTemperature(answers).temperature;
