@@ -3,7 +3,7 @@
  * one is. One list for every writer of a head: the trainer (construct.ts, which sets each kind to
  * a fixed value) and the test fixture (tools/fixture/weights.ts, which draws each kind at random).
  */
-import type { JointHeadConfig } from './safetensors.js';
+import type { JointHeadConfig } from './release.js';
 
 export type HeadTensorKind =
   /** A LayerNorm's weight (torch's default 1). */

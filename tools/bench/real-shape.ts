@@ -29,7 +29,7 @@ import {
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PackageManifest } from '../../src/core/manifest.js';
-import { openRelease, type JointHeadConfig } from '../../src/build/safetensors.js';
+import { openRelease, type JointHeadConfig } from '../../src/build/release.js';
 import { buildBackboneOnnx } from '../../src/build/convert/backbone.js';
 import { peakBytesFormula, sha256File } from '../../src/build/convert/package.js';
 import { convertRelease } from '../../src/node/build-runtime.js';

@@ -15,7 +15,7 @@
  * runtime to that, byte for byte.
  */
 import { basename, join } from '../host/paths.js';
-import type { Qwen35TextConfig, Release } from '../safetensors.js';
+import type { Qwen35TextConfig, Release } from '../release.js';
 import type { WrittenModel } from '../onnx/graph.js';
 import {
   buildBackboneOnnx,

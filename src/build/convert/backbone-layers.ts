@@ -3,7 +3,7 @@
  * gated full attention with partial rotary and a KV cache, and the Gated DeltaNet layer with
  * its causal conv state and recurrent state. State inputs/outputs are named as in backbone.ts.
  */
-import type { Qwen35TextConfig } from '../safetensors.js';
+import type { Qwen35TextConfig } from '../release.js';
 import { attr } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import type { BackboneOps, LinearEncoding } from './backbone-ops.js';

@@ -40,7 +40,7 @@
  * rotary, the causal conv and attention are plain ops; q and k are L2-normalised before
  * LinearAttention (which does not), scale 1/√keyDim.
  */
-import type { Qwen35TextConfig, Release } from '../safetensors.js';
+import type { Qwen35TextConfig, Release } from '../release.js';
 import { GraphBuilder, attr, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
 import { BackboneOps, QUANT_BLOCK_SIZE, type LinearEncoding } from './backbone-ops.js';

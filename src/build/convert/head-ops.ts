@@ -11,7 +11,7 @@
  */
 import { attr, type GraphBuilder, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
-import type { JointHeadConfig } from '../safetensors.js';
+import type { JointHeadConfig } from '../release.js';
 
 /** Reads head tensors by state_dict name, as float32 in their stored layout. */
 export interface HeadTensorSource {

@@ -21,7 +21,8 @@ import { mkdirSync, readFileSync } from '../host/files.js';
 import { join } from '../host/paths.js';
 import { attr, GraphBuilder, type WrittenModel } from '../onnx/graph.js';
 import { DataType } from '../onnx/proto.js';
-import { SafetensorsFile, toF16Bits, type JointHeadConfig } from '../safetensors.js';
+import { SafetensorsFile, toF16Bits } from '../safetensors.js';
+import { type JointHeadConfig } from '../release.js';
 import { HeadOps, type HeadTensorSource } from './head-ops.js';
 
 export const HEAD_MEMORY_FILE = 'head_memory.onnx';

@@ -11,7 +11,7 @@ import {
   lexiconRowStride,
   type LexiconDtype,
 } from '../../clef/lexicon.js';
-import { TEXT_PREFIX, openRelease } from '../safetensors.js';
+import { TEXT_PREFIX, openRelease } from '../release.js';
 
 export const LEXICON_FILE = 'lm_head_rows.bin';
 

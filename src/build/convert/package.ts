@@ -27,7 +27,7 @@ import {
 } from '../../core/manifest.js';
 import { DEVICE_NAMES, WASM_MEMORY_LIMIT, type DeviceName } from '../../core/devices.js';
 import type { TensorSize, WrittenModel } from '../onnx/graph.js';
-import { openRelease, type Qwen35TextConfig } from '../safetensors.js';
+import { openRelease, type Qwen35TextConfig } from '../release.js';
 import { backboneIo, linearConvDim } from './backbone.js';
 import {
   buildBackboneGroups,

@@ -18,7 +18,8 @@
  * x += FF(norm3 x), memory not normed there, no masks.
  */
 import { join } from '../host/paths.js';
-import { SafetensorsFile, type JointHeadConfig } from '../safetensors.js';
+import { SafetensorsFile } from '../safetensors.js';
+import { type JointHeadConfig } from '../release.js';
 import { readFileSync } from '../host/files.js';
 import { dot, matVec, sigmoid, softmax } from './qwen35.js';
 

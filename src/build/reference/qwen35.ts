@@ -16,12 +16,7 @@
  *   o = Sᵀq (S is dk × dv); then RMSNorm(o) * w * silu(z) per head (w not zero-centred); out_proj.
  * - MLP: down(silu(gate x) * up x). Final norm.
  */
-import {
-  layerTensorName,
-  openRelease,
-  TEXT_PREFIX,
-  type Qwen35TextConfig,
-} from '../safetensors.js';
+import { layerTensorName, openRelease, TEXT_PREFIX, type Qwen35TextConfig } from '../release.js';
 
 /** Running state of one full-attention layer: rotated keys and values of every past token. */
 export interface FullAttentionState {

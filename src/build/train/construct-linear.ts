@@ -4,7 +4,8 @@
  * and the shape and tensors every linear layer of the release shares. Their weights are all set on
  * purpose (construct.ts writes the rest of the release).
  */
-import { layerTensorName, type TensorToWrite } from '../safetensors.js';
+import { type TensorToWrite } from '../safetensors.js';
+import { layerTensorName } from '../release.js';
 import { CONST_VALUE, hiddenLayout, type ModelParams, type ModelShape } from './model.js';
 import {
   CONSTANT_CHANNEL,

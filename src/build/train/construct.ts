@@ -26,13 +26,8 @@
 import { mkdirSync, writeFileSync } from '../host/files.js';
 export { RMS_EPS } from './model.js';
 import { join } from '../host/paths.js';
-import {
-  layerTensorName,
-  TEXT_PREFIX,
-  writeSafetensors,
-  type JointHeadConfig,
-  type TensorToWrite,
-} from '../safetensors.js';
+import { writeSafetensors, type TensorToWrite } from '../safetensors.js';
+import { layerTensorName, TEXT_PREFIX, type JointHeadConfig } from '../release.js';
 import { jointHeadTensors } from '../head-tensors.js';
 import {
   bagScale,

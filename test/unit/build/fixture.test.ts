@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   SafetensorsFile,
-  openRelease,
   toBf16Bits,
   toF16Bits,
   writeSafetensors,
 } from '../../../src/build/safetensors.js';
+import { openRelease } from '../../../src/build/release.js';
 import { writeTinyFixture } from '../../../tools/fixture/cli.js';
 
 let work: string;

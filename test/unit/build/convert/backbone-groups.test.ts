@@ -16,7 +16,7 @@ import { groupingOf, parseGroupBytes } from '../../../../src/node/convert/cli.js
 import { convertRelease } from '../../../../src/node/build-runtime.js';
 import { backboneGroups } from '../../../../src/core/graph-spec.js';
 import { parseManifest, type PackageManifest } from '../../../../src/core/manifest.js';
-import type { Qwen35TextConfig } from '../../../../src/build/safetensors.js';
+import type { Qwen35TextConfig } from '../../../../src/build/release.js';
 import { writeTinyFixture } from '../../../../tools/fixture/cli.js';
 
 const work = mkdtempSync(join(tmpdir(), 'backbone-groups-'));

@@ -19,11 +19,8 @@ import { dequantizeBlocks, quantizeBlocks } from '../../../../src/build/convert/
 import { writeTinyFixture } from '../../../../tools/fixture/cli.js';
 import { compare, randomIds, runChunks } from '../../support/backbone-run.js';
 import { ReferenceBackbone } from '../../../../src/build/reference/qwen35.js';
-import {
-  openRelease,
-  writeSafetensors,
-  type TensorToWrite,
-} from '../../../../src/build/safetensors.js';
+import { writeSafetensors, type TensorToWrite } from '../../../../src/build/safetensors.js';
+import { openRelease } from '../../../../src/build/release.js';
 
 // Tolerances, relative to the largest |hidden| of the reference (≈ 4 on the fixture):
 const FP32_TOL = 2e-5; // fp32 graph vs float64 reference (measured ≈ 7e-7)

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scoreDims } from '../../../../src/build/convert/backbone-layers.js';
-import type { Qwen35TextConfig } from '../../../../src/build/safetensors.js';
+import type { Qwen35TextConfig } from '../../../../src/build/release.js';
 
 const H = 6; // hidden size
 const D = 16; // head dim

@@ -14,11 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBackboneOnnx } from '../../../../src/build/convert/backbone.js';
 import { nonzeroSpan } from '../../../../src/build/convert/backbone-ops.js';
 import { ReferenceBackbone } from '../../../../src/build/reference/qwen35.js';
-import {
-  openRelease,
-  writeSafetensors,
-  type TensorToWrite,
-} from '../../../../src/build/safetensors.js';
+import { writeSafetensors, type TensorToWrite } from '../../../../src/build/safetensors.js';
+import { openRelease } from '../../../../src/build/release.js';
 import { readOnnxModel } from '../../../../src/graph/onnx.js';
 import { writeTinyFixture } from '../../../../tools/fixture/cli.js';
 import { compare, randomIds, runChunks } from '../../support/backbone-run.js';

@@ -21,7 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
 import { referenceDecide } from '../../../../src/build/reference/decide.js';
 import { matVec, rmsNorm } from '../../../../src/build/reference/qwen35.js';
-import { layerTensorName, openRelease, TEXT_PREFIX } from '../../../../src/build/safetensors.js';
+import { layerTensorName, openRelease, TEXT_PREFIX } from '../../../../src/build/release.js';
 import { Rng } from '../../../../src/calibrate/prng.js';
 import { RMS_EPS, writeRelease } from '../../../../src/build/train/construct.js';
 import { encodeExamples, prepareTokenizer } from '../../../../src/build/train/data.js';
