@@ -1,8 +1,9 @@
 /**
- * Clef release directories (docs/clef-recipe.md §1), read lazily (Node only, tools and tests): a
- * release holds `config.json`, the backbone as `model.safetensors` or as shards listed by
- * `model.safetensors.index.json`, and the joint head (`joint_head.safetensors`,
- * `joint_head_config.json`). `openRelease` opens all of it, a tensor at a time.
+ * Clef release directories (docs/clef-recipe.md §1), read lazily through host/'s files (Node's,
+ * or the train worker's in memory): a release holds `config.json`, the backbone as
+ * `model.safetensors` or as shards listed by `model.safetensors.index.json`, and the joint head
+ * (`joint_head.safetensors`, `joint_head_config.json`). `openRelease` opens all of it, a tensor
+ * at a time.
  */
 import { existsSync, readFileSync } from './host/files.js';
 import { join } from './host/paths.js';

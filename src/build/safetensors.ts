@@ -1,5 +1,6 @@
 /**
- * Safetensors files, read lazily and written (Node only, tools and tests).
+ * Safetensors files, read lazily and written through host/'s files (Node's, or the train
+ * worker's in memory).
  *
  * A safetensors file is: 8 bytes little-endian header length N, N bytes of JSON header
  * (`{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__"?: {str: str}}`), then the
