@@ -290,7 +290,7 @@ export function forwardBag(
   const later =
     params.shape.clauseWeight === undefined || params.scope === undefined
       ? null
-      : laterClauses(params.scope, bag);
+      : laterClauses(params.scope, bag, arena.take(n));
   const clauseWeight = params.shape.clauseWeight ?? 0;
   for (let p = 0; p < P; p++) {
     const w = arena.take(n);

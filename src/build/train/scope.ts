@@ -181,10 +181,14 @@ export function scopedBag(marks: Uint8Array, bag: Int32Array): Int32Array {
  * 1 at each token of the bag after the state's first break, but not at a break itself; 0
  * elsewhere: the tokens the clause weight raises in the pooling (model.ts ModelShape.clauseWeight).
  * The flag layer's clause head computes the same (flag-layer.ts): its memory is set at a
- * break, and its gate is shut at every break.
+ * break, and its gate is shut at every break. Written into `later` where given (the fit's arena,
+ * so its passes allocate nothing).
  */
-export function laterClauses(marks: Uint8Array, bag: Int32Array): Uint8Array {
-  const later = new Uint8Array(bag.length);
+export function laterClauses<T extends Uint8Array | Float64Array = Uint8Array>(
+  marks: Uint8Array,
+  bag: Int32Array,
+  later: T = new Uint8Array(bag.length) as T,
+): T {
   let seen = false;
   bag.forEach((t, i) => {
     const isBreak = scopeKind(marks[t] as number) === SCOPE_STOP;
