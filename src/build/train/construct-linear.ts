@@ -121,11 +121,9 @@ export function linearTensors(
 
 /**
  * The order layer (pairs.ts) as a Gated DeltaNet layer: keys and queries one constant direction
- * (so the recurrent state of a value head is one memory vector), lag heads that forget at once
- * (decay exp(−huge) = 0, write strength 1) and read the token `lag` back through the causal
- * conv's one tap, memory heads that never forget (decay 1) and write with σ(B · ê + ...); the
- * gate z and the memory writes are shut outside the state by FLAG_GATE on the flag; out_proj
- * writes into the content dims. Value heads past the layer's own (linearShape: the flag layer's
+ * (so the recurrent state of a value head is one memory vector), memory heads that never forget
+ * (decay 1) and write with σ(B · ê + ...); the gate z and the memory writes are shut outside the
+ * state by FLAG_GATE on the flag; out_proj writes into the content dims. Value heads past the layer's own (linearShape: the flag layer's
  * count) write nothing. Its MLP is zero.
  */
 export function orderLayer(
@@ -209,18 +207,13 @@ function layerWeights(
       else for (let j = 0; j < m; j++) w.qkv[row * D + embAt + j] = pairs.u[k * m + j] as number;
       // A break (the scope layer's break mark) stores zeros: the pointer's memory empties.
       if (head.kind === 'pointer') w.qkv[row * D + L.emb + SCOPE_BREAK_DIM] = -POINTER_CLEAR;
-      const lag = head.kind === 'lag' ? head.lag : head.kind === 'pointer' ? 1 : 0;
+      const lag = head.kind === 'pointer' ? 1 : 0;
       w.conv[row * K + (K - 1 - lag)] = 1;
       for (let j = 0; j < m; j++) w.z[kc * D + embAt + j] = pairs.z[k * m + j] as number;
       w.z[kc * D + L.constant] = ((pairs.zBias[k] as number) - F) / CONST_VALUE;
       w.z[kc * D + L.flag] = F;
     }
-    if (head.kind === 'lag') {
-      // β = σ(1000 r) = 1 and decay exp(−e^20 · 20) = 0: the memory is the current value.
-      w.b[h * D + L.constant] = 1000 / CONST_VALUE;
-      w.aLog[h] = 20;
-      w.dtBias[h] = 20;
-    } else if (head.kind === 'pointer') {
+    if (head.kind === 'pointer') {
       // β = σ(POINTER_WRITE r); the key (below) says whether the write reaches the slot read.
       w.b[h * D + L.constant] = POINTER_WRITE / CONST_VALUE;
       w.aLog[h] = -60;

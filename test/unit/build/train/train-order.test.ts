@@ -5,12 +5,15 @@
  * the order layer is judged on 400 fresh draws of another seed; the plain model, fitted on the
  * same draws, is the control that shows the task cannot be read from the words alone.
  *
- * The issue's target is ≥ 99% on fresh draws. Measured with the order layer's penalty at 10⁻² λ
- * (ORDER_PAIR_LAMBDA): seeds 5, 101, 202, 11, 12, 13, 584833 give 100, 99.0, 100, 100, 100, 99.5
- * and 100%; seeds 21-27, drawn after the penalty was chosen on the first seven, 100, 99.5, 99.0,
- * 99.5, 100, 100 and 100%. At 400 fresh draws a seed can still fall a draw or two short of 99%,
- * so this test asserts 97%, far above the bag of words' chance (and fails with the order layer
- * removed); the target's figures are in docs/benchmarks.md.
+ * The issue's target is ≥ 99% on fresh draws. With the order layer's default bank of four
+ * memories (pairs.ts DEFAULT_PAIR_SHAPE) and its penalty at 10⁻² λ (ORDER_PAIR_LAMBDA), 53 seeds
+ * all gave ≥ 99%: seeds 5, 101, 202, 11, 12, 13, 584833, 21-27, 31-38 and 994832 gave 99.0% at
+ * the least (seed 13), seeds 100001-100015 and 200001-200015, drawn after the bank was chosen,
+ * 100% on 28 and 99.75% on 2. The bank it replaced (two fixed-lag heads and two memories) got
+ * 96.5% on seed 994832, where CI failed this test's earlier bound of 97%. A seed may still fall a
+ * draw or two short of 99%, so this test asserts 98%, far above the bag of words' chance (and
+ * fails with the order layer removed); the figures are in docs/benchmarks.md, "Four memories in
+ * the order layer".
  * The construction of a model with the order layer is checked exactly in train-construct.test.ts.
  */
 import { describe, expect, it } from 'vitest';
@@ -25,7 +28,7 @@ import { seedLine, testSeed } from '../../../support/seed.js';
 import { binaryAccuracy, plantedData } from '../../support/planted-fit.js';
 
 describe('the order layer', () => {
-  it('answers the planted order task on fresh draws (≥ 97%; target 99%), where the bag of words is at chance', async () => {
+  it('answers the planted order task on fresh draws (≥ 98%; target 99%), where the bag of words is at chance', async () => {
     const SEED = testSeed('train-order');
     const { questions, data, encoded, freshEncoded, groups } = plantedData(
       orderJsonl(480, SEED),
@@ -52,7 +55,7 @@ describe('the order layer', () => {
         `plain ${(plainAccuracy * 100).toFixed(1)}% (${ordered.iterations} iterations)`,
     );
     expect(plainAccuracy, seedLine('train-order plain', SEED)).toBeLessThan(0.65);
-    expect(orderedAccuracy, seedLine('train-order', SEED)).toBeGreaterThanOrEqual(0.97);
-    // Two fits of 480 examples, the ordered one ~1.5 min on an idle 2-core machine.
+    expect(orderedAccuracy, seedLine('train-order', SEED)).toBeGreaterThanOrEqual(0.98);
+    // Two fits of 480 examples, ~30 s together on an idle 2-core machine.
   }, 600_000);
 });
