@@ -123,8 +123,8 @@ export function linearTensors(
  * The order layer (pairs.ts) as a Gated DeltaNet layer: keys and queries one constant direction
  * (so the recurrent state of a value head is one memory vector), memory heads that never forget
  * (decay 1) and write with σ(B · ê + ...); the gate z and the memory writes are shut outside the
- * state by FLAG_GATE on the flag; out_proj writes into the content dims. Value heads past the layer's own (linearShape: the flag layer's
- * count) write nothing. Its MLP is zero.
+ * state by FLAG_GATE on the flag; out_proj writes into the content dims. Value heads past the
+ * layer's own (linearShape: the flag layer's count) write nothing. Its MLP is zero.
  */
 export function orderLayer(
   params: ModelParams,
