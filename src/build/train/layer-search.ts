@@ -137,7 +137,8 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   const k = Math.min(FOLDS, examples.length);
   const fold = assignFolds(examples, k, options.seed);
   // Every fit the steps below may make, counted at the most and lowered as each step is ruled
-  // out, so the progress's total never grows and its time left is an upper bound: the plain
+  // out, so the progress's total never grows (its time left, from the fits done, is not a bound:
+  // the layers tried late fit slower than the plain candidates; docs/benchmarks.md): the plain
   // candidates, the stronger penalties, the scope layer's readings, the pointer and the order
   // layer (each of those two a probe on one fold, then its folds), the clause weights, and the
   // final fit.
