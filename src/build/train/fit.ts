@@ -26,6 +26,7 @@ import { modelLogits } from './readout.js';
 import { DEFAULT_PAIR_SHAPE } from './pairs.js';
 import { CANDIDATES, DEFAULT_SETTINGS, score, type CandidateScore } from './select.js';
 import type { ShardPool } from './shards.js';
+import { FitPlan, type FitReport } from './fit-progress.js';
 
 /** Largest training part that is cross-fitted; a larger one is judged on its held-out part. */
 export const CROSS_FIT_MAX = 2000;
@@ -49,11 +50,10 @@ export interface FitPhaseOptions {
   /** Threads for the fits' shards (learner.ts FitOptions.pool). */
   pool?: ShardPool;
   /**
-   * Progress: fits done and the most the phase may make, and every ITERATION_REPORT iterations of
-   * the one under way. The total is counted at the most up front and only falls, as candidates are
-   * ruled out; `settled` says it can fall no more.
+   * Progress (fit-progress.ts): on each fit done, and every ITERATION_REPORT iterations of the one
+   * under way.
    */
-  onFit?: (done: number, total: number, iteration: number | undefined, settled: boolean) => void;
+  onFit?: (report: FitReport) => void;
 }
 
 export interface FitPhase {
@@ -197,12 +197,16 @@ export async function fitPhase(
   let best: { model: FittedModel; setup: LearnerSetup; logLoss: number } | null = null;
   const scores: CandidateScore[] = [];
   const maxIterations = large ? LARGE_MAX_ITERATIONS : MAX_ITERATIONS;
-  for (const [i, { setup, settings }] of tries.entries()) {
+  const plan = new FitPlan(options.onFit);
+  const kindOf = (setup: LearnerSetup) => (setup === ordered ? 'order' : 'bag');
+  for (const { setup } of tries) plan.add(kindOf(setup), 1);
+  plan.settle();
+  for (const { setup, settings } of tries) {
     const model = await fitModel(setup, examples, {
       settings,
       maxIterations,
       onIteration: (iteration) => {
-        if (iteration % ITERATION_REPORT === 0) options.onFit?.(i, tries.length, iteration, true);
+        if (iteration % ITERATION_REPORT === 0) plan.iteration(kindOf(setup), iteration);
       },
       pool,
     });
@@ -213,7 +217,7 @@ export async function fitPhase(
     scores.push({ settings, ...judged });
     if (best === null || judged.logLoss < best.logLoss)
       best = { model, setup, logLoss: judged.logLoss };
-    options.onFit?.(i + 1, tries.length, undefined, true);
+    plan.finished(kindOf(setup));
   }
   const chosen = best as unknown as { model: FittedModel; setup: LearnerSetup };
   return {

@@ -21,6 +21,8 @@ import {
   type ScopeLayerName,
 } from './select.js';
 import type { ShardPool } from './shards.js';
+import { FitPlan, type FitKind, type FitReport } from './fit-progress.js';
+import { isPointer } from './pairs.js';
 
 /** L-BFGS iterations per fit at most (the fits here stop at 60-300). */
 export const MAX_ITERATIONS = 400;
@@ -97,7 +99,7 @@ export interface LayerSearchOptions {
   seed: number;
   pool?: ShardPool;
   /** Progress, as fit.ts FitPhaseOptions.onFit. */
-  onFit?: (done: number, total: number, iteration: number | undefined, settled: boolean) => void;
+  onFit?: (report: FitReport) => void;
 }
 
 /** Which layers beyond the bag the model has, and which were tried. */
@@ -138,37 +140,32 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   const k = Math.min(FOLDS, examples.length);
   const fold = assignFolds(examples, k, options.seed);
   // Every fit the steps below may make, counted at the most and lowered as each step is ruled
-  // out, so the progress's total never grows (its time left, from the fits done, is not a bound:
-  // the layers tried late fit slower than the plain candidates; docs/benchmarks.md): the plain
-  // candidates, the stronger penalties, the scope layer's readings, the pointer and the order
-  // layer (each of those two a probe on one fold, then its folds), the clause weights, and the
-  // final fit.
+  // out, so the progress's total never grows: the plain candidates, the stronger penalties, the
+  // scope layer's readings, the pointer and the order layer (each of those two a probe on one
+  // fold, then its folds where the probe wins), the clause weights, and the final fit.
   const probeFits = k > 1 ? 1 : 0;
   const classWidth = (plain ?? ordered)?.classWidth ?? 0;
   const scopePossible = options.searchLayers && plain !== null;
   const pointerPossible = scopePossible && classWidth <= POINTER_MAX_OPTIONS;
-  const orderFits = (options.searchLayers ? probeFits : 0) + k;
+  const orderProbed = options.searchLayers && probeFits > 0;
   let lambdaSteps = 0;
   if (given === undefined && plain !== null)
     for (let l = Math.max(...candidates.map((c) => c.lambda)) * 10; l <= LAMBDA_MAX; l *= 10)
       lambdaSteps++;
-  let total =
-    (plain === null ? 0 : candidates.length * k) +
-    lambdaSteps * k +
-    (scopePossible ? (SCOPE_READINGS.length + 1) * k : 0) +
-    (pointerPossible ? probeFits + k : 0) +
-    (scopePossible ? CLAUSE_WEIGHTS.length * k : 0) +
-    (ordered === null ? 0 : orderFits) +
-    1;
-  let settled = false;
-  const ruleOut = (fits: number): void => {
-    total -= fits;
-  };
-  let done = 0;
-  const tick = (): void => options.onFit?.(++done, total, undefined, settled);
-  const onIteration = (iteration: number): void => {
-    if (iteration % ITERATION_REPORT === 0) options.onFit?.(done, total, iteration, settled);
-  };
+  const plan = new FitPlan(options.onFit);
+  plan.best = plain === null ? 'order' : 'bag';
+  if (plain !== null) plan.add('bag', candidates.length * k, lambdaSteps * k);
+  if (scopePossible) plan.add('bag', (SCOPE_READINGS.length + 1) * k);
+  if (pointerPossible) plan.trial('pointer', k, probeFits > 0);
+  if (scopePossible) plan.add('best', k, (CLAUSE_WEIGHTS.length - 1) * k);
+  if (ordered !== null) plan.trial('order', k, orderProbed);
+  plan.add('best', 1);
+  const ticker = (kind: FitKind, asBest = false) => ({
+    onFit: () => plan.finished(kind, asBest),
+    onIteration: (iteration: number): void => {
+      if (iteration % ITERATION_REPORT === 0) plan.iteration(kind, iteration);
+    },
+  });
   const scores: CandidateScore[] = [];
   let best: { setup: LearnerSetup; cross: CrossFit } | null = null;
   if (plain !== null) {
@@ -176,8 +173,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
       candidates,
       seed: options.seed,
       maxIterations: MAX_ITERATIONS,
-      onFit: tick,
-      onIteration,
+      ...ticker('bag'),
       pool,
     });
     scores.push(...cross.scores);
@@ -189,14 +185,17 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     b === null ? 0 : Math.max(...b.cross.scores.map((c) => c.accuracy));
   const lossOf = (b: typeof best): number =>
     b === null ? Infinity : Math.min(...b.cross.scores.map((c) => c.logLoss));
-  // One more candidate's full cross-fit (its k fits are in the count).
-  const crossFitOne = (setup: LearnerSetup, settings: FitSettings): Promise<CrossFit> =>
+  // One more candidate's full cross-fit (its k fits are in the count, as sure ones).
+  const crossFitOne = (
+    setup: LearnerSetup,
+    settings: FitSettings,
+    kind: FitKind | 'best',
+  ): Promise<CrossFit> =>
     crossFit(setup, examples, {
       candidates: [settings],
       seed: options.seed,
       maxIterations: MAX_ITERATIONS,
-      onFit: tick,
-      onIteration,
+      ...(kind === 'best' ? ticker(plan.best, true) : ticker(kind)),
       pool,
     });
   // Where the grid's strongest penalty wins, a stronger one may win too: each step is one
@@ -207,14 +206,15 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     const strongest = Math.max(...scores.map((c) => c.settings.lambda));
     if (settings.lambda !== strongest) break;
     stepsLeft--;
-    const cross = await crossFitOne(plain, { ...settings, lambda: strongest * 10 });
+    plan.confirm('bag', k);
+    const cross = await crossFitOne(plain, { ...settings, lambda: strongest * 10 }, 'bag');
     scores.push(...cross.scores);
     if ((cross.scores[0] as CandidateScore).logLoss >= lossOf(best)) break;
     best = { setup: plain, cross };
   }
-  ruleOut(stepsLeft * k);
+  plan.ruleOut('bag', stepsLeft * k);
   const tryScope = scopePossible && best !== null && accuracyOf(best) < ORDER_UNNEEDED_ACCURACY;
-  if (scopePossible && !tryScope) ruleOut((SCOPE_READINGS.length + 1) * k);
+  if (scopePossible && !tryScope) plan.ruleOut('bag', (SCOPE_READINGS.length + 1) * k, false);
   // The scope layer (scope.ts) learns nothing of its own, so each of its readings (two, then the
   // better one bare) costs one plain candidate: cross-fitted at the best plain settings, and the
   // one with the lowest out-of-fold cross-entropy is kept where it is lower than the plain
@@ -227,7 +227,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     const settings = best.cross.best;
     const tryReading = async (cues: ScopeCues): Promise<void> => {
       const setup = setupWith(cues);
-      const cross = await crossFitOne(setup, settings);
+      const cross = await crossFitOne(setup, settings, 'bag');
       const score = cross.scores[0] as CandidateScore;
       scores.push({ ...score, layer: scopeLayerName(cues) });
       if (reading === null || score.logLoss < reading.logLoss)
@@ -253,12 +253,13 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     against: { cross: CrossFit },
   ): Promise<{ won: boolean; score: ReturnType<typeof score> }> => {
     const held = examples.filter((_, i) => fold[i] === 0);
+    const kind = isPointer(setup.shape.pairs) ? 'pointer' : 'order';
     const fitted = await fitModel(
       setup,
       examples.filter((_, i) => fold[i] !== 0),
-      { settings, maxIterations: MAX_ITERATIONS, onIteration, pool },
+      { settings, maxIterations: MAX_ITERATIONS, onIteration: ticker(kind).onIteration, pool },
     );
-    tick();
+    plan.finished(kind);
     const bestOut = against.cross.outOfFold.filter((_, i) => fold[i] === 0);
     const probe = score(
       held,
@@ -272,7 +273,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   // file can teach it ("fine" takes the thing before it away, "down" adds it).
   const cues = scoped?.cues ?? reading?.cues ?? null;
   const tryPointer = pointerPossible && cues !== null;
-  if (pointerPossible && !tryPointer) ruleOut(probeFits + k);
+  if (pointerPossible && !tryPointer) plan.trial('pointer', k, probeFits > 0, -1);
   let pointed: { setup: LearnerSetup; cues: ScopeCues } | null = null;
   if (tryPointer && cues !== null && best !== null) {
     const setup = setupWith({ cues, pairs: pointerShape(classWidth) });
@@ -281,15 +282,17 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     const probe = k > 1 ? await probeFold(setup, settings, best) : { won: true, score: null };
     if (!probe.won && probe.score !== null) {
       scores.push({ settings, ...probe.score, folds: 1, layer });
-      ruleOut(k);
+      plan.ruleOut('pointer', k);
     }
     if (probe.won) {
-      const cross = await crossFitOne(setup, settings);
+      if (probe.score !== null) plan.confirm('pointer', k);
+      const cross = await crossFitOne(setup, settings, 'pointer');
       const score = cross.scores[0] as CandidateScore;
       scores.push({ ...score, layer });
       if (score.logLoss < lossOf(best)) {
         best = { setup, cross };
         pointed = { setup, cues };
+        plan.best = 'pointer';
       }
     }
   }
@@ -308,14 +311,15 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     const layer = withPointer
       ? (`${scopeLayerName(clauseCues)}+pointer` as const)
       : scopeLayerName(clauseCues);
-    for (const weight of CLAUSE_WEIGHTS) {
+    for (const [w, weight] of CLAUSE_WEIGHTS.entries()) {
       clauseSteps--;
+      if (w > 0) plan.confirm('best', k);
       const setup = setupWith({
         cues: clauseCues,
         ...(withPointer ? { pairs: pointerShape(classWidth) } : {}),
         clauseWeight: weight,
       });
-      const cross = await crossFitOne(setup, settings);
+      const cross = await crossFitOne(setup, settings, 'best');
       const score = cross.scores[0] as CandidateScore;
       scores.push({ ...score, layer, clauseWeight: weight });
       if (score.logLoss >= lossOf(best)) break;
@@ -323,31 +327,40 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
       claused = { setup, cues: clauseCues, weight };
     }
   }
-  ruleOut(clauseSteps * k);
+  // The first weight's fits are sure ones, the rest contingent (each runs where the last won).
+  if (clauseSteps > 0 && clauseSteps === CLAUSE_WEIGHTS.length) {
+    plan.ruleOut('best', k, false);
+    clauseSteps--;
+  }
+  plan.ruleOut('best', clauseSteps * k);
   // Under `auto` the order layer too first wins on one fold (probeFold): it loses there on the
   // common file, with no contrasting word orders. Nor is it tried where nothing is left to fix.
   const tryOrder =
     ordered !== null && (options.forceOrder || accuracyOf(best) < ORDER_UNNEEDED_ACCURACY);
-  if (ordered !== null && !tryOrder) ruleOut(orderFits);
+  if (ordered !== null && !tryOrder) plan.trial('order', k, orderProbed, -1);
   let probed = true;
-  if (ordered !== null && tryOrder && options.searchLayers && best !== null && k > 1) {
+  if (ordered !== null && tryOrder && orderProbed && best !== null) {
     const settings = orderSettings(best.cross.best);
     const probe = await probeFold(ordered, settings, best);
     probed = probe.won;
     if (!probed) {
       scores.push({ settings, ...probe.score, folds: 1, layer: 'order' });
-      ruleOut(k);
-    }
+      plan.ruleOut('order', k);
+    } else plan.confirm('order', k);
   }
-  settled = true;
+  plan.settle();
   if (ordered !== null && tryOrder && probed) {
     const cross = await crossFitOne(
       ordered,
       orderSettings(best?.cross.best ?? candidates[0] ?? DEFAULT_SETTINGS),
+      'order',
     );
     const score = cross.scores[0] as CandidateScore;
     scores.push({ ...score, layer: 'order' });
-    if (options.forceOrder || score.logLoss < lossOf(best)) best = { setup: ordered, cross };
+    if (options.forceOrder || score.logLoss < lossOf(best)) {
+      best = { setup: ordered, cross };
+      plan.best = 'order';
+    }
   }
   const chosen = best as { setup: LearnerSetup; cross: CrossFit };
   // The cues of the kept scope layer, alone or with the pointer after it, or a clause weight.
@@ -358,10 +371,10 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   const model = await fitModel(chosen.setup, examples, {
     settings: chosen.cross.best,
     maxIterations: MAX_ITERATIONS,
-    onIteration,
+    onIteration: ticker(plan.best).onIteration,
     pool,
   });
-  tick();
+  plan.finished(plan.best, true);
   return {
     setup: chosen.setup,
     model,

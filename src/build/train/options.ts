@@ -24,7 +24,10 @@ export interface TrainProgress {
    * raised) as the trainer rules candidates out, so it equals `done` at the end.
    */
   total: number;
-  /** Estimated milliseconds left in this phase, once it can be estimated (in `fit`, at the most). */
+  /**
+   * Estimated milliseconds left in this phase, once it can be estimated. In `fit` it counts the
+   * fits that run where every trial loses, and rises where one wins (fit-progress.ts FitClock).
+   */
   etaMs?: number;
   message?: string;
 }

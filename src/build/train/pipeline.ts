@@ -45,6 +45,7 @@ import {
   type TrainResult,
 } from './options.js';
 import { prepare } from './prepare.js';
+import { FitClock } from './fit-progress.js';
 import { fullRows, verifyPackage } from './verify.js';
 
 function checkOut(dir: string): void {
@@ -92,7 +93,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
   const { questions, data, name } = prepared;
   const split = { heldOut: prepared.heldOutExamples, train: prepared.trainExamples };
 
-  const fitStart = Date.now();
+  const clock = new FitClock();
   const fitted = await fitPhase(
     data,
     questions,
@@ -105,13 +106,14 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       seed,
       rmsEps: RMS_EPS,
       pool: host.shardPool,
-      onFit: (done, total, iteration, settled) => {
-        const per = done === 0 ? 0 : (Date.now() - fitStart) / done;
+      onFit: (report) => {
+        const { done, total, iteration, settled } = report;
+        const etaMs = clock.read(report);
         progress({
           phase: 'fit',
           done,
           total,
-          etaMs: done === 0 ? undefined : per * (total - done),
+          etaMs,
           message:
             done === total
               ? undefined

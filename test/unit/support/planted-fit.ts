@@ -3,6 +3,7 @@ import { parseLabelledExamples } from '../../../src/calibrate/examples.js';
 import { RMS_EPS } from '../../../src/build/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../../src/build/train/data.js';
 import { fitPhase, learnerSetup, type FitPhase } from '../../../src/build/train/fit.js';
+import type { FitKind, FitReport } from '../../../src/build/train/fit-progress.js';
 import { MAX_ITERATIONS } from '../../../src/build/train/layer-search.js';
 import { fitModel } from '../../../src/build/train/learner.js';
 import type { LayerChoice } from '../../../src/build/train/learner-setup.js';
@@ -53,11 +54,25 @@ export function plantedData(
  */
 export function fitProgress() {
   const calls: Array<{ done: number; total: number; settled: boolean }> = [];
+  const reports: FitReport[] = [];
   return {
-    onFit(done: number, total: number, iteration: number | undefined, settled: boolean): void {
+    onFit(report: FitReport): void {
+      reports.push(report);
+      const { done, total, iteration, settled } = report;
       if (iteration === undefined) calls.push({ done, total, settled });
     },
     calls,
+    /**
+     * Reports whose fits left by kind (sure and contingent, what the time left is counted on) are
+     * negative for a kind, or any left at the end.
+     */
+    miscounted(): FitReport[] {
+      return reports.filter((r, i) => {
+        const e = [...Object.values(r.sure), ...Object.values(r.contingent)];
+        const last = i === reports.length - 1;
+        return e.some((n) => n < 0) || (last && e.some((n) => n !== 0));
+      });
+    },
     /**
      * Fits made by the selection's scores (cross-fitted on `folds`), then the final fit. Under
      * `auto` the pointer's and the order layer's full cross-fits each follow a probe on one fold
@@ -73,6 +88,27 @@ export function fitProgress() {
         s.clauseWeight === undefined &&
         (s.layer === 'order' || s.layer?.endsWith('+pointer') === true);
       return scores.reduce((n, s) => n + (s.folds ?? folds) + (probed(s) ? 1 : 0), 0) + 1;
+    },
+    /** The fits the reports say finished, by kind. */
+    finishedByKind(): Record<FitKind, number> {
+      const by: Record<FitKind, number> = { bag: 0, pointer: 0, order: 0 };
+      for (const r of reports) if (r.iteration === undefined) by[r.kind]++;
+      return by;
+    },
+    /**
+     * The fits of each kind the selection's scores made (as `made` counts them): a score of the
+     * order layer is the order layer's, one of a reading with the pointer the pointer's, any other
+     * the bag's; the final fit is the kept model's.
+     */
+    madeByKind(selection: FitPhase['selection']): Record<FitKind, number> {
+      const by: Record<FitKind, number> = { bag: 0, pointer: 0, order: 0 };
+      for (const s of selection.scores) {
+        const kind: FitKind =
+          s.layer === 'order' ? 'order' : s.layer?.endsWith('+pointer') ? 'pointer' : 'bag';
+        by[kind] += this.made([s], selection.folds) - 1;
+      }
+      by[selection.order ? 'order' : selection.pointer ? 'pointer' : 'bag']++;
+      return by;
     },
     grew(): Array<{ at: number; from: number; to: number }> {
       return calls.flatMap((c, i) => {

@@ -37,5 +37,9 @@ describe('the clause weight', () => {
     expect(progress.grew()).toEqual([]);
     const made = progress.made(selection.scores, selection.folds);
     expect(progress.calls.at(-1)).toEqual({ done: made, total: made, settled: true });
+    // Its fits left by kind add up to the total's, and none are left at the end.
+    expect(progress.miscounted()).toEqual([]);
+    // Each fit was reported as the kind it was, as the time left counts it.
+    expect(progress.finishedByKind()).toEqual(progress.madeByKind(selection));
   }, 600_000);
 });

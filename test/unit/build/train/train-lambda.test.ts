@@ -68,6 +68,9 @@ describe('the penalty grid', () => {
     const steps = Math.round(Math.log10(LAMBDA_MAX / strongest));
     expect(progress.calls[0]?.total).toBe((grid.length + steps) * 5 + 1);
     expect(progress.calls.at(-1)).toEqual({ done: made, total: made, settled: true });
+    // Its fits left by kind add up to the total's, and none are left at the end.
+    expect(progress.miscounted()).toEqual([]);
+    expect(progress.finishedByKind()).toEqual(progress.madeByKind(fitted.selection));
     const best = [...scores].sort((a, b) => a.logLoss - b.logLoss)[0];
     expect(fitted.model.settings.lambda).toBe(best?.settings.lambda);
     for (let i = grid.length + 1; i < scores.length; i++) {

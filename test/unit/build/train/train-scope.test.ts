@@ -177,6 +177,10 @@ describe('the scope layer in training', () => {
     expect(progress.grew()).toEqual([]);
     const made = progress.made(selection.scores, selection.folds);
     expect(progress.calls.at(-1)).toEqual({ done: made, total: made, settled: true });
+    // Its fits left by kind add up to the total's, and none are left at the end.
+    expect(progress.miscounted()).toEqual([]);
+    // Each fit was reported as the kind it was, as the time left counts it.
+    expect(progress.finishedByKind()).toEqual(progress.madeByKind(selection));
     expect(progress.calls[0]?.total).toBeGreaterThan(made);
     console.log(
       `[train-scope] fresh draws: auto ${(scopeAccuracy * 100).toFixed(1)}% (scope layer ${selection.scope}, order layer ${selection.order}), plain ${(plainAccuracy * 100).toFixed(1)}%`,
