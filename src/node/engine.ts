@@ -4,29 +4,22 @@
  * access instead of fetch + Cache Storage. Used by `clef-web serve`, `decide`, `verify`,
  * `calibrate` and `train`.
  *
- * Loading checks, before any file is used: the manifest parses, every path stays inside the
- * package directory (no `..`, absolute paths, or symlinks leading out), and every file has the
- * manifest's size and SHA-256. Small files are read once and the verified bytes are the ones
- * used; large ones (ONNX graphs, external data) are stream-hashed and onnxruntime reads them from
- * the same paths. onnxruntime-node finds a graph's external data next to the .onnx file (its
- * `externalData` session option is a web-only feature), and the converter writes the package
+ * Loading checks (package-files.ts), before any file is used: the manifest parses, every path
+ * stays inside the package directory (no `..`, absolute paths, or symlinks leading out), and every
+ * file has the manifest's size and SHA-256. Small files are read once and the verified bytes are
+ * the ones used; large ones (ONNX graphs, external data) are stream-hashed and onnxruntime reads
+ * them from the same paths. onnxruntime-node finds a graph's external data next to the .onnx file
+ * (its `externalData` session option is a web-only feature), and the converter writes the package
  * flat, so the data files the manifest lists are the ones the graphs name.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { open, type FileHandle } from 'node:fs/promises';
 import { Lexicon, RangeLexicon } from '../clef/lexicon.js';
 import { encodeRequest, type EncodedRequest } from '../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../clef/tokenizer.js';
 import type { SpanMeanSource } from '../clef/head-inputs.js';
-import { IntegrityError, PackageError } from '../wire/errors.js';
+import { PackageError } from '../wire/errors.js';
 import {
-  isSafePackagePath,
-  MANIFEST_FILE,
-  parseManifest,
   requireFile,
-  type FileRole,
   type ManifestFile,
   type PackageManifest,
   type KvDtype,
@@ -47,15 +40,7 @@ import { readPackageCalibration } from '../core/calibration.js';
 import { refuseUnknownOptions } from '../core/option-names.js';
 import { openNodeRuntime, type NodeRuntimeName, type NodeRuntimeRequest } from './node-runtime.js';
 import { checkChunkTokens, RunnerSet } from './runner-set.js';
-
-/** Files the engine reads itself: up to this size they are read once and held. */
-const IN_MEMORY_MAX_BYTES = 256 * 2 ** 20;
-const HELD_ROLES: ReadonlySet<FileRole> = new Set([
-  'tokenizer',
-  'tokenizer-config',
-  'lexicon',
-  'calibration',
-]);
+import { readManifestAndHash, verifyPackageFiles } from './package-files.js';
 
 export interface NodeEngineOptions {
   chunkTokens?: number;
@@ -154,107 +139,6 @@ export interface NodeEngine {
     run?: RunOptions,
   ): Promise<{ logits: Float32Array[]; encoded: EncodedRequest }>;
   dispose(): Promise<void>;
-}
-
-/** Reads and checks `<dir>/manifest.json`. */
-export async function readPackageManifest(dir: string): Promise<PackageManifest> {
-  return (await readManifestAndHash(dir)).manifest;
-}
-
-/** The manifest and the SHA-256 of the very bytes parsed (what records name the package by). */
-async function readManifestAndHash(
-  dir: string,
-): Promise<{ manifest: PackageManifest; sha256: string }> {
-  const path = join(dir, MANIFEST_FILE);
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (e) {
-    throw new PackageError(`${path}: cannot read the manifest (${(e as Error).message})`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch (e) {
-    throw new PackageError(`${path}: not JSON (${(e as Error).message})`);
-  }
-  return {
-    manifest: parseManifest(value),
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-  };
-}
-
-async function sha256OfFile(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 4 * 2 ** 20 })) {
-    hash.update(chunk as Buffer);
-  }
-  return hash.digest('hex');
-}
-
-/**
- * Resolves a manifest path inside the package; refuses paths that leave it, lexically or
- * through a symlink.
- */
-async function packagePath(realDir: string, file: ManifestFile): Promise<string> {
-  // Percent-encoded dots and slashes too: a URL resolver (the browser's) reads `%2e%2e/` as
-  // `../`, so such a manifest would name different files in the browser and here.
-  if (!isSafePackagePath(file.path) || /%(?:2e|2f|5c)/i.test(file.path)) {
-    throw new PackageError(`${file.path}: the path points outside the package`, {
-      file: file.path,
-    });
-  }
-  const full = resolve(realDir, file.path);
-  let real: string;
-  try {
-    real = await realpath(full);
-  } catch {
-    throw new PackageError(`${file.path}: missing from the package directory ${realDir}`, {
-      file: file.path,
-    });
-  }
-  if (!real.startsWith(realDir + sep)) {
-    throw new PackageError(`${file.path}: resolves outside the package (${real})`, {
-      file: file.path,
-    });
-  }
-  return real;
-}
-
-export interface VerifiedFiles {
-  /** Absolute path of each manifest file, by manifest path. */
-  paths: Map<string, string>;
-  /** Verified bytes of the files small enough to hold, by manifest path. */
-  bytes: Map<string, Uint8Array>;
-}
-
-/**
- * Checks every manifest file's location, size and SHA-256; throws PackageError (missing, outside
- * the package) or IntegrityError (wrong size, or hash) naming the file.
- */
-export async function verifyPackageFiles(
-  dir: string,
-  manifest: PackageManifest,
-): Promise<VerifiedFiles> {
-  const realDir = await realpath(dir);
-  const paths = new Map<string, string>();
-  const bytes = new Map<string, Uint8Array>();
-  for (const file of manifest.files) {
-    const path = await packagePath(realDir, file);
-    const size = (await stat(path)).size;
-    if (size !== file.bytes) throw new IntegrityError(file.path, file.bytes, size, 'size');
-    let actual: string;
-    if (size <= IN_MEMORY_MAX_BYTES && HELD_ROLES.has(file.role)) {
-      const data = new Uint8Array(await readFile(path));
-      actual = createHash('sha256').update(data).digest('hex');
-      bytes.set(file.path, data);
-    } else {
-      actual = await sha256OfFile(path);
-    }
-    if (actual !== file.sha256) throw new IntegrityError(file.path, file.sha256, actual);
-    paths.set(file.path, path);
-  }
-  return { paths, bytes };
 }
 
 function parseJsonFile(file: ManifestFile, data: Uint8Array | undefined): object {

@@ -5,12 +5,11 @@
  */
 export {
   loadNodePackage,
-  readPackageManifest,
-  verifyPackageFiles,
   type NodeDecision,
   type NodeEngine,
   type NodeEngineOptions,
 } from './engine.js';
+export { readPackageManifest, verifyPackageFiles } from './package-files.js';
 export {
   startServer,
   nodeEngineBackend,

@@ -6,7 +6,11 @@
  * multiset) gives the same files. `clef-web train` and the test fixture both use it.
  */
 import { BinaryHeap } from '../../clef/binary-heap.js';
-import { QWEN3_5_SPLIT_REGEX, byteLevelAlphabet, compileSplitRegex } from '../../clef/tokenizer.js';
+import {
+  QWEN3_5_SPLIT_REGEX,
+  byteLevelAlphabet,
+  compileSplitRegex,
+} from '../../clef/tokenizer-split.js';
 
 export interface TrainedTokenizer {
   tokenizerJson: object;
