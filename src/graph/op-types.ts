@@ -3,7 +3,7 @@
  * (so a graph the interpreter cannot run is refused before its first request), optional work
  * done once from constant inputs (packed weights), and the kernel itself.
  */
-import type { OnnxAttribute } from './onnx.js';
+import type { OnnxAttribute } from './onnx-types.js';
 import type { DType, Tensor } from './tensor.js';
 
 /** A node's attributes, read with defaults. */

@@ -3,7 +3,7 @@
  * interpreter's, its initializers read into tensors, its nodes sorted, its types inferred, and
  * the float16 linear layers widened. Each refuses what it cannot take with the errors below.
  */
-import type { OnnxModel, OnnxNode, OnnxTensorProto } from './onnx.js';
+import type { OnnxModel, OnnxNode, OnnxTensorProto } from './onnx-types.js';
 import { Attributes, type OpNode } from './op-types.js';
 import { DEFAULT_OPSETS, MICROSOFT, MICROSOFT_OPSET, opImpl, opName } from './ops.js';
 import { Tensor, widenFloat16, type DType, type TensorData } from './tensor.js';

@@ -10,7 +10,8 @@
  * widened weight. onnxruntime's CPU removes that Cast pair too (so activations are never rounded
  * to float16; docs/onnx-ops.md); only the KV cache's float16 casts round.
  */
-import { readOnnxModel, type OnnxModel } from './onnx.js';
+import { readOnnxModel } from './onnx.js';
+import type { OnnxModel } from './onnx-types.js';
 import type { OpImpl, OpNode } from './op-types.js';
 import { kernelOf, opImpl, opName } from './ops.js';
 import { fuse } from './fuse.js';
