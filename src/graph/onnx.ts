@@ -1,8 +1,8 @@
 /**
- * Reads an ONNX ModelProto (protobuf, field numbers of onnx.proto) into plain structures (onnx-types.ts): the
- * parts a graph interpreter needs (nodes, attributes, initializers inline or external, graph
- * inputs and outputs, opset imports). Payloads stay views into the file's bytes; nothing is
- * decoded that the interpreter never reads (doc strings, value_info, functions).
+ * Reads an ONNX ModelProto (protobuf, field numbers of onnx.proto) into plain structures
+ * (onnx-types.ts): the parts a graph interpreter needs (nodes, attributes, initializers inline or
+ * external, graph inputs and outputs, opset imports). Payloads stay views into the file's bytes;
+ * nothing is decoded that the interpreter never reads (doc strings, value_info, functions).
  */
 
 import type {
