@@ -133,8 +133,8 @@ export const KIND_COST: Readonly<Counts> = Object.freeze({ bag: 1, pointer: 18, 
  * The time left in the fit phase: each kind's sure fits times the mean time of that kind's fits
  * done (a kind not yet timed: KIND_COST times a timed kind's), less the time the fit under way has
  * run (up to its kind's time). Contingent fits are left out: a trial usually loses, and counting
- * them overshot by a factor of 4-6 where they lost (docs/benchmarks.md); where one wins, the time
- * left rises.
+ * them made the estimate 2.7 to 6.5 times too long where they lost (docs/benchmarks.md); where
+ * one wins, the time left rises.
  */
 export class FitClock {
   private readonly spent: Counts = zero();
