@@ -98,7 +98,7 @@ export class FitPlan {
     this.onFit?.(this.report(kind, undefined));
   }
 
-  /** Every ITERATION_REPORT iterations of the fit under way (one of the sure fits, of this kind). */
+  /** Every ITERATION_REPORT iterations of the fit under way (a sure fit of this kind). */
   iteration(kind: FitKind, iteration: number): void {
     this.onFit?.(this.report(kind, iteration));
   }
