@@ -28,32 +28,9 @@ import {
 import { fetchTokenizer, promptView, type PromptView } from './token-view.js';
 import { renderPage } from './view-page.js';
 import type { DecisionResult, Device, PlaygroundView, Source } from './view-state.js';
+import { readSettings, writeSettings } from './settings.js';
 
 export type { DecisionResult, Device, PlaygroundView, Source } from './view-state.js';
-
-const SETTINGS_KEY = 'clef-playground.settings';
-
-interface Settings {
-  source: Source;
-  url: string;
-  device: Device;
-}
-
-function readSettings(): Settings {
-  const fallback: Settings = { source: 'default', url: '', device: 'auto' };
-  let settings = fallback;
-  try {
-    settings = {
-      ...fallback,
-      ...(JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? '{}') as object),
-    };
-  } catch {
-    // Unreadable settings: the defaults.
-  }
-  // `?package=<url>` opens the playground on that package (a link to share a model).
-  const fromLink = new URLSearchParams(location.search).get('package');
-  return fromLink ? { ...settings, source: 'url', url: fromLink } : settings;
-}
 
 export class ClefPlayground extends LitElement implements PlaygroundView {
   static override properties = {
@@ -184,10 +161,7 @@ export class ClefPlayground extends LitElement implements PlaygroundView {
       }
       if (!url)
         throw new Error('Enter the URL of a package folder (the one holding manifest.json)');
-      localStorage.setItem(
-        SETTINGS_KEY,
-        JSON.stringify({ source: this.source, url: this.url, device: this.device }),
-      );
+      writeSettings({ source: this.source, url: this.url, device: this.device });
       this.clef = await createClef({
         model: url,
         device: this.device,
