@@ -21,7 +21,7 @@ import { join } from '../host/paths.js';
 import { SafetensorsFile } from '../safetensors.js';
 import { type JointHeadConfig } from '../release.js';
 import { readFileSync } from '../host/files.js';
-import { dot, matVec, sigmoid, softmax } from './qwen35.js';
+import { dot, matVec, sigmoid, softmax } from './math.js';
 
 export interface HeadWeights {
   config: JointHeadConfig;

@@ -17,12 +17,8 @@ import {
   referenceHeadLogits,
   type HeadWeights,
 } from '../../../../src/build/reference/head.js';
-import {
-  ReferenceBackbone,
-  applyRope,
-  causalConvStep,
-  gatedDeltaStep,
-} from '../../../../src/build/reference/qwen35.js';
+import { ReferenceBackbone } from '../../../../src/build/reference/qwen35.js';
+import { applyRope, causalConvStep, gatedDeltaStep } from '../../../../src/build/reference/math.js';
 
 let work: string;
 let fp32Dir: string;

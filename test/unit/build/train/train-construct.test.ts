@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
 import { referenceDecide } from '../../../../src/build/reference/decide.js';
-import { matVec, rmsNorm } from '../../../../src/build/reference/qwen35.js';
+import { matVec, rmsNorm } from '../../../../src/build/reference/math.js';
 import { layerTensorName, openRelease, TEXT_PREFIX } from '../../../../src/build/release.js';
 import { Rng } from '../../../../src/calibrate/prng.js';
 import { RMS_EPS, writeRelease } from '../../../../src/build/train/construct.js';
