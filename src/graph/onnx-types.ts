@@ -3,20 +3,9 @@
  * interpreter needs. No behaviour.
  */
 
-/** TensorProto.DataType codes the interpreter knows. */
-export const ONNX_TYPE = {
-  FLOAT: 1,
-  UINT8: 2,
-  INT8: 3,
-  INT32: 6,
-  INT64: 7,
-  BOOL: 9,
-  FLOAT16: 10,
-  DOUBLE: 11,
-} as const;
-
 export interface OnnxTensorProto {
   name: string;
+  /** TensorProto.DataType (the codes the interpreter knows: program-prepare.ts DTYPES). */
   dataType: number;
   dims: number[];
   /** Inline little-endian bytes (raw_data). */
