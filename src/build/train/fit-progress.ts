@@ -26,7 +26,8 @@ export interface FitReport {
   /**
    * The fits still to make, by kind: `sure` ones run unless an outcome rules their step out;
    * `contingent` ones run only where a trial before them wins (a probe on one fold, a stronger
-   * penalty, a larger clause weight). Together they are the total's fits left.
+   * penalty, a larger clause weight). Together they are the total's fits left (on an iteration
+   * report, the fit under way among them).
    */
   sure: Readonly<Record<FitKind, number>>;
   contingent: Readonly<Record<FitKind, number>>;
