@@ -31,12 +31,10 @@ export const ITERATION_REPORT = 20;
 
 /**
  * The order layer's L2 penalty relative to λ (pairLambda). On the planted order task (480 draws,
- * 400 fresh ones) 10⁻² gave ≥ 99% on every one of 14 seeds, where 10⁻⁴ missed on one, 10⁻¹ gave
- * 98.5% on average over 15 seeds and λ itself chance (measured with the bank of two fixed-lag
- * heads and two memories that pairs.ts DEFAULT_PAIR_SHAPE had then; with its four memories 10⁻²
- * gives ≥ 99% on all 53 seeds tried). On the project's
- * hand-written files, where no example shows an order, 10⁻⁴ let the layer learn the lines' word
- * sequences (cross-entropy 3–11 on a held fold, the plain model's 0.5–0.9).
+ * 400 fresh ones) 10⁻² gives ≥ 99% on all 53 seeds tried with pairs.ts DEFAULT_PAIR_SHAPE; on the
+ * bank before it, 10⁻⁴ missed on one seed of 14, 10⁻¹ gave 98.5% on average and λ chance. On the
+ * project's hand-written files, where no example shows an order, 10⁻⁴ let the layer learn the
+ * lines' word sequences (cross-entropy 3–11 on a held fold, the plain model's 0.5–0.9).
  */
 export const ORDER_PAIR_LAMBDA = 1e-2;
 
