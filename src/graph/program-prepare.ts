@@ -6,7 +6,7 @@
 import type { OnnxModel, OnnxNode, OnnxTensorProto } from './onnx-types.js';
 import { Attributes, type OpNode } from './op-types.js';
 import { DEFAULT_OPSETS, MICROSOFT, MICROSOFT_OPSET, opImpl, opName } from './ops.js';
-import { Tensor, widenFloat16, type DType, type TensorData } from './tensor.js';
+import { allocate, Tensor, widenFloat16, type DType, type TensorData } from './tensor.js';
 
 /** A graph the interpreter refuses: the ops (or attributes, or types) it lacks, by name. */
 export class UnsupportedOpError extends Error {
@@ -108,7 +108,7 @@ export function initializerTensor(
         : type === 'int32'
           ? Int32Array.from(t.int32s)
           : Uint8Array.from(t.int32s);
-  } else data = view(type, new ArrayBuffer(n * BYTES[type]));
+  } else data = allocate(type, n);
   return new Tensor(type, t.dims, data);
 }
 
