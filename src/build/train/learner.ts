@@ -199,6 +199,7 @@ export function fitObjective(
     baseNorm: params.baseNorm,
     ...(params.pairs === undefined ? {} : { pairOutDims: params.pairs.outDims }),
     ...(params.pointerMarks === undefined ? {} : { pointerMarks: params.pointerMarks }),
+    ...(params.scope === undefined ? {} : { scope: params.scope }),
     examples: train,
     ranges,
     weight: 1 / Math.max(questions, 1),

@@ -62,6 +62,11 @@ export interface ShardFit {
   pairOutDims?: number;
   /** The pointer's marks (pointer.ts), when the order layer is the pointer. */
   pointerMarks?: Uint8Array;
+  /**
+   * The scope layer's marks (scope.ts), when the model has it: the bags arrive already scoped,
+   * but the pass still reads the marks (a clause weight's later clause, a left-out cue's flag).
+   */
+  scope?: Uint8Array;
   examples: readonly ModelExample[];
   ranges: ReadonlyArray<readonly [number, number]>;
   /** Each labelled question's weight in the loss (1 / the questions of the whole fit). */
@@ -97,6 +102,7 @@ function zeroParams(fit: Omit<ShardFit, 'examples' | 'ranges' | 'weight'>): Mode
     logBias: 0,
     baseNorm: fit.baseNorm,
     ...(fit.pointerMarks === undefined ? {} : { pointerMarks: fit.pointerMarks }),
+    ...(fit.scope === undefined ? {} : { scope: fit.scope }),
   };
   if (pairs === undefined) return params;
   return {

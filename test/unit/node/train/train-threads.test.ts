@@ -5,7 +5,9 @@
  * fitted with its examples in 5 shards on this thread, on 2 threads and on 3; every fitted array
  * must be identical to the bit. The check is sharp enough to see a shard-order slip: the same
  * shards added in reverse order (a pool that sums them as they come back, say) differ in the
- * last bits. And the threads end: after a fit, and after a thread fails.
+ * last bits. The same holds with the scope layer and a clause weight, whose pass reads the
+ * scope marks as well as the scoped bags. And the threads end: after a fit, and after a thread
+ * fails.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
@@ -33,6 +35,7 @@ import {
 import { nodeShardPool, type NodeShardPool } from '../../../../src/node/train/shard-pool.js';
 import { trainDecisionModel } from '../../../../src/node/train/train.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
+import { Rng } from '../../../../src/calibrate/prng.js';
 import { plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
 
@@ -112,6 +115,36 @@ describe('the fit on worker threads', () => {
     expect(two.running() + three.running(), 'no thread left after close').toBe(0);
   }, 120_000);
 
+  // Two clauses, a break between them ("but", a comma) and a negation in some: the words of the
+  // later clause weigh more under a clause weight, and a bare reading leaves its cues out.
+  it.each(['nominal', 'every-bare'] as const)(
+    'gives the same bits on 2 threads with the scope layer (%s) and a clause weight',
+    async (cues) => {
+      const file = clausesJsonl(160, SEED);
+      const lines = parseLabelledExamples(file, { validateRequest: (b) => validateRequest(b) });
+      const qs = checkExamples(lines);
+      const prepared = prepareTokenizer(lines, 512);
+      const coded = encodeExamples(lines, prepared, 4096, new Set(qs.map((q) => q.id)));
+      const scoped = learnerSetup(
+        prepared,
+        qs,
+        [{ examples: lines, encoded: coded }],
+        { rmsEps: RMS_EPS },
+        { cues, clauseWeight: 1 },
+      );
+      const run = (pool?: ShardPool) =>
+        fitModel(scoped, coded, { settings: SETTINGS, maxIterations: 20, shards: 4, pool });
+      const one = await run();
+      const two = nodeShardPool(2);
+      pools.push(two);
+      const onTwo = await run(two);
+      await two.close();
+      expect(one.params.scope, 'the model has the scope layer').toBeDefined();
+      expect(bits(onTwo), seedLine('train-threads', SEED)).toEqual(bits(one));
+    },
+    60_000,
+  );
+
   it('has one shard below 2 × SHARD_EXAMPLES examples and at most 8, whatever the threads', () => {
     expect(shardCount(2 * SHARD_EXAMPLES - 1)).toBe(1);
     expect(shardCount(2 * SHARD_EXAMPLES)).toBe(2);
@@ -173,3 +206,31 @@ describe('the fit on worker threads', () => {
     }
   });
 });
+
+/** Labelled requests of two clauses: one service is failing, another is fine, in either order. */
+function clausesJsonl(count: number, seed: number): string {
+  const rng = new Rng(seed);
+  const services = ['vpn', 'email', 'wifi', 'database'];
+  const bad = ['is down', 'keeps failing', 'stopped working', 'is broken'];
+  const good = ['works', 'is fine', "isn't down", 'is not broken'];
+  const pick = <T>(a: readonly T[]): T => a[rng.int(a.length)] as T;
+  const criteria = Object.fromEntries(services.map((s) => [s, `the ${s}`]));
+  return Array.from({ length: count }, () => {
+    const failing = pick(services);
+    const fine = pick(services.filter((s) => s !== failing));
+    const first = `the ${failing} ${pick(bad)}`;
+    const second = `the ${fine} ${pick(good)}`;
+    const state =
+      rng.uniform() < 0.5
+        ? `${first}${pick([', but', ','])} ${second}`
+        : `${second}${pick([' but', ','])} ${first}`;
+    const request = {
+      model: 'ops',
+      state,
+      questions: {
+        failing: { type: 'choice', instructions: 'Which service is failing?', criteria },
+      },
+    };
+    return JSON.stringify({ request, labels: { failing } });
+  }).join('\n');
+}
