@@ -25,7 +25,13 @@ import { Rng } from '../../calibrate/prng.js';
 import { isPointer, zeroPairParams, type PairParams } from './pairs.js';
 import { pointerWeights } from './pointer.js';
 import { log, normal } from './portable-math.js';
-import { localShards, shardRanges, type ShardPool, type ShardSession } from './shards.js';
+import {
+  fitFields,
+  localShards,
+  shardRanges,
+  type ShardPool,
+  type ShardSession,
+} from './shards.js';
 import { scopedBag } from './scope.js';
 
 /** ρ of the markers: weight e^(12 tanh −3) ≈ e^−12 in the pool (they carry no content). */
@@ -194,12 +200,8 @@ export function fitObjective(
   };
   const ranges = shardRanges(train.length, options.shards);
   const fit = {
-    shape,
-    rowOf: params.rowOf,
-    baseNorm: params.baseNorm,
+    ...fitFields(params),
     ...(params.pairs === undefined ? {} : { pairOutDims: params.pairs.outDims }),
-    ...(params.pointerMarks === undefined ? {} : { pointerMarks: params.pointerMarks }),
-    ...(params.scope === undefined ? {} : { scope: params.scope }),
     examples: train,
     ranges,
     weight: 1 / Math.max(questions, 1),

@@ -16,7 +16,7 @@
 import { accumulate, addGradients, clearGradients, zeroGradients } from './gradients.js';
 import { zeroPairParams } from './pairs.js';
 import type { Gradients } from './gradients.js';
-import type { ModelExample, ModelParams, ModelShape } from './model.js';
+import type { ModelExample, ModelParams } from './model.js';
 
 /**
  * Examples per shard at least. A fit of fewer than twice as many (every cross-fitted file) has
@@ -53,24 +53,34 @@ export interface ShardSession {
   close(): void;
 }
 
+/**
+ * ModelParams' fields a fit sends its threads once; the others are the parameters, which travel
+ * per evaluation in the parameter buffer (paramArrays and the two scalars). The pass reads every
+ * field, so a field that reached no thread would have the threads fit another function than
+ * this thread: the check below does not compile until a new field is listed as one or the other.
+ */
+const FIT_FIELDS = ['shape', 'rowOf', 'baseNorm', 'pointerMarks', 'scope'] as const;
+type FitField = (typeof FIT_FIELDS)[number];
+type BufferField = 'theta' | 'rho' | 'rows' | 'scaleLogit' | 'logBias' | 'pairs' | 'emb';
+const everyFieldReachesThreads: [Exclude<keyof ModelParams, FitField | BufferField>] extends [never]
+  ? true
+  : never = true;
+
 /** What a pool's threads need of a fit, sent once (structured-cloneable). */
-export interface ShardFit {
-  shape: ModelShape;
-  rowOf: Map<number, number>;
-  baseNorm: Float64Array;
+export interface ShardFit extends Pick<ModelParams, FitField> {
   /** The order layer's out_proj width (pairs.ts), when the model has one. */
   pairOutDims?: number;
-  /** The pointer's marks (pointer.ts), when the order layer is the pointer. */
-  pointerMarks?: Uint8Array;
-  /**
-   * The scope layer's marks (scope.ts), when the model has it: the bags arrive already scoped,
-   * but the pass still reads the marks (a clause weight's later clause, a left-out cue's flag).
-   */
-  scope?: Uint8Array;
   examples: readonly ModelExample[];
   ranges: ReadonlyArray<readonly [number, number]>;
   /** Each labelled question's weight in the loss (1 / the questions of the whole fit). */
   weight: number;
+}
+
+/** The fields of `params` a fit sends its threads (FIT_FIELDS, those it has). */
+export function fitFields(params: Pick<ModelParams, FitField>): Pick<ModelParams, FitField> {
+  const out: Partial<Record<FitField, unknown>> = {};
+  for (const f of FIT_FIELDS) if (params[f] !== undefined) out[f] = params[f];
+  return out as Pick<ModelParams, FitField>;
 }
 
 /** Runs fits' shards elsewhere (Node: worker threads); the host that makes one closes it. */
@@ -92,17 +102,14 @@ export function paramArrays(params: ModelParams): Float64Array[] {
 function zeroParams(fit: Omit<ShardFit, 'examples' | 'ranges' | 'weight'>): ModelParams {
   const width = fit.shape.heads * fit.shape.headDim;
   const pairs = fit.shape.pairs;
+  void everyFieldReachesThreads;
   const params: ModelParams = {
-    shape: fit.shape,
+    ...fitFields(fit),
     theta: new Float64Array(fit.shape.vocab * width),
     rho: new Float64Array(fit.shape.vocab * fit.shape.heads),
-    rowOf: fit.rowOf,
     rows: new Float64Array(fit.rowOf.size * (1 + width)),
     scaleLogit: 0,
     logBias: 0,
-    baseNorm: fit.baseNorm,
-    ...(fit.pointerMarks === undefined ? {} : { pointerMarks: fit.pointerMarks }),
-    ...(fit.scope === undefined ? {} : { scope: fit.scope }),
   };
   if (pairs === undefined) return params;
   return {
