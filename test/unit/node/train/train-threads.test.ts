@@ -36,6 +36,8 @@ import { nodeShardPool, type NodeShardPool } from '../../../../src/node/train/sh
 import { trainDecisionModel } from '../../../../src/node/train/train.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 import { Rng } from '../../../../src/calibrate/prng.js';
+import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
+import { pointerShape } from '../../../../src/build/train/pointer.js';
 import { plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
 
@@ -48,6 +50,17 @@ const data = prepareTokenizer(examples, 512);
 const encoded = encodeExamples(examples, data, 4096, new Set(questions.map((q) => q.id)));
 const setup = learnerSetup(data, questions, [{ examples, encoded }], { rmsEps: RMS_EPS }, null);
 const SETTINGS = { lambda: 0.01, normScale: 0.3, bias: 1 };
+
+const CLAUSE_OPTIONS = 4;
+const clauses = (() => {
+  const lines = parseLabelledExamples(clausesJsonl(160, SEED), {
+    validateRequest: (b) => validateRequest(b),
+  });
+  const qs = checkExamples(lines);
+  const prepared = prepareTokenizer(lines, 512);
+  const coded = encodeExamples(lines, prepared, 4096, new Set(qs.map((q) => q.id)));
+  return { examples: lines, questions: qs, data: prepared, encoded: coded };
+})();
 const SHARDS = 5;
 
 const pools: NodeShardPool[] = [];
@@ -72,11 +85,18 @@ function bits(model: FittedModel): Record<string, string> {
     createHash('sha256')
       .update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength))
       .digest('hex');
+  const pairs = model.params.pairs;
   return {
     theta: hash(model.params.theta),
     rows: hash(model.params.rows),
     u: hash(model.weights.u),
     g: hash(model.weights.g),
+    ...(model.params.emb === undefined ? {} : { emb: hash(model.params.emb) }),
+    ...(pairs === undefined
+      ? {}
+      : {
+          pairs: [pairs.u, pairs.z, pairs.zBias, pairs.b, pairs.bBias, pairs.wo].map(hash).join(),
+        }),
     iterations: String(model.iterations),
   };
 }
@@ -115,31 +135,40 @@ describe('the fit on worker threads', () => {
     expect(two.running() + three.running(), 'no thread left after close').toBe(0);
   }, 120_000);
 
-  // Two clauses, a break between them ("but", a comma) and a negation in some: the words of the
-  // later clause weigh more under a clause weight, and a bare reading leaves its cues out.
-  it.each(['nominal', 'every-bare'] as const)(
-    'gives the same bits on 2 threads with the scope layer (%s) and a clause weight',
-    async (cues) => {
-      const file = clausesJsonl(160, SEED);
-      const lines = parseLabelledExamples(file, { validateRequest: (b) => validateRequest(b) });
-      const qs = checkExamples(lines);
-      const prepared = prepareTokenizer(lines, 512);
-      const coded = encodeExamples(lines, prepared, 4096, new Set(qs.map((q) => q.id)));
-      const scoped = learnerSetup(
-        prepared,
-        qs,
-        [{ examples: lines, encoded: coded }],
+  // Each layer's pass reads more of the model than the bag's weights: the scope marks (the later
+  // clause under a clause weight, a left-out cue's flag), the pointer's marks, the order layer's
+  // arrays. On two clauses, a break between them ("but", a comma) and a negation in some.
+  it.each([
+    ['the scope layer (nominal) and a clause weight', { cues: 'nominal', clauseWeight: 1 }],
+    ['the scope layer (every-bare) and a clause weight', { cues: 'every-bare', clauseWeight: 1 }],
+    [
+      'the scope layer, the pointer and a clause weight',
+      { cues: 'nominal', pairs: pointerShape(CLAUSE_OPTIONS), clauseWeight: 0.5 },
+    ],
+    ['the order layer', DEFAULT_PAIR_SHAPE],
+  ] as const)(
+    'gives the same bits on 2 threads with %s',
+    async (_, layer) => {
+      const layered = learnerSetup(
+        clauses.data,
+        clauses.questions,
+        [{ examples: clauses.examples, encoded: clauses.encoded }],
         { rmsEps: RMS_EPS },
-        { cues, clauseWeight: 1 },
+        layer,
       );
       const run = (pool?: ShardPool) =>
-        fitModel(scoped, coded, { settings: SETTINGS, maxIterations: 20, shards: 4, pool });
+        fitModel(layered, clauses.encoded, {
+          settings: SETTINGS,
+          maxIterations: 20,
+          shards: 4,
+          pool,
+        });
       const one = await run();
       const two = nodeShardPool(2);
       pools.push(two);
       const onTwo = await run(two);
       await two.close();
-      expect(one.params.scope, 'the model has the scope layer').toBeDefined();
+      expect(one.iterations, 'the fit moved').toBeGreaterThan(5);
       expect(bits(onTwo), seedLine('train-threads', SEED)).toEqual(bits(one));
     },
     60_000,
