@@ -5,9 +5,9 @@
  * fitted with its examples in 5 shards on this thread, on 2 threads and on 3; every fitted array
  * must be identical to the bit. The check is sharp enough to see a shard-order slip: the same
  * shards added in reverse order (a pool that sums them as they come back, say) differ in the
- * last bits. The same holds with the scope layer and a clause weight, whose pass reads the
- * scope marks as well as the scoped bags. And the threads end: after a fit, and after a thread
- * fails.
+ * last bits. The same holds with each layer (the scope layer with a clause weight, the pointer,
+ * the order layer), whose pass reads more of the model than the bag's weights. And the threads
+ * end: after a fit, and after a thread fails.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
