@@ -28,7 +28,7 @@ import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
 import { defaultVocab, DEFAULT_HOLDOUT } from '../../src/build/train/options.js';
 import { splitHoldout } from '../../src/build/train/prepare.js';
 import { DEFAULT_SETTINGS } from '../../src/build/train/select.js';
-import { shardRanges } from '../../src/build/train/shards.js';
+import { shardCount, shardRanges } from '../../src/build/train/shards.js';
 import { nodeShardPool } from '../../src/node/train/shard-pool.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { clincLine, intentsOf, NONE_OPTION, readClinc } from '../train/clinc-examples.js';
@@ -77,7 +77,10 @@ const data = prepareTokenizer(examples, vocab);
 const encoded = encodeExamples(examples, data, 4096, new Set(questions.map((q) => q.id)));
 const setup = learnerSetup(data, questions, [{ examples, encoded }], { rmsEps: RMS_EPS }, pairs);
 const shards = values.shards === undefined ? undefined : Number(values.shards);
-const shardTotal = shardRanges(encoded.length, shards).length;
+const shardTotal = shardRanges(
+  encoded.length,
+  shards ?? shardCount(encoded.length, pairs !== null),
+).length;
 console.log(
   `${planted === null ? 'CLINC150' : `planted task`}: ${encoded.length} training examples, ${classes} options, ` +
     `vocabulary ${data.files.vocabSize}${pairs ? ', the order layer' : ''}, ${shardTotal} shard${shardTotal === 1 ? '' : 's'} ` +

@@ -28,6 +28,7 @@ import { log, normal } from './portable-math.js';
 import {
   fitFields,
   localShards,
+  shardCount,
   shardRanges,
   type ShardPool,
   type ShardSession,
@@ -72,7 +73,7 @@ export interface FitOptions {
   onIteration?: (iteration: number, value: number) => void;
   /** Threads to run the objective's shards on (Node); without one, this thread runs them. */
   pool?: ShardPool;
-  /** Shards of the examples instead of shardRanges' count (tests and benchmarks on small files). */
+  /** Shards of the examples instead of shardCount's (tests and benchmarks on small files). */
   shards?: number;
 }
 
@@ -198,7 +199,10 @@ export function fitObjective(
     if (params.emb !== undefined && pairShape !== undefined)
       composeTheta(features, embWeights, idf, params.emb, pairShape.m);
   };
-  const ranges = shardRanges(train.length, options.shards);
+  const ranges = shardRanges(
+    train.length,
+    options.shards ?? shardCount(train.length, pairShape !== undefined),
+  );
   const fit = {
     ...fitFields(params),
     ...(params.pairs === undefined ? {} : { pairOutDims: params.pairs.outDims }),

@@ -19,17 +19,27 @@ import type { Gradients } from './gradients.js';
 import type { ModelExample, ModelParams } from './model.js';
 
 /**
- * Examples per shard at least. A fit of fewer than twice as many (every cross-fitted file) has
- * one shard and sums exactly as an unsharded fit would; threads would not pay there (measured:
+ * Examples per shard at least. A plain fit of fewer than twice as many has one shard and sums exactly as an unsharded fit would; threads would not pay there (the
+ * bag's pass on 1,600 examples took 0.9× its one-thread time on 2 threads, idle 2 cores:
  * docs/benchmarks.md, "The trainer on two threads").
  */
 export const SHARD_EXAMPLES = 1000;
+/**
+ * Examples per shard at least in a fit with the pointer or the order layer, whose pass costs
+ * 20-70 times the bag's: threads pay there from a few hundred examples (the order layer's pass on
+ * 2 threads, idle 2 cores: 1.3× at 250 examples, 1.45× at 500, 1.6× at 1,000 and 1,600).
+ */
+export const LAYER_SHARD_EXAMPLES = 250;
 /** Shards at most: enough for 4 threads to share out evenly when one of them runs slower. */
 export const MAX_SHARDS = 8;
 
-/** How many shards `count` examples make: a function of the count only, never of the threads. */
-export function shardCount(count: number): number {
-  return Math.max(1, Math.min(MAX_SHARDS, Math.floor(count / SHARD_EXAMPLES)));
+/**
+ * How many shards `count` examples make: a function of the count and of whether the fit has the
+ * pointer or the order layer (`layered`), never of the threads.
+ */
+export function shardCount(count: number, layered = false): number {
+  const per = layered ? LAYER_SHARD_EXAMPLES : SHARD_EXAMPLES;
+  return Math.max(1, Math.min(MAX_SHARDS, Math.floor(count / per)));
 }
 
 /**

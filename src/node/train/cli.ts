@@ -65,7 +65,8 @@ output and training:
   --context N            context length in tokens (default 4096)
   --card-notes FILE      markdown appended to the generated model card (a licence, a credit)
   --threads N            threads the fit runs on (default: the cores, at most 4; 1: no worker
-                         threads); files over 2,000 examples use them; the same bytes for any N
+                         threads): fits of 2,000 examples or more, and the pointer's and the
+                         order layer's from 500; the same bytes for any N
   --quiet                no progress lines
 Ctrl-C stops a run and removes its partial folders; with --teacher it first finishes the
 requests in flight, so a rerun asks nothing twice. docs/training.md has the formats, a worked

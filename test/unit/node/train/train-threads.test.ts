@@ -29,15 +29,16 @@ import {
   localShards,
   shardCount,
   shardRanges,
+  LAYER_SHARD_EXAMPLES,
   SHARD_EXAMPLES,
   type ShardPool,
 } from '../../../../src/build/train/shards.js';
 import { nodeShardPool, type NodeShardPool } from '../../../../src/node/train/shard-pool.js';
 import { trainDecisionModel } from '../../../../src/node/train/train.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
-import { Rng } from '../../../../src/calibrate/prng.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { pointerShape } from '../../../../src/build/train/pointer.js';
+import { CLAUSE_SERVICES, clausesJsonl } from '../../../../tools/train/clauses.js';
 import { plantedJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
 
@@ -51,7 +52,7 @@ const encoded = encodeExamples(examples, data, 4096, new Set(questions.map((q) =
 const setup = learnerSetup(data, questions, [{ examples, encoded }], { rmsEps: RMS_EPS }, null);
 const SETTINGS = { lambda: 0.01, normScale: 0.3, bias: 1 };
 
-const CLAUSE_OPTIONS = 4;
+const CLAUSE_OPTIONS = Object.keys(CLAUSE_SERVICES).length;
 const clauses = (() => {
   const lines = parseLabelledExamples(clausesJsonl(160, SEED), {
     validateRequest: (b) => validateRequest(b),
@@ -174,11 +175,15 @@ describe('the fit on worker threads', () => {
     60_000,
   );
 
-  it('has one shard below 2 × SHARD_EXAMPLES examples and at most 8, whatever the threads', () => {
+  it('has one shard below 2 × SHARD_EXAMPLES examples (2 × LAYER_SHARD_EXAMPLES with a layer) and at most 8, whatever the threads', () => {
     expect(shardCount(2 * SHARD_EXAMPLES - 1)).toBe(1);
     expect(shardCount(2 * SHARD_EXAMPLES)).toBe(2);
     expect(shardCount(13_590)).toBe(8);
     expect(shardCount(1_000_000)).toBe(8);
+    expect(shardCount(2 * LAYER_SHARD_EXAMPLES - 1, true)).toBe(1);
+    expect(shardCount(2 * LAYER_SHARD_EXAMPLES, true)).toBe(2);
+    expect(shardCount(1_999, true)).toBe(7);
+    expect(shardCount(13_590, true)).toBe(8);
     const ranges = shardRanges(13_590);
     expect(ranges[0]?.[0]).toBe(0);
     expect(ranges.at(-1)?.[1]).toBe(13_590);
@@ -186,6 +191,36 @@ describe('the fit on worker threads', () => {
     const sizes = ranges.map(([a, b]) => b - a);
     expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
   });
+
+  // The order layer's pass costs enough that a fit of 2 × LAYER_SHARD_EXAMPLES examples runs on
+  // the threads, where the plain model's of as many does not.
+  it('runs a fit with the order layer on the threads from 2 × LAYER_SHARD_EXAMPLES examples, a plain one not', async () => {
+    const count = 2 * LAYER_SHARD_EXAMPLES;
+    const lines = parseLabelledExamples(plantedJsonl(count, SEED), {
+      validateRequest: (b) => validateRequest(b),
+    });
+    const qs = checkExamples(lines);
+    const prepared = prepareTokenizer(lines, 512);
+    const coded = encodeExamples(lines, prepared, 4096, new Set(qs.map((q) => q.id)));
+    const groups = [{ examples: lines, encoded: coded }];
+    const fitOn = async (layer: typeof DEFAULT_PAIR_SHAPE | null, pool?: ShardPool) =>
+      fitModel(learnerSetup(prepared, qs, groups, { rmsEps: RMS_EPS }, layer), coded, {
+        settings: SETTINGS,
+        maxIterations: 5,
+        pool,
+      });
+    const plainPool = nodeShardPool(2);
+    const orderPool = nodeShardPool(2);
+    pools.push(plainPool, orderPool);
+    await fitOn(null, plainPool);
+    expect(plainPool.running(), 'no thread for the plain fit').toBe(0);
+    const onThreads = await fitOn(DEFAULT_PAIR_SHAPE, orderPool);
+    expect(orderPool.running(), 'both threads for the order layer').toBe(2);
+    expect(bits(onThreads), seedLine('train-threads', SEED)).toEqual(
+      bits(await fitOn(DEFAULT_PAIR_SHAPE)),
+    );
+    await orderPool.close();
+  }, 60_000);
 
   // On 1 thread the failing thread is always the last to reply, the case that once hung the fit
   // for good (its own evaluation was never failed); on 2 it is either.
@@ -235,31 +270,3 @@ describe('the fit on worker threads', () => {
     }
   });
 });
-
-/** Labelled requests of two clauses: one service is failing, another is fine, in either order. */
-function clausesJsonl(count: number, seed: number): string {
-  const rng = new Rng(seed);
-  const services = ['vpn', 'email', 'wifi', 'database'];
-  const bad = ['is down', 'keeps failing', 'stopped working', 'is broken'];
-  const good = ['works', 'is fine', "isn't down", 'is not broken'];
-  const pick = <T>(a: readonly T[]): T => a[rng.int(a.length)] as T;
-  const criteria = Object.fromEntries(services.map((s) => [s, `the ${s}`]));
-  return Array.from({ length: count }, () => {
-    const failing = pick(services);
-    const fine = pick(services.filter((s) => s !== failing));
-    const first = `the ${failing} ${pick(bad)}`;
-    const second = `the ${fine} ${pick(good)}`;
-    const state =
-      rng.uniform() < 0.5
-        ? `${first}${pick([', but', ','])} ${second}`
-        : `${second}${pick([' but', ','])} ${first}`;
-    const request = {
-      model: 'ops',
-      state,
-      questions: {
-        failing: { type: 'choice', instructions: 'Which service is failing?', criteria },
-      },
-    };
-    return JSON.stringify({ request, labels: { failing } });
-  }).join('\n');
-}
