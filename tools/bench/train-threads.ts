@@ -1,6 +1,7 @@
 /**
- * `train` on one thread and on more, on a cross-fitted file whose layers `auto` tries (the
- * two-clause task of tools/train/clauses.ts): the whole run's wall time, the fit phase's, the
+ * `train` on one thread and on more, on a cross-fitted file whose layers `auto` tries (the planted
+ * status task of tools/train/planted.ts: "the north is down, but the omega is fine"; a bag of words
+ * cannot tell which of the two is at fault): the whole run's wall time, the fit phase's, the
  * process's CPU time (every thread) and the load beside each, with the first row's time over
  * each row's; and whether the packages are the same bytes on every thread count (they must be).
  *
@@ -14,7 +15,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { trainDecisionModel } from '../../src/node/train/train.js';
-import { clausesJsonl } from '../train/clauses.js';
+import { statusJsonl } from '../train/planted.js';
 import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
@@ -27,7 +28,7 @@ const { values } = parseArgs({
 });
 const count = Number(values.examples);
 const threadCounts = (values.threads as string).split(',').map(Number);
-const examples = clausesJsonl(count, Number(values.seed));
+const examples = statusJsonl(count, Number(values.seed));
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))

@@ -75,6 +75,7 @@ type BufferField = 'theta' | 'rho' | 'rows' | 'scaleLogit' | 'logBias' | 'pairs'
 const everyFieldReachesThreads: [Exclude<keyof ModelParams, FitField | BufferField>] extends [never]
   ? true
   : never = true;
+void everyFieldReachesThreads;
 
 /** What a pool's threads need of a fit, sent once (structured-cloneable). */
 export interface ShardFit extends Pick<ModelParams, FitField> {
@@ -112,7 +113,6 @@ export function paramArrays(params: ModelParams): Float64Array[] {
 function zeroParams(fit: Omit<ShardFit, 'examples' | 'ranges' | 'weight'>): ModelParams {
   const width = fit.shape.heads * fit.shape.headDim;
   const pairs = fit.shape.pairs;
-  void everyFieldReachesThreads;
   const params: ModelParams = {
     ...fitFields(fit),
     theta: new Float64Array(fit.shape.vocab * width),

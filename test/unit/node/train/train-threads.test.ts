@@ -38,8 +38,7 @@ import { trainDecisionModel } from '../../../../src/node/train/train.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { pointerShape } from '../../../../src/build/train/pointer.js';
-import { CLAUSE_SERVICES, clausesJsonl } from '../../../../tools/train/clauses.js';
-import { plantedJsonl } from '../../../../tools/train/planted.js';
+import { plantedJsonl, statusJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
 
 const SEED = testSeed('train-threads');
@@ -52,9 +51,10 @@ const encoded = encodeExamples(examples, data, 4096, new Set(questions.map((q) =
 const setup = learnerSetup(data, questions, [{ examples, encoded }], { rmsEps: RMS_EPS }, null);
 const SETTINGS = { lambda: 0.01, normScale: 0.3, bias: 1 };
 
-const CLAUSE_OPTIONS = Object.keys(CLAUSE_SERVICES).length;
-const clauses = (() => {
-  const lines = parseLabelledExamples(clausesJsonl(160, SEED), {
+/** The status task's options: which of two kinds of thing is at fault (tools/train/planted.ts). */
+const STATUS_OPTIONS = 2;
+const status = (() => {
+  const lines = parseLabelledExamples(statusJsonl(160, SEED), {
     validateRequest: (b) => validateRequest(b),
   });
   const qs = checkExamples(lines);
@@ -138,27 +138,27 @@ describe('the fit on worker threads', () => {
 
   // Each layer's pass reads more of the model than the bag's weights: the scope marks (the later
   // clause under a clause weight, a left-out cue's flag), the pointer's marks, the order layer's
-  // arrays. On two clauses, a break between them ("but", a comma) and a negation in some.
+  // arrays. On the status task's two clauses ("the north is down, but the omega is fine").
   it.each([
     ['the scope layer (nominal) and a clause weight', { cues: 'nominal', clauseWeight: 1 }],
     ['the scope layer (every-bare) and a clause weight', { cues: 'every-bare', clauseWeight: 1 }],
     [
       'the scope layer, the pointer and a clause weight',
-      { cues: 'nominal', pairs: pointerShape(CLAUSE_OPTIONS), clauseWeight: 0.5 },
+      { cues: 'nominal', pairs: pointerShape(STATUS_OPTIONS), clauseWeight: 0.5 },
     ],
     ['the order layer', DEFAULT_PAIR_SHAPE],
   ] as const)(
     'gives the same bits on 2 threads with %s',
     async (_, layer) => {
       const layered = learnerSetup(
-        clauses.data,
-        clauses.questions,
-        [{ examples: clauses.examples, encoded: clauses.encoded }],
+        status.data,
+        status.questions,
+        [{ examples: status.examples, encoded: status.encoded }],
         { rmsEps: RMS_EPS },
         layer,
       );
       const run = (pool?: ShardPool) =>
-        fitModel(layered, clauses.encoded, {
+        fitModel(layered, status.encoded, {
           settings: SETTINGS,
           maxIterations: 20,
           shards: 4,
