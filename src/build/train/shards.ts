@@ -19,15 +19,17 @@ import type { Gradients } from './gradients.js';
 import type { ModelExample, ModelParams } from './model.js';
 
 /**
- * Examples per shard at least. A plain fit of fewer than twice as many has one shard and sums exactly as an unsharded fit would; threads would not pay there (the
- * bag's pass on 1,600 examples took 0.9× its one-thread time on 2 threads, idle 2 cores:
- * docs/benchmarks.md, "The trainer on two threads").
+ * Examples per shard at least. A plain fit of fewer than twice as many has one shard and sums
+ * exactly as an unsharded fit would; threads would not pay there (the bag's pass on 1,600
+ * examples took 1.1× its one-thread time on 2 threads, idle 2 cores: docs/benchmarks.md, "The
+ * layers' fits on the threads").
  */
 export const SHARD_EXAMPLES = 1000;
 /**
  * Examples per shard at least in a fit with the pointer or the order layer, which takes 17 to 96
- * times a plain fit's time: threads pay there from a few hundred examples (the order layer's pass on
- * 2 threads, idle 2 cores: 1.3× at 250 examples, 1.45× at 500, 1.6× at 1,000 and 1,600).
+ * times a plain fit's time: threads pay there from a few hundred examples (the order layer's pass
+ * on 2 threads, idle 2 cores: 1.3× as fast at 250 examples, 1.45× at 500, 1.6× at 1,000 and
+ * 1,600).
  */
 export const LAYER_SHARD_EXAMPLES = 250;
 /** Shards at most: enough for 4 threads to share out evenly when one of them runs slower. */
