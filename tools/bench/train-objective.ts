@@ -33,6 +33,7 @@ import { nodeShardPool } from '../../src/node/train/shard-pool.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { clincLine, intentsOf, NONE_OPTION, readClinc } from '../train/clinc-examples.js';
 import { plantedJsonl } from '../train/planted.js';
+import { assertSourceUnchanged, sourceDigest } from './source-guard.js';
 
 const { values } = parseArgs({
   options: {
@@ -62,6 +63,7 @@ function clincText(): string {
   return picked.map(([q, i]) => clincLine(q, i, options)).join('\n');
 }
 
+const source = sourceDigest();
 const prepStart = Date.now();
 const planted = values.planted === undefined ? null : Number(values.planted);
 const all = parseLabelledExamples(planted === null ? clincText() : plantedJsonl(planted, 11), {
@@ -91,6 +93,7 @@ const settings =
   pairs === null ? DEFAULT_SETTINGS : { ...DEFAULT_SETTINGS, pairLambda: ORDER_PAIR_LAMBDA };
 const results: Array<{ threads: number; wall: number; cpu: number; hash: string }> = [];
 for (const threads of threadCounts) {
+  assertSourceUnchanged(source, `before the ${threads}-thread row`);
   const pool = threads > 1 ? nodeShardPool(threads) : undefined;
   try {
     const fit = fitObjective(setup, encoded, { settings, pool, shards });
@@ -131,6 +134,7 @@ for (const threads of threadCounts) {
     await pool?.close();
   }
 }
+assertSourceUnchanged(source, 'during the run');
 const same = results.every((r) => r.hash === results[0]?.hash);
 console.log(`the same loss and gradient bits on every thread count: ${same ? 'yes' : 'NO'}`);
 if (!same) process.exitCode = 1;

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { trainDecisionModel } from '../../src/node/train/train.js';
 import { statusJsonl } from '../train/planted.js';
 import { writeResults } from './results-file.js';
+import { assertSourceUnchanged, sourceDigest } from './source-guard.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,10 +49,12 @@ interface Row {
   outOfFold: number;
 }
 
+const source = sourceDigest();
 const rows: Row[] = [];
 const root = mkdtempSync(join(tmpdir(), 'clef-train-threads-'));
 try {
   for (const threads of threadCounts) {
+    assertSourceUnchanged(source, `before the ${threads}-thread row`);
     const out = join(root, `t${threads}-${rows.length}`);
     const loadBefore = load();
     const cpu = process.cpuUsage();
@@ -108,6 +111,7 @@ try {
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
+assertSourceUnchanged(source, 'during the run');
 const same = rows.every((r) => r.files === rows[0]?.files);
 console.log(`the same package bytes on every thread count: ${same ? 'yes' : 'NO'}`);
 writeResults(values.label as string, {
