@@ -32,13 +32,16 @@ export const readLines = (path: string): TaskLine[] =>
     .map((l) => JSON.parse(l) as TaskLine);
 
 export function loadTask(name: string, withPairs = false): Task {
-  if (name === 'helpdesk') {
-    const dir = 'data/tasks/helpdesk';
+  // A single-question task with an out-of-scope option `other`.
+  if (name === 'helpdesk' || name === 'bikeshop') {
+    const dir = `data/tasks/${name}`;
+    // bikeshop's optional contrasting lines (train-contrast.jsonl), as ops' train-pairs.jsonl.
+    const extra = withPairs && name === 'bikeshop' ? ['train-contrast.jsonl'] : [];
     return {
-      name,
+      name: `${name}${extra.length > 0 ? '+contrast' : ''}`,
       questionId: 'route',
       question: JSON.parse(readFileSync(join(dir, 'question.json'), 'utf8')),
-      train: readLines(join(dir, 'train.jsonl')),
+      train: ['train.jsonl', ...extra].flatMap((file) => readLines(join(dir, file))),
       test: readLines(join(dir, 'test.jsonl')),
       other: 'other',
     };
@@ -193,7 +196,7 @@ export function summarise(task: Task, all: readonly Scored[]) {
       inScope.map((s) => s.p.get(task.other as string) ?? 0),
     );
   }
-  for (const kind of ['plain', 'negation', 'pair']) {
+  for (const kind of ['plain', 'negation', 'pair', 'contrast']) {
     const of = ofKind(kind);
     if (of.length > 0) out[`${kind}Accuracy`] = shareRight(of);
   }

@@ -6,12 +6,13 @@
  * the product (`trainDecisionModel` on the plain text-and-label file, defaults) and judged
  * through its package (onnxruntime-node), on the test file only.
  *
- *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency]
+ *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency,bikeshop]
  *       [--out bench/work/small] [--label NAME]
  *
- * Per task: accuracy over the test file; helpdesk also in-scope accuracy (the 6 queues, `other`
- * left out of the argmax) and the AUROC of P(other); the ops tasks accuracy per kind (plain,
- * negation, minimal pairs) and the share of minimal pairs right on both sides. Calibrated (the
+ * Per task: accuracy over the test file; helpdesk and bikeshop also in-scope accuracy (the
+ * queues, `other` left out of the argmax) and the AUROC of P(other), bikeshop its contrast items;
+ * the ops tasks accuracy per kind (plain, negation, minimal pairs) and the share of minimal pairs
+ * right on both sides. Calibrated (the
  * package's calibration.json): the share of all answers wrong at confidence ≥ 0.9, and how often
  * the 90% prediction set holds the label. Prints a table and writes JSON to bench/results.
  * The ops tasks' fresh negation items (data/tasks/ops/fresh.jsonl, written after the scope layer
@@ -20,7 +21,9 @@
  * rows of their own and left out of every other figure.
  *
  * `--with-pairs` adds data/tasks/ops/train-pairs.jsonl (contrasting pairs, 15 a question) to the
- * ops tasks' training files: what a user's file that shows the contrasts it turns on gives.
+ * ops tasks' training files, and data/tasks/bikeshop/train-contrast.jsonl (lines that set another
+ * team's business aside) to bikeshop's: what a user's file that shows the contrasts it turns on
+ * gives.
  *
  * `--clinc-draws N [--clinc-intents 6] [--clinc-per-label 40] [--clinc-seed 1]` adds N small
  * files of the helpdesk's shape drawn from CLINC150, a task nobody here wrote (small-tasks.ts
@@ -50,7 +53,7 @@ import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
   options: {
-    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency' },
+    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency,bikeshop' },
     out: { type: 'string', default: 'bench/work/small' },
     label: { type: 'string', default: 'train-small' },
     'with-pairs': { type: 'boolean', default: false },
@@ -204,6 +207,7 @@ for (const task of tasks) {
     ['AUROC P(other)', (x) => x.aurocOther],
     ['plain items', (x) => x.plainAccuracy],
     ['negation items', (x) => x.negationAccuracy],
+    ['contrast items (bikeshop)', (x) => x.contrastAccuracy],
     ['minimal-pair items', (x) => x.pairAccuracy],
     ['pairs right on both sides', (x) => x.pairsBothRight],
     ['fresh negation items (written after the scope layer)', (x) => x.freshAccuracy],
