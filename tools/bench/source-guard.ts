@@ -13,9 +13,8 @@ import { join } from 'node:path';
 
 const SOURCE = new URL('../../src/', import.meta.url);
 
-/** sha256 over every file under src/, its path and its bytes, in sorted order. */
-export function sourceDigest(): string {
-  const root = SOURCE.pathname;
+/** sha256 over every file under `root` (default src/), its path and its bytes, in sorted order. */
+export function sourceDigest(root = SOURCE.pathname): string {
   const files = readdirSync(root, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
@@ -26,9 +25,9 @@ export function sourceDigest(): string {
   return hash.digest('hex');
 }
 
-/** Throws where src/ differs from `atStart` (from `sourceDigest()`), naming `when`. */
-export function assertSourceUnchanged(atStart: string, when: string): void {
-  if (sourceDigest() === atStart) return;
+/** Throws where src/ (or `root`) differs from `atStart` (from `sourceDigest()`), naming `when`. */
+export function assertSourceUnchanged(atStart: string, when: string, root?: string): void {
+  if (sourceDigest(root) === atStart) return;
   throw new Error(
     `src/ changed on disk ${when}: worker threads would run other code than the main thread, ` +
       'so bits compared across thread counts would mean nothing. Run the benchmark again with src/ left alone.',
