@@ -255,7 +255,10 @@ export function modelCard(facts: CardFacts): string {
             (facts.selection.orderTried || facts.selection.scopeTried
               ? 'tried and did not help out of fold here'
               : 'not tried: `auto` tries them on files of up to 2,000 examples where the plain model misses more than 1% out of fold; `--order on` forces the order layer') +
-            '). Questions and instructions are not read: every trained question sees the same state.',
+            '). Questions and instructions are not read: every trained question sees the same state.' +
+            (facts.selection.scopeTried
+              ? '\n- So a message that names one option to set it aside ("not a return, the parcel never arrived") tends to get the option it names. If your messages do that, add a few lines that do it to the file: the scope layer, which leaves negated words out, is kept where they show it helps (docs/training.md, §4).'
+              : ''),
     ...(facts.selection.pointer
       ? [
           '- It also has the pointer: at each word it carries the evidence of the last thing named before it in its clause, with a weight and a sign the fit learned for that word, so "the vpn is fine, email is down" and "email is fine, the vpn is down" can differ where the examples used such words ("fine", "down"); what a word the examples never used carries is a guess from the words it looks like.',

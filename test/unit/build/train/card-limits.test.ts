@@ -1,0 +1,66 @@
+// The model card's "What it does not know": where the scope layer was tried and left out, the
+// card says what that means for a message that names an option to set it aside, and what to add
+// to the file (measured on the bikeshop task: docs/benchmarks.md, "A task written after the
+// trainer was settled"); where the scope layer was kept, or never tried, it does not.
+import { describe, expect, it } from 'vitest';
+import { modelCard, type CardFacts } from '../../../../src/build/train/card.js';
+
+function facts(layers: Partial<CardFacts['selection']>): CardFacts {
+  return {
+    name: 'shop',
+    questions: [{ id: 'team', options: ['repair', 'returns'], counts: { repair: 5, returns: 5 } }],
+    examples: { train: 10, heldOut: 0 },
+    evaluatedOn: 'cross-fit',
+    heldOut: { questions: [] },
+    baseline: { method: 'naive Bayes on word counts', questions: [] },
+    selection: {
+      method: 'cross-fit',
+      folds: 5,
+      scores: [],
+      order: false,
+      orderTried: false,
+      scope: false,
+      scopeTried: false,
+      scopeCues: null,
+      pointer: false,
+      pointerTried: false,
+      clauseWeight: null,
+      clauseTried: false,
+      ...layers,
+      settings: { lambda: 0.1, normScale: 0.3, bias: 1 },
+    },
+    seed: 1,
+    shape: { heads: 1, headDim: 8, vocab: 100, hidden: 40, classDims: 2 },
+    calibration: null,
+    calibrationSkipped: 'test',
+    maxPackageDeltaP: 0,
+    verified: 0,
+    verifiedOn: 'onnxruntime-node',
+    fidelityRequests: 0,
+    releaseDir: '../shop-release',
+    notes: null,
+  };
+}
+
+const ADVICE = /names one option to set it aside .* add a few lines that do it to the file/;
+
+describe('the card on negation', () => {
+  it('says what to add where the scope layer was tried and left out', () => {
+    const card = modelCard(facts({ scopeTried: true, orderTried: true }));
+    expect(card).toContain('tried and did not help out of fold here');
+    expect(card).toMatch(ADVICE);
+    expect(card).toContain('docs/training.md, §4');
+  });
+
+  it('does not where the scope layer was kept', () => {
+    const card = modelCard(facts({ scopeTried: true, scope: true, scopeCues: 'every' }));
+    expect(card).toContain('leaving out the words in the scope of a negation');
+    expect(card).not.toMatch(ADVICE);
+  });
+
+  it('does not where the layers were never tried (the file was already answered out of fold)', () => {
+    const card = modelCard(facts({}));
+    expect(card).toContain('not tried: `auto` tries them');
+    expect(card).not.toMatch(ADVICE);
+  });
+});
