@@ -6,13 +6,13 @@
  * the product (`trainDecisionModel` on the plain text-and-label file, defaults) and judged
  * through its package (onnxruntime-node), on the test file only.
  *
- *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency,bikeshop]
+ *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency,bikeshop,devices]
  *       [--out bench/work/small] [--label NAME]
  *
  * Per task: accuracy over the test file; helpdesk and bikeshop also in-scope accuracy (the
  * queues, `other` left out of the argmax) and the AUROC of P(other), bikeshop its contrast items;
- * the ops tasks accuracy per kind (plain, negation, minimal pairs) and the share of minimal pairs
- * right on both sides. Calibrated (the package's calibration.json): the share of all answers
+ * the ops tasks and devices accuracy per kind (plain, negation, minimal pairs) and the share of
+ * minimal pairs right on both sides. Calibrated (the package's calibration.json): the share of all answers
  * wrong at confidence ≥ 0.9, and how often the 90% prediction set holds the label. Prints a table and writes JSON to bench/results.
  * The ops tasks' fresh negation items (data/tasks/ops/fresh.jsonl, written after the scope layer
  * was settled), fresh minimal pairs (fresh-pairs.jsonl, written before any contrasting
@@ -52,7 +52,7 @@ import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
   options: {
-    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency,bikeshop' },
+    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency,bikeshop,devices' },
     out: { type: 'string', default: 'bench/work/small' },
     label: { type: 'string', default: 'train-small' },
     'with-pairs': { type: 'boolean', default: false },

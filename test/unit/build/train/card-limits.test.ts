@@ -1,6 +1,6 @@
 // The model card's "What it does not know": where the scope layer was tried and left out, the
 // card says what that means for a message that names an option to set it aside, and what to add
-// to the file (measured on the bikeshop task: docs/benchmarks.md, "A task written after the
+// to the file (measured on the bikeshop task: docs/benchmarks.md, "Tasks written after the
 // trainer was settled"); where the scope layer was kept, or never tried, it does not.
 import { describe, expect, it } from 'vitest';
 import { modelCard, type CardFacts } from '../../../../src/build/train/card.js';
