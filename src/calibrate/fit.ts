@@ -46,6 +46,13 @@ export interface FitOptions {
    * one with fewer is skipped (its questions use the type's entry) and reported.
    */
   bands?: readonly OptionBand[];
+  /**
+   * The lowest temperature the fit may give (default: none). `clef-web train` sets 1 on a
+   * cross-fitted file: its out-of-fold answers come from lines written like the training file,
+   * and a temperature below 1 fitted on them sharpened the model into more confident mistakes on
+   * text written apart (docs/benchmarks.md, "A small file's calibration never sharpens").
+   */
+  minTemperature?: number;
 }
 
 const DEFAULT_HELD_OUT_FRACTION = 0.25;
@@ -97,6 +104,7 @@ interface ResolvedOptions {
   minPerType: number;
   minHeldOutPerType: number;
   bands: OptionBand[];
+  minTemperature: number;
 }
 
 /** A choice question has at most 255 options. */
@@ -127,6 +135,7 @@ function resolve(options: FitOptions): ResolvedOptions {
     minPerType: options.minPerType ?? DEFAULT_MIN_PER_TYPE,
     minHeldOutPerType: options.minHeldOutPerType ?? DEFAULT_MIN_HELD_OUT_PER_TYPE,
     bands: checkBands(options.bands ?? []),
+    minTemperature: options.minTemperature ?? 0,
   };
   const { coverage, heldOutFraction, seed, minPerType, minHeldOutPerType } = resolved;
   if (!(coverage > 0 && coverage < 1))
@@ -137,6 +146,8 @@ function resolve(options: FitOptions): ResolvedOptions {
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     throw inputError(`seed must be an unsigned 32-bit integer, got ${seed}`);
   }
+  if (!(Number.isFinite(resolved.minTemperature) && resolved.minTemperature >= 0))
+    throw inputError(`minTemperature must be a finite number ≥ 0, got ${resolved.minTemperature}`);
   for (const [name, v] of [
     ['minPerType', minPerType],
     ['minHeldOutPerType', minHeldOutPerType],
@@ -194,7 +205,11 @@ function fitGroup(records: CalibrationRecord[], o: ResolvedOptions, seed: number
   const split = splitIndices(records.length, o.heldOutFraction, seed);
   const fitPart = split.fit.map((i) => records[i] as CalibrationRecord);
   const heldPart = split.heldOut.map((i) => records[i] as CalibrationRecord);
-  const t = fitTemperature(fitPart);
+  const fitted = fitTemperature(fitPart);
+  const t =
+    fitted.temperature < o.minTemperature
+      ? { temperature: o.minTemperature, atBound: false }
+      : fitted;
   const threshold = thresholdAt(fitPart, t.temperature, o.coverage);
   const thresholdBefore = thresholdAt(fitPart, 1, o.coverage);
   return {

@@ -214,7 +214,7 @@ export function modelCard(facts: CardFacts): string {
   lines.push('## Calibration', '');
   if (facts.calibration !== null) {
     lines.push(
-      `Fitted on the model's answers ${facts.evaluatedOn === 'cross-fit' ? 'out of fold' : 'on the held-out part'} (\`calibration.json\`; ask for it with \`createClef({ calibration: true })\`). The calibration holds out its own part of them for these figures:`,
+      `Fitted on the model's answers ${facts.evaluatedOn === 'cross-fit' ? 'out of fold' : 'on the held-out part'} (\`calibration.json\`; ask for it with \`createClef({ calibration: true })\`).${facts.evaluatedOn === 'cross-fit' ? " Its temperature is not let below 1: the out-of-fold answers are the file's own lines, and a model sharpened on them was confidently wrong more often on text written apart (docs/training.md, §4)." : ''} The calibration holds out its own part of them for these figures:`,
       '',
       '| question type | answers (fit / measured) | temperature | ECE before | ECE after | accuracy | coverage | mean set size |',
       '| --- | --- | --- | --- | --- | --- | --- | --- |',

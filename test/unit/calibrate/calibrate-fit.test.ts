@@ -176,3 +176,47 @@ describe('applyCalibration', () => {
     ).toBe('calibration_input_invalid');
   });
 });
+
+describe('the temperature floor (minTemperature)', () => {
+  // Labels drawn from softmax(logits / 0.5): the model is underconfident, so the fit sharpens it.
+  function underconfident(n: number, seed: number): CalibrationRecord[] {
+    const uniform = uniforms(seed + 1);
+    return records('choice', n, seed).map((r) => {
+      const p = scaledSoftmax(r.logits, 0.5);
+      let u = uniform();
+      let label = 0;
+      while (label < p.length - 1 && u >= p[label]!) u -= p[label++]!;
+      return { ...r, label };
+    });
+  }
+
+  it('keeps a fitted temperature below it at the floor, and the threshold fitted at the floor', () => {
+    const data = underconfident(400, 11);
+    const free = fitCalibration(data, { coverage: 0.9, seed: 3 }).calibration.types.choice!;
+    expect(free.temperature).toBeLessThan(0.8);
+    const floored = fitCalibration(data, { coverage: 0.9, seed: 3, minTemperature: 1 });
+    const entry = floored.calibration.types.choice!;
+    expect(entry.temperature).toBe(1);
+    // The conformal threshold is refitted at the floor, not kept from the free fit.
+    expect(entry.threshold).not.toBe(free.threshold);
+    expect(floored.reports[0]!.temperatureAtBound).toBe(false);
+  });
+
+  it('leaves a fitted temperature above it as it is', () => {
+    const data = records('choice', 400, 12).map((r) => ({
+      ...r,
+      logits: r.logits.map((z) => 3 * z),
+    }));
+    const free = fitCalibration(data, { coverage: 0.9, seed: 3 }).calibration.types.choice!;
+    expect(free.temperature).toBeGreaterThan(1.5);
+    const floored = fitCalibration(data, { coverage: 0.9, seed: 3, minTemperature: 1 });
+    expect(floored.calibration.types.choice).toEqual(free);
+  });
+
+  it('refuses a floor that is not a finite number ≥ 0', () => {
+    for (const minTemperature of [-1, Number.NaN, Number.POSITIVE_INFINITY])
+      expect(() =>
+        fitCalibration(records('choice', 60, 1), { coverage: 0.9, minTemperature }),
+      ).toThrow(/minTemperature must be a finite number ≥ 0/);
+  });
+});

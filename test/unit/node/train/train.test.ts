@@ -103,6 +103,12 @@ describe('clef-web train on a planted task', () => {
       expect(card).toMatch(/\| `route` \| \d+\.\d% \| \d+\.\d% \| /); // beside naive Bayes
       // The release, named from the package the card is in (not from where `train` ran).
       expect(card).toContain(`a Clef release (\`../${basename(first.releaseDir)}\`)`);
+      // Calibrated on out-of-fold answers, which would sharpen this model (a fitted temperature
+      // below 1): a small file's calibration never sharpens (pipeline.ts, minTemperature).
+      const calibration = JSON.parse(
+        readFileSync(join(first.packageDir, 'calibration.json'), 'utf8'),
+      );
+      expect(calibration.types.choice.temperature).toBe(1);
       // The calibration's own figures say how few answers they stand on.
       expect(card).toContain(
         'The choice figures are measured on the 60 answers the calibration held out of 240: one answer moves their accuracy and coverage by 1.7 points.',
