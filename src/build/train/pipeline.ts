@@ -210,7 +210,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
         bands: options.calibrationBands,
         seed,
         // Out-of-fold answers are lines written like the training file: fitted on them, a
-        // temperature below 1 sharpened every small file's model into more confident mistakes
+        // temperature below 1 sharpened nearly every small file's model into more confident mistakes
         // on text written apart (docs/benchmarks.md, "A small file's calibration never sharpens").
         ...(judged.on === 'cross-fit' ? { minTemperature: 1 } : {}),
         validateRequest: (body: JsonValue) => validateRequest(body),
