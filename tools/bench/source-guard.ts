@@ -10,11 +10,13 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const SOURCE = new URL('../../src/', import.meta.url);
+// A path, not a URL's pathname: a checkout under a folder with a space or a non-ASCII name.
+const SOURCE = fileURLToPath(new URL('../../src/', import.meta.url));
 
 /** sha256 over every file under `root` (default src/), its path and its bytes, in sorted order. */
-export function sourceDigest(root = SOURCE.pathname): string {
+export function sourceDigest(root = SOURCE): string {
   const files = readdirSync(root, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
