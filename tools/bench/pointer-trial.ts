@@ -42,6 +42,7 @@ import {
 } from '../../src/build/train/scope.js';
 import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { writeResults } from './results-file.js';
+import { crossEntropy, softmaxStep, tokens } from './word-model.js';
 
 const { values } = parseArgs({
   options: {
@@ -64,16 +65,6 @@ const MUS = [1e-4, 1e-3, 1e-2, 1e-1];
 /** The bilinear term's product is penalised twice (on a and on U): its grid reaches lower. */
 const BILINEAR_MUS = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3];
 const FOLDS = 5;
-
-/** Words, punctuation and spaced dashes, lower-cased. */
-function tokens(text: string): string[] {
-  return (
-    text
-      .toLowerCase()
-      .replace(/’/g, "'")
-      .match(/[\p{L}\p{N}]+(?:['-][\p{L}\p{N}]+)*|[,.;:!?()\u2013\u2014]|\s-+(?=\s)/gu) ?? []
-  );
-}
 
 /** A text as kept words and, per word, the word it points at (or null). */
 interface Encoded {
@@ -155,14 +146,6 @@ function rows(texts: readonly Encoded[], vocab: Map<string, number>): Row[] {
 interface Fitted {
   logits(row: Row): Float64Array;
   gamma: Float64Array;
-}
-
-/** The cross-entropy's gradient in the logits z for `label`, divided by `count` (the mean's). */
-function softmaxStep(z: Float64Array, label: number, count: number): Float64Array {
-  const max = Math.max(...z);
-  let sum = 0;
-  for (const v of z) sum += Math.exp(v - max);
-  return z.map((v, c) => (Math.exp(v - max) / sum - (c === label ? 1 : 0)) / count);
 }
 
 /** Parameters: W [C, V], b [C], then γ [V] when `pointer`. Returns the objective and gradient. */
@@ -401,13 +384,6 @@ interface Choice {
   lambda: number;
   mu: number;
   outOfFold: number;
-}
-
-function crossEntropy(logits: Float64Array, label: number): number {
-  const max = Math.max(...logits);
-  let sum = 0;
-  for (const v of logits) sum += Math.exp(v - max);
-  return Math.log(sum) + max - (logits[label] as number);
 }
 
 function runTask(task: Task) {

@@ -1,0 +1,340 @@
+/**
+ * A trial of a design, not the product (dev only): pooling clause by clause. Can a model that
+ * weighs each clause's evidence on its own tell "delete prod, keep temp" from "delete temp, keep
+ * prod", where a bag of the same four words cannot?
+ *
+ *   npx tsx tools/bench/clause-trial.ts [--tasks failing,gate,urgency] [--label NAME]
+ *     [--with-pairs]
+ *
+ * (`--with-pairs` adds each task's optional contrasting lines to its training, as
+ * train-small.ts does.)
+ *
+ * Two word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
+ * training file and judged on its test files with the figures train-small.ts reports:
+ *
+ *   bag:     logit_c = b_c + Σ_t W[c, w_t] / n
+ *   clause:  logit_c = b_c + Σ_k a_kc · E_kc,   E_kc = Σ_{t in clause k} W[c, w_t] / n,
+ *            a_·c = softmax over the clauses k of β · E_kc
+ *
+ * over the state's n words outside a negation's scope (the trainer's scope layer, scope.ts, on
+ * words), where a clause ends at a break as the scope layer reads one (punctuation, a spaced
+ * dash, "but", "while", …). A state of one clause gets the bag's logits; in a state of several,
+ * each option takes its evidence mostly from the clause that speaks for it most, so the words of
+ * one clause add up with each other and not with another clause's: "delete prod" is strong
+ * evidence for `deny` where "delete temp" and "keep prod" are weak. Both models choose the scope
+ * reading (none, every, nominal) and λ, the clause model also β, by 5-fold cross-fitting, by
+ * out-of-fold cross-entropy, as `clef-web train` does. The gradient is checked against finite
+ * differences on every run before any fit.
+ *
+ * The product's model has character features, pooling weights and a cosine read-out, so these
+ * figures sit below it; the trial measures what pooling by clause adds to a bag, not the product.
+ */
+import { parseArgs } from 'node:util';
+import { minimize } from '../../src/build/train/lbfgs.js';
+import {
+  SCOPE_CUE,
+  SCOPE_READINGS,
+  SCOPE_STOP,
+  scopeMark,
+  type ScopeCues,
+} from '../../src/build/train/scope.js';
+import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
+import { writeResults } from './results-file.js';
+import { crossEntropy, probabilities, softmaxStep, tokens } from './word-model.js';
+
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: 'failing,gate,urgency' },
+    label: { type: 'string', default: 'clause-trial' },
+    'with-pairs': { type: 'boolean', default: false },
+  },
+});
+
+const LAMBDAS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2];
+const BETAS = [1, 3, 10, 30];
+const FOLDS = 5;
+
+/** A text as its words outside a negation's scope, each with its clause's number. */
+interface Encoded {
+  words: string[];
+  clauses: number[];
+}
+
+function encode(text: string, reading: ScopeCues | null): Encoded {
+  const words: string[] = [];
+  const clauses: number[] = [];
+  let open = false;
+  let clause = 0;
+  for (const token of tokens(text)) {
+    const mark = scopeMark(token, reading ?? 'every');
+    const word = token.trim();
+    if (mark === SCOPE_STOP) {
+      // A break belongs to the clause it ends.
+      open = false;
+      words.push(word);
+      clauses.push(clause);
+      clause += 1;
+      continue;
+    }
+    if (open) continue;
+    if (mark === SCOPE_CUE) open = reading !== null;
+    words.push(word);
+    clauses.push(clause);
+  }
+  return { words, clauses };
+}
+
+/** One row per text: known word ids, their clauses numbered 0..K-1, and n (every word kept). */
+interface Row {
+  word: Int32Array;
+  clause: Int32Array;
+  clauseCount: number;
+  n: number;
+}
+
+function rows(texts: readonly Encoded[], vocab: Map<string, number>): Row[] {
+  return texts.map(({ words, clauses }) => {
+    const ids: number[] = [];
+    const of: number[] = [];
+    const renumber = new Map<number, number>();
+    words.forEach((w, i) => {
+      const id = vocab.get(w);
+      if (id === undefined) return;
+      const k = clauses[i] as number;
+      if (!renumber.has(k)) renumber.set(k, renumber.size);
+      ids.push(id);
+      of.push(renumber.get(k) as number);
+    });
+    return {
+      word: Int32Array.from(ids),
+      clause: Int32Array.from(of),
+      clauseCount: Math.max(renumber.size, 1),
+      n: Math.max(words.length, 1),
+    };
+  });
+}
+
+/**
+ * Parameters: W [C, V], then b [C]. β = 0 is the bag (every clause's evidence summed); β > 0 the
+ * clause model. Returns the logits (with the clauses' evidence E and weights a for the backward
+ * pass) and the objective with its gradient.
+ */
+function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: number, beta: number) {
+  const forward = (x: Float64Array, row: Row) => {
+    const K = row.clauseCount;
+    const E = new Float64Array(K * C);
+    for (let i = 0; i < row.word.length; i++) {
+      const w = row.word[i] as number;
+      const k = row.clause[i] as number;
+      for (let c = 0; c < C; c++)
+        E[k * C + c] = (E[k * C + c] as number) + (x[c * V + w] as number) / row.n;
+    }
+    const a = new Float64Array(K * C);
+    const z = new Float64Array(C);
+    for (let c = 0; c < C; c++) {
+      let max = -Infinity;
+      for (let k = 0; k < K; k++) max = Math.max(max, beta * (E[k * C + c] as number));
+      let sum = 0;
+      for (let k = 0; k < K; k++) sum += Math.exp(beta * (E[k * C + c] as number) - max);
+      let pooled = 0;
+      for (let k = 0; k < K; k++) {
+        // β = 0: every clause weighs 1, so the pool is the bag's sum.
+        const weight = beta === 0 ? 1 : Math.exp(beta * (E[k * C + c] as number) - max) / sum;
+        a[k * C + c] = weight;
+        pooled += weight * (E[k * C + c] as number);
+      }
+      z[c] = (x[C * V + c] as number) + pooled;
+    }
+    return { z, E, a };
+  };
+  const evaluate = (x: Float64Array, grad: Float64Array): number => {
+    grad.fill(0);
+    let loss = 0;
+    data.forEach((row, r) => {
+      const { z, E, a } = forward(x, row);
+      const label = y[r] as number;
+      loss += crossEntropy(z, label);
+      const d = softmaxStep(z, label, data.length);
+      // ∂pooled_c / ∂E_kc = a_kc (1 + β (E_kc − pooled_c)).
+      const dE = new Float64Array(E.length);
+      for (let c = 0; c < C; c++) {
+        grad[C * V + c] = (grad[C * V + c] as number) + (d[c] as number);
+        const pooled = (z[c] as number) - (x[C * V + c] as number);
+        for (let k = 0; k < row.clauseCount; k++) {
+          const e = E[k * C + c] as number;
+          const ak = a[k * C + c] as number;
+          dE[k * C + c] = (d[c] as number) * (beta === 0 ? 1 : ak * (1 + beta * (e - pooled)));
+        }
+      }
+      for (let i = 0; i < row.word.length; i++) {
+        const w = row.word[i] as number;
+        const k = row.clause[i] as number;
+        for (let c = 0; c < C; c++)
+          grad[c * V + w] = (grad[c * V + w] as number) + (dE[k * C + c] as number) / row.n;
+      }
+    });
+    loss /= data.length;
+    for (let k = 0; k < C * V; k++) {
+      loss += (lambda / 2) * (x[k] as number) ** 2;
+      grad[k] = (grad[k] as number) + lambda * (x[k] as number);
+    }
+    return loss;
+  };
+  return { forward, evaluate };
+}
+
+function fit(data: Row[], y: Int32Array, C: number, V: number, lambda: number, beta: number) {
+  const { forward, evaluate } = objective(data, y, C, V, lambda, beta);
+  const { x } = minimize((p, g) => evaluate(p, g), new Float64Array(C * V + C), {
+    maxIterations: 500,
+  });
+  return (row: Row): Float64Array => forward(x, row).z;
+}
+
+/** The objective's gradient against central differences on a random problem: max relative error. */
+function gradientCheck(): number {
+  let seed = 12345;
+  const random = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const C = 3;
+  const V = 7;
+  const data: Row[] = Array.from({ length: 6 }, () => {
+    const n = 2 + Math.floor(random() * 5);
+    const K = 1 + Math.floor(random() * 3);
+    return {
+      word: Int32Array.from({ length: n }, () => Math.floor(random() * V)),
+      clause: Int32Array.from({ length: n }, () => Math.floor(random() * K)),
+      clauseCount: K,
+      n: n + 1,
+    };
+  });
+  const y = Int32Array.from(data, () => Math.floor(random() * C));
+  let worst = 0;
+  for (const beta of [0, 3]) {
+    const { evaluate } = objective(data, y, C, V, 0.01, beta);
+    const x = Float64Array.from({ length: C * V + C }, () => 2 * random() - 1);
+    const grad = new Float64Array(x.length);
+    evaluate(x, grad);
+    const scratch = new Float64Array(x.length);
+    for (let k = 0; k < x.length; k++) {
+      const h = 1e-6;
+      const up = x.slice();
+      const down = x.slice();
+      up[k] = (up[k] as number) + h;
+      down[k] = (down[k] as number) - h;
+      const numeric = (evaluate(up, scratch) - evaluate(down, scratch)) / (2 * h);
+      worst = Math.max(
+        worst,
+        Math.abs(numeric - (grad[k] as number)) / Math.max(1e-8, Math.abs(numeric)),
+      );
+    }
+  }
+  return worst;
+}
+
+type Kind = 'bag' | 'clause';
+const KINDS: readonly Kind[] = ['bag', 'clause'];
+
+interface Choice {
+  reading: ScopeCues | null;
+  lambda: number;
+  beta: number;
+  outOfFold: number;
+}
+
+function runTask(task: Task) {
+  const labels = [...new Set(task.train.map((l) => l.label))].sort();
+  const C = labels.length;
+  const y = Int32Array.from(task.train, (l) => labels.indexOf(l.label));
+  const vocab = new Map<string, number>();
+  for (const line of task.train)
+    for (const w of encode(line.text, null).words) if (!vocab.has(w)) vocab.set(w, vocab.size);
+  const V = vocab.size;
+  const fold = task.train.map((_, i) => i % FOLDS);
+  const choose = (kind: Kind): Choice => {
+    let best: Choice | null = null;
+    for (const reading of [null, ...SCOPE_READINGS]) {
+      const data = rows(
+        task.train.map((l) => encode(l.text, reading)),
+        vocab,
+      );
+      for (const lambda of LAMBDAS)
+        for (const beta of kind === 'bag' ? [0] : BETAS) {
+          let loss = 0;
+          for (let f = 0; f < FOLDS; f++) {
+            const model = fit(
+              data.filter((_, i) => fold[i] !== f),
+              y.filter((_, i) => fold[i] !== f),
+              C,
+              V,
+              lambda,
+              beta,
+            );
+            data.forEach((row, i) => {
+              if (fold[i] === f) loss += crossEntropy(model(row), y[i] as number);
+            });
+          }
+          const outOfFold = loss / data.length;
+          if (best === null || outOfFold < best.outOfFold)
+            best = { reading, lambda, beta, outOfFold };
+        }
+    }
+    return best as Choice;
+  };
+  const judge = (kind: Kind) => {
+    const choice = choose(kind);
+    const data = rows(
+      task.train.map((l) => encode(l.text, choice.reading)),
+      vocab,
+    );
+    const model = fit(data, y, C, V, choice.lambda, choice.beta);
+    const scored: Scored[] = task.test.map((line) => {
+      const [row] = rows([encode(line.text, choice.reading)], vocab) as [Row];
+      return { p: probabilities(labels, model(row)), label: line.label, line };
+    });
+    const top = (p: Map<string, number>): string =>
+      [...p].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+    return {
+      choice,
+      figures: summarise(task, scored),
+      // Every test line it answers wrong, for reading what it misses.
+      misses: scored
+        .filter((x) => top(x.p) !== x.label)
+        .map((x) => ({
+          kind: x.line.kind ?? 'plain',
+          label: x.label,
+          answer: top(x.p),
+          text: x.line.text,
+        })),
+    };
+  };
+  const bag = judge('bag');
+  const clause = judge('clause');
+  // The rule `clef-web train` keeps a layer by: the lower out-of-fold cross-entropy.
+  const kept: Kind = clause.choice.outOfFold < bag.choice.outOfFold ? 'clause' : 'bag';
+  return { task: task.name, bag, clause, kept };
+}
+
+const checked = gradientCheck();
+console.log(
+  `gradient against central differences: worst relative error ${checked.toExponential(2)}`,
+);
+if (!(checked < 1e-5)) throw new Error(`the clause objective's gradient is wrong (${checked})`);
+const results = [];
+const pct = (x: number | null | undefined): string =>
+  x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`;
+for (const name of (values.tasks as string).split(',')) {
+  const r = runTask(loadTask(name, values['with-pairs']));
+  results.push(r);
+  console.log(`\n${r.task}`);
+  for (const which of KINDS) {
+    const { choice, figures } = r[which];
+    const shown = Object.entries(figures)
+      .map(([k, v]) => `${k} ${k === 'aurocOther' ? (v as number).toFixed(3) : pct(v)}`)
+      .join(', ');
+    console.log(
+      `  ${which}: out of fold ${choice.outOfFold.toFixed(3)} (scope ${choice.reading ?? 'none'}, λ ${choice.lambda}, β ${choice.beta}); ${shown}`,
+    );
+  }
+  console.log(`  kept (lower out of fold): ${r.kept}`);
+}
+writeResults(values.label as string, { gradientCheck: checked, results });
