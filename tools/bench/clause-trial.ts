@@ -4,10 +4,11 @@
  * prod", where a bag of the same four words cannot?
  *
  *   npx tsx tools/bench/clause-trial.ts [--tasks failing,gate,urgency] [--label NAME]
- *     [--with-pairs]
+ *     [--with-pairs] [--clinc-draws N [--clinc-seed 1]]
  *
  * (`--with-pairs` adds each task's optional contrasting lines to its training, as
- * train-small.ts does.)
+ * train-small.ts does; `--clinc-draws` adds train-small.ts's CLINC150 draws: 6 intents and
+ * `other`, 40 training queries each.)
  *
  * Two word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
  * training file and judged on its test files with the figures train-small.ts reports:
@@ -38,7 +39,7 @@ import {
   scopeMark,
   type ScopeCues,
 } from '../../src/build/train/scope.js';
-import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
+import { loadClincDraw, loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { writeResults } from './results-file.js';
 import { crossEntropy, probabilities, softmaxStep, tokens } from './word-model.js';
 
@@ -47,6 +48,8 @@ const { values } = parseArgs({
     tasks: { type: 'string', default: 'failing,gate,urgency' },
     label: { type: 'string', default: 'clause-trial' },
     'with-pairs': { type: 'boolean', default: false },
+    'clinc-draws': { type: 'string', default: '0' },
+    'clinc-seed': { type: 'string', default: '1' },
   },
 });
 
@@ -429,8 +432,16 @@ if (!(checked < 1e-5)) throw new Error(`the clause objective's gradient is wrong
 const results = [];
 const pct = (x: number | null | undefined): string =>
   x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`;
-for (const name of (values.tasks as string).split(',')) {
-  const r = runTask(loadTask(name, values['with-pairs']));
+const tasks: Array<() => Task> = (values.tasks as string)
+  .split(',')
+  .filter((name) => name !== '')
+  .map((name) => () => loadTask(name, values['with-pairs']));
+for (let draw = 0; draw < Number(values['clinc-draws']); draw++)
+  tasks.push(() =>
+    loadClincDraw({ draw, intents: 6, perLabel: 40, seed: Number(values['clinc-seed']) }),
+  );
+for (const load of tasks) {
+  const r = runTask(load());
   results.push(r);
   console.log(`\n${r.task}`);
   for (const which of KINDS) {
