@@ -153,7 +153,8 @@ async function run(task: Task, layerName: string) {
     answers.filter((_, i) => keep(kinds[i] as string));
   const groups = {
     'every test item': () => true,
-    'no pair items': (k: string) => !k.includes('pair') && k !== 'fresh-swap',
+    'no pair items': (k: string) =>
+      !k.includes('pair') && k !== 'fresh-swap' && k !== 'fresh-binding',
   };
   const transfer = Object.entries(groups).map(([group, keep]) => ({
     group,

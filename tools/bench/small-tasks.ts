@@ -67,6 +67,7 @@ export function loadTask(name: string, withPairs = false): Task {
       ...readLines(join(dir, 'fresh-spare.jsonl')),
       ...readLines(join(dir, 'fresh-copula.jsonl')),
       ...readLines(join(dir, 'fresh-swaps.jsonl')),
+      ...readLines(join(dir, 'fresh-binding.jsonl')),
     ].filter((l) => l.question === name),
     other: null,
   };
@@ -132,7 +133,8 @@ export const apart = (line: TaskLine): boolean =>
   line.kind === 'fresh-negation' ||
   line.kind === 'fresh-spare' ||
   line.kind === 'fresh-copula' ||
-  line.kind === 'fresh-swap';
+  line.kind === 'fresh-swap' ||
+  line.kind === 'fresh-binding';
 
 /** The share of pairs (lines sharing a `pair` id) with every line right. */
 export function bothRight(
@@ -170,6 +172,7 @@ export function summarise(task: Task, all: readonly Scored[]) {
   const freshSpare = ofKind('fresh-spare');
   const freshCopula = ofKind('fresh-copula');
   const freshSwaps = ofKind('fresh-swap');
+  const freshBinding = ofKind('fresh-binding');
   scored = scored.filter((s) => !apart(s.line));
   const out: Record<string, number | null> = { accuracy: shareRight(scored) };
   if (fresh.length > 0) out.freshAccuracy = shareRight(fresh);
@@ -186,6 +189,10 @@ export function summarise(task: Task, all: readonly Scored[]) {
   if (freshSwaps.length > 0) {
     out.freshSwapAccuracy = shareRight(freshSwaps);
     out.freshSwapsBothRight = bothRight(freshSwaps, right) ?? null;
+  }
+  if (freshBinding.length > 0) {
+    out.freshBindingAccuracy = shareRight(freshBinding);
+    out.freshBindingPairsBothRight = bothRight(freshBinding, right) ?? null;
   }
   if (task.other !== null) {
     const inScope = scored.filter((s) => s.label !== task.other);

@@ -218,6 +218,8 @@ for (const task of tasks) {
     ['negated-copula items, session 21 (fresh-copula.jsonl)', (x) => x.freshCopulaAccuracy],
     ['swapped pairs, session 24 (fresh-swaps.jsonl)', (x) => x.freshSwapAccuracy],
     ['swapped pairs right on both sides', (x) => x.freshSwapsBothRight],
+    ['two-clause pairs, session 31 (fresh-binding.jsonl)', (x) => x.freshBindingAccuracy],
+    ['two-clause pairs right on both sides', (x) => x.freshBindingPairsBothRight],
   ];
   console.log(`\n${r.task}: ${r.trainExamples} training, ${r.testExamples} test examples`);
   console.log('| measure | model | naive Bayes | logistic regression |');

@@ -61,6 +61,7 @@ describe('data/tasks', () => {
     freshSpare: read('ops/fresh-spare.jsonl'),
     freshCopula: read('ops/fresh-copula.jsonl'),
     freshSwaps: read('ops/fresh-swaps.jsonl'),
+    freshBinding: read('ops/fresh-binding.jsonl'),
   };
 
   it('holds the lines its README lists', () => {
@@ -75,6 +76,7 @@ describe('data/tasks', () => {
       freshSpare: 24,
       freshCopula: 12,
       freshSwaps: 52,
+      freshBinding: 48,
     });
     expect(read('helpdesk/train.jsonl')).toHaveLength(280);
     expect(read('helpdesk/test.jsonl')).toHaveLength(190);
@@ -83,6 +85,7 @@ describe('data/tasks', () => {
     expect(ops.freshSpare.every((l) => l.kind === 'fresh-spare')).toBe(true);
     expect(ops.freshCopula.every((l) => l.kind === 'fresh-copula')).toBe(true);
     expect(ops.freshSwaps.every((l) => l.kind === 'fresh-swap')).toBe(true);
+    expect(ops.freshBinding.every((l) => l.kind === 'fresh-binding')).toBe(true);
   });
 
   it("labels every ops line with one of its question's options", () => {
@@ -107,6 +110,8 @@ describe('data/tasks', () => {
     expect(badPairs(ops.freshPairs)).toEqual([]);
     expect(badPairs(ops.freshSpare)).toEqual([]);
     expect(badPairs(ops.freshSwaps)).toEqual([]);
+    expect(badPairs(ops.freshBinding)).toEqual([]);
+    expect(new Set(ops.freshBinding.map((l) => l.pair)).size).toBe(24);
     expect(new Set(ops.freshSpare.map((l) => l.pair)).size).toBe(12);
     expect(new Set(ops.freshSwaps.map((l) => l.pair)).size).toBe(26);
     expect(new Set(ops.test.flatMap((l) => (l.pair ? [l.pair] : []))).size).toBe(90);
@@ -128,6 +133,7 @@ describe('data/tasks', () => {
       ...ops.freshSpare,
       ...ops.freshCopula,
       ...ops.freshSwaps,
+      ...ops.freshBinding,
     ];
     expect(repeated(judged, trained)).toEqual([]);
     expect(repeated(read('helpdesk/test.jsonl'), read('helpdesk/train.jsonl'))).toEqual([]);
