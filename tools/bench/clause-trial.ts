@@ -41,7 +41,15 @@ import {
 } from '../../src/build/train/scope.js';
 import { loadClincDraw, loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { writeResults } from './results-file.js';
-import { crossEntropy, probabilities, softmaxStep, tokens } from './word-model.js';
+import {
+  crossEntropy,
+  gradientError,
+  misses,
+  probabilities,
+  softmaxStep,
+  tokens,
+  wordSetup,
+} from './word-model.js';
 
 const { values } = parseArgs({
   options: {
@@ -312,21 +320,7 @@ function gradientCheck(): number {
   ] as const) {
     const { evaluate } = form(data, y, C, V, 0.01, beta);
     const x = Float64Array.from({ length: C * V + C }, () => 2 * random() - 1);
-    const grad = new Float64Array(x.length);
-    evaluate(x, grad);
-    const scratch = new Float64Array(x.length);
-    for (let k = 0; k < x.length; k++) {
-      const h = 1e-6;
-      const up = x.slice();
-      const down = x.slice();
-      up[k] = (up[k] as number) + h;
-      down[k] = (down[k] as number) - h;
-      const numeric = (evaluate(up, scratch) - evaluate(down, scratch)) / (2 * h);
-      worst = Math.max(
-        worst,
-        Math.abs(numeric - (grad[k] as number)) / Math.max(1e-8, Math.abs(numeric)),
-      );
-    }
+    worst = Math.max(worst, gradientError(evaluate, x));
   }
   return worst;
 }
@@ -342,14 +336,11 @@ interface Choice {
 }
 
 function runTask(task: Task) {
-  const labels = [...new Set(task.train.map((l) => l.label))].sort();
-  const C = labels.length;
-  const y = Int32Array.from(task.train, (l) => labels.indexOf(l.label));
-  const vocab = new Map<string, number>();
-  for (const line of task.train)
-    for (const w of encode(line.text, null).words) if (!vocab.has(w)) vocab.set(w, vocab.size);
-  const V = vocab.size;
-  const fold = task.train.map((_, i) => i % FOLDS);
+  const { labels, C, y, vocab, V, fold } = wordSetup(
+    task.train,
+    (text) => encode(text, null).words,
+    FOLDS,
+  );
   const choose = (kind: Kind): Choice => {
     let best: Choice | null = null;
     for (const reading of [null, ...SCOPE_READINGS]) {
@@ -400,20 +391,10 @@ function runTask(task: Task) {
       const [row] = rows([encode(line.text, choice.reading)], vocab) as [Row];
       return { p: probabilities(labels, model(row)), label: line.label, line };
     });
-    const top = (p: Map<string, number>): string =>
-      [...p].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
     return {
       choice,
       figures: summarise(task, scored),
-      // Every test line it answers wrong, for reading what it misses.
-      misses: scored
-        .filter((x) => top(x.p) !== x.label)
-        .map((x) => ({
-          kind: x.line.kind ?? 'plain',
-          label: x.label,
-          answer: top(x.p),
-          text: x.line.text,
-        })),
+      misses: misses(scored),
     };
   };
   const models = { bag: judge('bag'), clause: judge('clause'), prefix: judge('prefix') };

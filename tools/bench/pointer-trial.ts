@@ -42,7 +42,14 @@ import {
 } from '../../src/build/train/scope.js';
 import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { writeResults } from './results-file.js';
-import { crossEntropy, softmaxStep, tokens } from './word-model.js';
+import {
+  crossEntropy,
+  gradientError,
+  misses,
+  softmaxStep,
+  tokens,
+  wordSetup,
+} from './word-model.js';
 
 const { values } = parseArgs({
   options: {
@@ -334,28 +341,9 @@ function gradientCheck(): number {
   const y = Int32Array.from(data, () => Math.floor(random() * C));
   const pointer = objective(data, y, C, V, 0.01, 0.03);
   const bilinear = bilinearObjective(data, y, C, V, 0.01, 0.03);
-  let worst = 0;
-  const check = (size: number, evaluate: (x: Float64Array, g: Float64Array) => number) => {
-    const x = Float64Array.from({ length: size }, () => random() - 0.5);
-    const grad = new Float64Array(x.length);
-    evaluate(x, grad);
-    const scratch = new Float64Array(x.length);
-    for (let k = 0; k < x.length; k++) {
-      const h = 1e-6;
-      const up = x.slice();
-      const down = x.slice();
-      up[k] = (up[k] as number) + h;
-      down[k] = (down[k] as number) - h;
-      const numeric = (evaluate(up, scratch) - evaluate(down, scratch)) / (2 * h);
-      worst = Math.max(
-        worst,
-        Math.abs(numeric - (grad[k] as number)) / Math.max(1e-8, Math.abs(numeric)),
-      );
-    }
-  };
-  check(C * V + C + V, (x, g) => pointer.evaluate(x, g, true));
-  check(bilinear.size, bilinear.evaluate);
-  return worst;
+  const at = (size: number) => Float64Array.from({ length: size }, () => random() - 0.5);
+  const worst = gradientError((x, g) => pointer.evaluate(x, g, true), at(C * V + C + V));
+  return Math.max(worst, gradientError(bilinear.evaluate, at(bilinear.size)));
 }
 
 /**
@@ -387,14 +375,11 @@ interface Choice {
 }
 
 function runTask(task: Task) {
-  const labels = [...new Set(task.train.map((l) => l.label))].sort();
-  const C = labels.length;
-  const y = Int32Array.from(task.train, (l) => labels.indexOf(l.label));
-  const vocab = new Map<string, number>();
-  for (const line of task.train)
-    for (const w of encode(line.text, null).words) if (!vocab.has(w)) vocab.set(w, vocab.size);
-  const V = vocab.size;
-  const fold = task.train.map((_, i) => i % FOLDS);
+  const { labels, C, y, vocab, V, fold } = wordSetup(
+    task.train,
+    (text) => encode(text, null).words,
+    FOLDS,
+  );
   const choose = (kind: Kind): Choice => {
     const pointer = kind !== 'bag';
     const flip = kind === 'flip';
@@ -456,20 +441,10 @@ function runTask(task: Task) {
     );
     const show = (ks: number[]) =>
       ks.map((k) => `${words[k]} ${(model.gamma[k] as number).toFixed(2)}`);
-    const top = (p: Map<string, number>): string =>
-      [...p].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
     return {
       choice,
       figures: summarise(task, scored),
-      // Every test line it answers wrong, for reading what it misses.
-      misses: scored
-        .filter((x) => top(x.p) !== x.label)
-        .map((x) => ({
-          kind: x.line.kind ?? 'plain',
-          label: x.label,
-          answer: top(x.p),
-          text: x.line.text,
-        })),
+      misses: misses(scored),
       gammaLowest: pointer ? show(order.slice(0, 8)) : [],
       gammaHighest: pointer ? show(order.slice(-8).reverse()) : [],
     };

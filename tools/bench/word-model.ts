@@ -35,3 +35,68 @@ export function probabilities(labels: readonly string[], z: Float64Array): Map<s
   const s = e.reduce((a, b) => a + b, 0);
   return new Map(labels.map((l, c) => [l, (e[c] as number) / s]));
 }
+
+/** A task's labels (sorted), each training line's label index, the words' ids and the folds. */
+export function wordSetup(
+  train: ReadonlyArray<{ text: string; label: string }>,
+  words: (text: string) => readonly string[],
+  folds: number,
+) {
+  const labels = [...new Set(train.map((l) => l.label))].sort();
+  const y = Int32Array.from(train, (l) => labels.indexOf(l.label));
+  const vocab = new Map<string, number>();
+  for (const line of train)
+    for (const w of words(line.text)) if (!vocab.has(w)) vocab.set(w, vocab.size);
+  const fold = train.map((_, i) => i % folds);
+  return { labels, C: labels.length, y, vocab, V: vocab.size, fold };
+}
+
+/** The option with the highest probability. */
+export function top(p: Map<string, number>): string {
+  return [...p].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+}
+
+/** Every test line a model answers wrong, for reading what it misses. */
+export function misses(
+  scored: ReadonlyArray<{
+    p: Map<string, number>;
+    label: string;
+    line: { kind?: string; text: string };
+  }>,
+) {
+  return scored
+    .filter((x) => top(x.p) !== x.label)
+    .map((x) => ({
+      kind: x.line.kind ?? 'plain',
+      label: x.label,
+      answer: top(x.p),
+      text: x.line.text,
+    }));
+}
+
+/**
+ * An objective's gradient at x against central differences (step 1e-6): the worst relative
+ * error over the coordinates.
+ */
+export function gradientError(
+  evaluate: (x: Float64Array, grad: Float64Array) => number,
+  x: Float64Array,
+): number {
+  const grad = new Float64Array(x.length);
+  evaluate(x, grad);
+  const scratch = new Float64Array(x.length);
+  let worst = 0;
+  for (let k = 0; k < x.length; k++) {
+    const h = 1e-6;
+    const up = x.slice();
+    const down = x.slice();
+    up[k] = (up[k] as number) + h;
+    down[k] = (down[k] as number) - h;
+    const numeric = (evaluate(up, scratch) - evaluate(down, scratch)) / (2 * h);
+    worst = Math.max(
+      worst,
+      Math.abs(numeric - (grad[k] as number)) / Math.max(1e-8, Math.abs(numeric)),
+    );
+  }
+  return worst;
+}
