@@ -45,6 +45,7 @@ import {
   crossEntropy,
   gradientError,
   misses,
+  outOfFold,
   probabilities,
   softmaxStep,
   tokens,
@@ -350,24 +351,12 @@ function runTask(task: Task) {
       );
       for (const lambda of LAMBDAS)
         for (const beta of kind === 'bag' ? [0] : BETAS) {
-          let loss = 0;
-          for (let f = 0; f < FOLDS; f++) {
-            const model = fit(
-              data.filter((_, i) => fold[i] !== f),
-              y.filter((_, i) => fold[i] !== f),
-              C,
-              V,
-              lambda,
-              beta,
-              kind === 'prefix' ? 'prefix' : 'clause',
-            );
-            data.forEach((row, i) => {
-              if (fold[i] === f) loss += crossEntropy(model(row), y[i] as number);
-            });
-          }
-          const outOfFold = loss / data.length;
-          if (best === null || outOfFold < best.outOfFold)
-            best = { reading, lambda, beta, outOfFold };
+          const form = kind === 'prefix' ? 'prefix' : 'clause';
+          const loss = outOfFold(data, y, fold, FOLDS, (rows, ys) =>
+            fit(rows, ys, C, V, lambda, beta, form),
+          );
+          if (best === null || loss < best.outOfFold)
+            best = { reading, lambda, beta, outOfFold: loss };
         }
     }
     return best as Choice;

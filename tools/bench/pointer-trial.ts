@@ -46,6 +46,7 @@ import {
   crossEntropy,
   gradientError,
   misses,
+  outOfFold,
   softmaxStep,
   tokens,
   wordSetup,
@@ -391,25 +392,12 @@ function runTask(task: Task) {
       );
       for (const lambda of LAMBDAS)
         for (const mu of kind === 'bilinear' ? BILINEAR_MUS : pointer ? MUS : [0]) {
-          let loss = 0;
-          for (let f = 0; f < FOLDS; f++) {
-            const inside = data.filter((_, i) => fold[i] !== f);
-            const model = fitKind(
-              kind,
-              inside,
-              y.filter((_, i) => fold[i] !== f),
-              C,
-              V,
-              lambda,
-              mu,
-            );
-            data.forEach((row, i) => {
-              if (fold[i] === f) loss += crossEntropy(model.logits(row), y[i] as number);
-            });
-          }
-          const outOfFold = loss / data.length;
-          if (best === null || outOfFold < best.outOfFold)
-            best = { reading, lambda, mu, outOfFold };
+          const loss = outOfFold(data, y, fold, FOLDS, (rows, ys) => {
+            const model = fitKind(kind, rows, ys, C, V, lambda, mu);
+            return (row) => model.logits(row);
+          });
+          if (best === null || loss < best.outOfFold)
+            best = { reading, lambda, mu, outOfFold: loss };
         }
     }
     return best as Choice;

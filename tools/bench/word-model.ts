@@ -100,3 +100,27 @@ export function gradientError(
   }
   return worst;
 }
+
+/**
+ * The mean out-of-fold cross-entropy: for each fold, `fit` on the other rows, each row of the
+ * fold judged by the model fitted without it.
+ */
+export function outOfFold<Row>(
+  data: readonly Row[],
+  y: Int32Array,
+  fold: readonly number[],
+  folds: number,
+  fit: (rows: Row[], y: Int32Array) => (row: Row) => Float64Array,
+): number {
+  let loss = 0;
+  for (let f = 0; f < folds; f++) {
+    const model = fit(
+      data.filter((_, i) => fold[i] !== f),
+      y.filter((_, i) => fold[i] !== f),
+    );
+    data.forEach((row, i) => {
+      if (fold[i] === f) loss += crossEntropy(model(row), y[i] as number);
+    });
+  }
+  return loss / data.length;
+}
