@@ -4,11 +4,12 @@
  * prod", where a bag of the same four words cannot?
  *
  *   npx tsx tools/bench/clause-trial.ts [--tasks failing,gate,urgency] [--label NAME]
- *     [--with-pairs] [--clinc-draws N [--clinc-seed 1]]
+ *     [--with-pairs] [--clinc-draws N [--clinc-seed 1]] [--probe TEXT]...
  *
  * (`--with-pairs` adds each task's optional contrasting lines to its training, as
  * train-small.ts does; `--clinc-draws` adds train-small.ts's CLINC150 draws: 6 intents and
- * `other`, 40 training queries each.)
+ * `other`, 40 training queries each; each `--probe` is a text every model is asked, its answer
+ * printed and kept in the results.)
  *
  * Two word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
  * training file and judged on its test files with the figures train-small.ts reports:
@@ -49,6 +50,7 @@ import {
   probabilities,
   softmaxStep,
   tokens,
+  top,
   wordSetup,
 } from './word-model.js';
 
@@ -59,6 +61,7 @@ const { values } = parseArgs({
     'with-pairs': { type: 'boolean', default: false },
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-seed': { type: 'string', default: '1' },
+    probe: { type: 'string', multiple: true, default: [] },
   },
 });
 
@@ -380,10 +383,16 @@ function runTask(task: Task) {
       const [row] = rows([encode(line.text, choice.reading)], vocab) as [Row];
       return { p: probabilities(labels, model(row)), label: line.label, line };
     });
+    const probes = (values.probe as string[]).map((text) => {
+      const [row] = rows([encode(text, choice.reading)], vocab) as [Row];
+      const p = probabilities(labels, model(row));
+      return { text, answer: top(p), confidence: p.get(top(p)) as number };
+    });
     return {
       choice,
       figures: summarise(task, scored),
       misses: misses(scored),
+      probes,
     };
   };
   const models = { bag: judge('bag'), clause: judge('clause'), prefix: judge('prefix') };
@@ -424,5 +433,9 @@ for (const load of tasks) {
     );
   }
   console.log(`  kept (lower out of fold): ${r.kept}`);
+  for (const [i, { text }] of r.bag.probes.entries())
+    console.log(
+      `  "${text}": ${KINDS.map((k) => `${k} ${r[k].probes[i]?.answer} ${r[k].probes[i]?.confidence.toFixed(2)}`).join(', ')}`,
+    );
 }
 writeResults(values.label as string, { gradientCheck: checked, results });
