@@ -11,20 +11,21 @@
  * `other`, 40 training queries each; each `--probe` is a text every model is asked, its answer
  * printed and kept in the results.)
  *
- * Two word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
+ * Three word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
  * training file and judged on its test files with the figures train-small.ts reports:
  *
  *   bag:     logit_c = b_c + Σ_t W[c, w_t] / n
  *   clause:  logit_c = b_c + Σ_k a_kc · E_kc,   E_kc = Σ_{t in clause k} W[c, w_t] / n,
  *            a_·c = softmax over the clauses k of β · E_kc
+ *   prefix:  the causal form, each word weighted by its clause's evidence so far (prefixObjective)
  *
  * over the state's n words outside a negation's scope (the trainer's scope layer, scope.ts, on
  * words), where a clause ends at a break as the scope layer reads one (punctuation, a spaced
  * dash, "but", "while", …). A state of one clause gets the bag's logits; in a state of several,
  * each option takes its evidence mostly from the clause that speaks for it most, so the words of
  * one clause add up with each other and not with another clause's: "delete prod" is strong
- * evidence for `deny` where "delete temp" and "keep prod" are weak. Both models choose the scope
- * reading (none, every, nominal) and λ, the clause model also β, by 5-fold cross-fitting, by
+ * evidence for `deny` where "delete temp" and "keep prod" are weak. Every model chooses the scope
+ * reading (none, every, nominal) and λ, the clause models also β, by 5-fold cross-fitting, by
  * out-of-fold cross-entropy, as `clef-web train` does. The gradient is checked against finite
  * differences on every run before any fit.
  *

@@ -1,6 +1,7 @@
 /**
  * Pieces shared by the word-level design trials (dev only: pointer-trial.ts, clause-trial.ts):
- * how a text is cut into words, and a softmax regression's loss and gradient in its logits.
+ * how a text is cut into words, a softmax regression's loss and gradient in its logits, and the
+ * harness around a fit (labels and vocabulary, folds, the gradient check, the misses).
  */
 
 /** Words, punctuation and spaced dashes, lower-cased. */
@@ -21,6 +22,7 @@ export function softmaxStep(z: Float64Array, label: number, count: number): Floa
   return z.map((v, c) => (Math.exp(v - max) / sum - (c === label ? 1 : 0)) / count);
 }
 
+/** The cross-entropy of the logits for `label`. */
 export function crossEntropy(logits: Float64Array, label: number): number {
   const max = Math.max(...logits);
   let sum = 0;
