@@ -45,6 +45,7 @@ import { loadClincDraw, loadTask, summarise, type Scored, type Task } from './sm
 import { writeResults } from './results-file.js';
 import {
   crossEntropy,
+  FUNCTION_WORDS,
   gradientError,
   misses,
   outOfFold,
@@ -63,55 +64,72 @@ const { values } = parseArgs({
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-seed': { type: 'string', default: '1' },
     probe: { type: 'string', multiple: true, default: [] },
+    kinds: { type: 'string', default: 'bag,clause,prefix' },
   },
 });
 
 const LAMBDAS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2];
 const BETAS = [1, 3, 10, 30];
+/** The pointer's penalty on γ, as pointer-trial.ts's grid. */
+const MUS = [1e-4, 1e-3, 1e-2, 1e-1];
 const FOLDS = 5;
 
-/** A text as its words outside a negation's scope, each with its clause's number. */
+/**
+ * A text as its words outside a negation's scope, each with its clause's number and the word it
+ * points at (the last content word before it in its clause, as pointer-trial.ts reads it).
+ */
 interface Encoded {
   words: string[];
   clauses: number[];
+  pointers: Array<string | null>;
 }
 
 function encode(text: string, reading: ScopeCues | null): Encoded {
   const words: string[] = [];
   const clauses: number[] = [];
+  const pointers: Array<string | null> = [];
   let open = false;
   let clause = 0;
+  let last: string | null = null;
+  const push = (word: string, pointer: string | null): void => {
+    words.push(word);
+    clauses.push(clause);
+    pointers.push(pointer);
+  };
   for (const token of tokens(text)) {
     const mark = scopeMark(token, reading ?? 'every');
     const word = token.trim();
     if (mark === SCOPE_STOP) {
-      // A break belongs to the clause it ends.
+      // A break belongs to the clause it ends, and points at nothing.
       open = false;
-      words.push(word);
-      clauses.push(clause);
+      last = null;
+      push(word, null);
       clause += 1;
       continue;
     }
     if (open) continue;
+    push(word, last);
     if (mark === SCOPE_CUE) open = reading !== null;
-    words.push(word);
-    clauses.push(clause);
+    else if (!FUNCTION_WORDS.has(word)) last = word;
   }
-  return { words, clauses };
+  return { words, clauses, pointers };
 }
 
 /** One row per text: known word ids, their clauses numbered 0..K-1, and n (every word kept). */
 interface Row {
   word: Int32Array;
   clause: Int32Array;
+  /** The id of the word each word points at, or −1. */
+  pointer: Int32Array;
   clauseCount: number;
   n: number;
 }
 
 function rows(texts: readonly Encoded[], vocab: Map<string, number>): Row[] {
-  return texts.map(({ words, clauses }) => {
+  return texts.map(({ words, clauses, pointers }) => {
     const ids: number[] = [];
     const of: number[] = [];
+    const to: number[] = [];
     const renumber = new Map<number, number>();
     words.forEach((w, i) => {
       const id = vocab.get(w);
@@ -120,10 +138,13 @@ function rows(texts: readonly Encoded[], vocab: Map<string, number>): Row[] {
       if (!renumber.has(k)) renumber.set(k, renumber.size);
       ids.push(id);
       of.push(renumber.get(k) as number);
+      const p = pointers[i];
+      to.push(p === null || p === undefined ? -1 : (vocab.get(p) ?? -1));
     });
     return {
       word: Int32Array.from(ids),
       clause: Int32Array.from(of),
+      pointer: Int32Array.from(to),
       clauseCount: Math.max(renumber.size, 1),
       n: Math.max(words.length, 1),
     };
@@ -131,19 +152,34 @@ function rows(texts: readonly Encoded[], vocab: Map<string, number>): Row[] {
 }
 
 /**
- * Parameters: W [C, V], then b [C]. β = 0 is the bag (every clause's evidence summed); β > 0 the
- * clause model. Returns the logits (with the clauses' evidence E and weights a for the backward
- * pass) and the objective with its gradient.
+ * Parameters: W [C, V], then b [C], then γ [V] where `mu` is given (the pointer: each word adds
+ * γ[w_t] · W[c, p(t)], the evidence of the word it points at, to its clause, as in
+ * pointer-trial.ts). β = 0 is the bag (every clause's evidence summed); β > 0 the clause model.
+ * Returns the logits (with the clauses' evidence E and weights a for the backward pass) and the
+ * objective with its gradient.
  */
-function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: number, beta: number) {
+function objective(
+  data: Row[],
+  y: Int32Array,
+  C: number,
+  V: number,
+  lambda: number,
+  beta: number,
+  mu?: number,
+) {
+  const G = C * V + C;
   const forward = (x: Float64Array, row: Row) => {
     const K = row.clauseCount;
     const E = new Float64Array(K * C);
     for (let i = 0; i < row.word.length; i++) {
       const w = row.word[i] as number;
       const k = row.clause[i] as number;
-      for (let c = 0; c < C; c++)
-        E[k * C + c] = (E[k * C + c] as number) + (x[c * V + w] as number) / row.n;
+      const p = mu === undefined ? -1 : (row.pointer[i] as number);
+      const g = p >= 0 ? (x[G + w] as number) : 0;
+      for (let c = 0; c < C; c++) {
+        const pointed = p >= 0 ? g * (x[c * V + p] as number) : 0;
+        E[k * C + c] = (E[k * C + c] as number) + ((x[c * V + w] as number) + pointed) / row.n;
+      }
     }
     const a = new Float64Array(K * C);
     const z = new Float64Array(C);
@@ -185,8 +221,16 @@ function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: num
       for (let i = 0; i < row.word.length; i++) {
         const w = row.word[i] as number;
         const k = row.clause[i] as number;
-        for (let c = 0; c < C; c++)
-          grad[c * V + w] = (grad[c * V + w] as number) + (dE[k * C + c] as number) / row.n;
+        const p = mu === undefined ? -1 : (row.pointer[i] as number);
+        const g = p >= 0 ? (x[G + w] as number) : 0;
+        for (let c = 0; c < C; c++) {
+          const d = (dE[k * C + c] as number) / row.n;
+          grad[c * V + w] = (grad[c * V + w] as number) + d;
+          if (p >= 0) {
+            grad[c * V + p] = (grad[c * V + p] as number) + d * g;
+            grad[G + w] = (grad[G + w] as number) + d * (x[c * V + p] as number);
+          }
+        }
       }
     });
     loss /= data.length;
@@ -194,9 +238,14 @@ function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: num
       loss += (lambda / 2) * (x[k] as number) ** 2;
       grad[k] = (grad[k] as number) + lambda * (x[k] as number);
     }
+    if (mu !== undefined)
+      for (let k = G; k < G + V; k++) {
+        loss += (mu / 2) * (x[k] as number) ** 2;
+        grad[k] = (grad[k] as number) + mu * (x[k] as number);
+      }
     return loss;
   };
-  return { forward, evaluate };
+  return { forward, evaluate, size: G + (mu === undefined ? 0 : V) };
 }
 
 /**
@@ -274,7 +323,7 @@ function prefixObjective(
     }
     return loss;
   };
-  return { forward, evaluate };
+  return { forward, evaluate, size: C * V + C };
 }
 
 function fit(
@@ -282,19 +331,22 @@ function fit(
   y: Int32Array,
   C: number,
   V: number,
-  lambda: number,
-  beta: number,
-  form: 'clause' | 'prefix' = 'clause',
+  kind: Kind,
+  { lambda, beta, mu }: { lambda: number; beta: number; mu: number },
 ) {
-  const { forward, evaluate } = (form === 'prefix' ? prefixObjective : objective)(
-    data,
-    y,
-    C,
-    V,
-    lambda,
-    beta,
-  );
-  const { x } = minimize((p, g) => evaluate(p, g), new Float64Array(C * V + C), {
+  const { forward, evaluate, size } =
+    kind === 'prefix'
+      ? prefixObjective(data, y, C, V, lambda, beta)
+      : objective(
+          data,
+          y,
+          C,
+          V,
+          lambda,
+          beta,
+          kind === 'pointer' || kind === 'both' ? mu : undefined,
+        );
+  const { x } = minimize((p, g) => evaluate(p, g), new Float64Array(size), {
     maxIterations: 500,
   });
   return (row: Row): Float64Array => forward(x, row).z;
@@ -312,6 +364,7 @@ function gradientCheck(): number {
     return {
       word: Int32Array.from({ length: n }, () => Math.floor(random() * V)),
       clause: Int32Array.from({ length: n }, () => Math.floor(random() * K)),
+      pointer: new Int32Array(n).fill(-1),
       clauseCount: K,
       n: n + 1,
     };
@@ -327,16 +380,32 @@ function gradientCheck(): number {
     const x = Float64Array.from({ length: C * V + C }, () => 2 * random() - 1);
     worst = Math.max(worst, gradientError(evaluate, x));
   }
+  // The pointer's terms, from a stream of their own (the checks above draw as they did before).
+  let pointerSeed = 54321;
+  const draw = (): number => (pointerSeed = (pointerSeed * 16807) % 2147483647) / 2147483647;
+  for (const row of data)
+    row.pointer = Int32Array.from(row.word, () => Math.floor(draw() * (V + 1)) - 1);
+  for (const beta of [0, 3]) {
+    const { evaluate, size } = objective(data, y, C, V, 0.01, beta, 0.03);
+    const x = Float64Array.from({ length: size }, () => 2 * draw() - 1);
+    worst = Math.max(worst, gradientError(evaluate, x));
+  }
   return worst;
 }
 
-type Kind = 'bag' | 'clause' | 'prefix';
-const KINDS: readonly Kind[] = ['bag', 'clause', 'prefix'];
+/**
+ * The models: the bag, pooled by clause, by clause so far; and, when asked for (`--kinds`), the
+ * bag with the pointer and the clause model with it.
+ */
+type Kind = 'bag' | 'clause' | 'prefix' | 'pointer' | 'both';
+const ALL_KINDS: readonly Kind[] = ['bag', 'clause', 'prefix', 'pointer', 'both'];
+const KINDS = ALL_KINDS.filter((k) => (values.kinds as string).split(',').includes(k));
 
 interface Choice {
   reading: ScopeCues | null;
   lambda: number;
   beta: number;
+  mu: number;
   outOfFold: number;
 }
 
@@ -354,14 +423,15 @@ function runTask(task: Task) {
         vocab,
       );
       for (const lambda of LAMBDAS)
-        for (const beta of kind === 'bag' ? [0] : BETAS) {
-          const form = kind === 'prefix' ? 'prefix' : 'clause';
-          const loss = outOfFold(data, y, fold, FOLDS, (rows, ys) =>
-            fit(rows, ys, C, V, lambda, beta, form),
-          );
-          if (best === null || loss < best.outOfFold)
-            best = { reading, lambda, beta, outOfFold: loss };
-        }
+        for (const beta of kind === 'bag' || kind === 'pointer' ? [0] : BETAS)
+          for (const mu of kind === 'pointer' || kind === 'both' ? MUS : [0]) {
+            const settings = { lambda, beta, mu };
+            const loss = outOfFold(data, y, fold, FOLDS, (rows, ys) =>
+              fit(rows, ys, C, V, kind, settings),
+            );
+            if (best === null || loss < best.outOfFold)
+              best = { reading, ...settings, outOfFold: loss };
+          }
     }
     return best as Choice;
   };
@@ -371,15 +441,7 @@ function runTask(task: Task) {
       task.train.map((l) => encode(l.text, choice.reading)),
       vocab,
     );
-    const model = fit(
-      data,
-      y,
-      C,
-      V,
-      choice.lambda,
-      choice.beta,
-      kind === 'prefix' ? 'prefix' : 'clause',
-    );
+    const model = fit(data, y, C, V, kind, choice);
     const scored: Scored[] = task.test.map((line) => {
       const [row] = rows([encode(line.text, choice.reading)], vocab) as [Row];
       return { p: probabilities(labels, model(row)), label: line.label, line };
@@ -396,7 +458,10 @@ function runTask(task: Task) {
       probes,
     };
   };
-  const models = { bag: judge('bag'), clause: judge('clause'), prefix: judge('prefix') };
+  const models = Object.fromEntries(KINDS.map((k) => [k, judge(k)])) as Record<
+    Kind,
+    ReturnType<typeof judge>
+  >;
   // The rule `clef-web train` keeps a layer by: the lowest out-of-fold cross-entropy.
   const kept = KINDS.reduce((a, b) =>
     models[b].choice.outOfFold < models[a].choice.outOfFold ? b : a,
@@ -430,11 +495,11 @@ for (const load of tasks) {
       .map(([k, v]) => `${k} ${k === 'aurocOther' ? (v as number).toFixed(3) : pct(v)}`)
       .join(', ');
     console.log(
-      `  ${which}: out of fold ${choice.outOfFold.toFixed(3)} (scope ${choice.reading ?? 'none'}, λ ${choice.lambda}, β ${choice.beta}); ${shown}`,
+      `  ${which}: out of fold ${choice.outOfFold.toFixed(3)} (scope ${choice.reading ?? 'none'}, λ ${choice.lambda}, β ${choice.beta}, μ ${choice.mu}); ${shown}`,
     );
   }
   console.log(`  kept (lower out of fold): ${r.kept}`);
-  for (const [i, { text }] of r.bag.probes.entries())
+  for (const [i, text] of (values.probe as string[]).entries())
     console.log(
       `  "${text}": ${KINDS.map((k) => `${k} ${r[k].probes[i]?.answer} ${r[k].probes[i]?.confidence.toFixed(2)}`).join(', ')}`,
     );

@@ -44,6 +44,7 @@ import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { writeResults } from './results-file.js';
 import {
   crossEntropy,
+  FUNCTION_WORDS,
   gradientError,
   misses,
   outOfFold,
@@ -61,13 +62,6 @@ const { values } = parseArgs({
   },
 });
 
-/** Words that name no thing: never what a later word points at. */
-const FUNCTION_WORDS = new Set(
-  (
-    'the a an is are was were be been being am it its this that these those to of in on for at ' +
-    "by with from my our your their his her i we me us you they he she and or so just it’s it's"
-  ).split(' '),
-);
 const LAMBDAS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2];
 const MUS = [1e-4, 1e-3, 1e-2, 1e-1];
 /** The bilinear term's product is penalised twice (on a and on U): its grid reaches lower. */

@@ -4,6 +4,14 @@
  * harness around a fit (labels and vocabulary, folds, the gradient check, the misses).
  */
 
+/** Words that name no thing: never what a later word points at. */
+export const FUNCTION_WORDS = new Set(
+  (
+    'the a an is are was were be been being am it its this that these those to of in on for at ' +
+    "by with from my our your their his her i we me us you they he she and or so just it’s it's"
+  ).split(' '),
+);
+
 /** Words, punctuation and spaced dashes, lower-cased. */
 export function tokens(text: string): string[] {
   return (
