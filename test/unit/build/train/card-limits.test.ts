@@ -64,3 +64,33 @@ describe('the card on negation', () => {
     expect(card).not.toMatch(ADVICE);
   });
 });
+
+// The clause weight reads the later clause as what holds; on two-clause lines that speak of two
+// things it weighs the later thing more too, and urgency answered 10 of 12 such lines wrong
+// (docs/benchmarks.md, "Pooling clause by clause: a trial"). The card says so where it is kept.
+describe('the card on the clause weight', () => {
+  const TWO_THINGS =
+    /the two clauses speak of two things .*that lean is wrong: the later thing weighs more too/;
+
+  it('names the lines it reads wrongly where the weight was kept', () => {
+    const card = modelCard(
+      facts({
+        scopeTried: true,
+        scope: true,
+        scopeCues: 'every',
+        clauseTried: true,
+        clauseWeight: 1,
+      }),
+    );
+    expect(card).toContain('weigh e^1 = 2.72 times as much');
+    expect(card).toMatch(TWO_THINGS);
+  });
+
+  it('says nothing of it where no weight was kept', () => {
+    const card = modelCard(
+      facts({ scopeTried: true, scope: true, scopeCues: 'every', clauseTried: true }),
+    );
+    expect(card).not.toContain('times as much as those before it');
+    expect(card).not.toMatch(TWO_THINGS);
+  });
+});
