@@ -266,7 +266,7 @@ export function modelCard(facts: CardFacts): string {
       : []),
     ...(facts.selection.clauseWeight !== null
       ? [
-          `- In a state of more than one clause, the words after its first break (a comma, a dash, "but", "while", …) weigh e^${facts.selection.clauseWeight} = ${Math.exp(facts.selection.clauseWeight).toFixed(2)} times as much as those before it, as the examples taught out of fold: where a request says what changed ("it was down this morning, it works now"), the later clause tends to say what holds. Where the first clause is the one that counts, or the two clauses speak of two things ("payments are offline, the internal wiki works"), that lean is wrong: the later thing weighs more too.`,
+          `- In a state of more than one clause, the words after its first break (a comma, a dash, "but", "while", …) weigh e^${facts.selection.clauseWeight} = ${Math.exp(facts.selection.clauseWeight).toFixed(2)} times as much as those before it, as the examples taught out of fold: where a request says what changed ("it was down this morning, it works now"), the later clause tends to say what holds. Where the first clause is the one that counts ("payments are offline, the internal wiki works"), that lean is wrong: the later clause's words weigh more whatever thing they name.`,
         ]
       : []),
     '- It answers only the trained questions and options (above, and in `manifest.json` under `training`).',
