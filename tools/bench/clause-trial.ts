@@ -44,6 +44,7 @@ import {
 import { loadClincDraw, loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { writeResults } from './results-file.js';
 import {
+  addPenalty,
   crossEntropy,
   FUNCTION_WORDS,
   gradientError,
@@ -233,17 +234,8 @@ function objective(
         }
       }
     });
-    loss /= data.length;
-    for (let k = 0; k < C * V; k++) {
-      loss += (lambda / 2) * (x[k] as number) ** 2;
-      grad[k] = (grad[k] as number) + lambda * (x[k] as number);
-    }
-    if (mu !== undefined)
-      for (let k = G; k < G + V; k++) {
-        loss += (mu / 2) * (x[k] as number) ** 2;
-        grad[k] = (grad[k] as number) + mu * (x[k] as number);
-      }
-    return loss;
+    loss = addPenalty(loss / data.length, x, grad, 0, C * V, lambda);
+    return mu === undefined ? loss : addPenalty(loss, x, grad, G, G + V, mu);
   };
   return { forward, evaluate, size: G + (mu === undefined ? 0 : V) };
 }
@@ -316,12 +308,7 @@ function prefixObjective(
         }
       }
     });
-    loss /= data.length;
-    for (let k = 0; k < C * V; k++) {
-      loss += (lambda / 2) * (x[k] as number) ** 2;
-      grad[k] = (grad[k] as number) + lambda * (x[k] as number);
-    }
-    return loss;
+    return addPenalty(loss / data.length, x, grad, 0, C * V, lambda);
   };
   return { forward, evaluate, size: C * V + C };
 }

@@ -43,6 +43,7 @@ import {
 import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { writeResults } from './results-file.js';
 import {
+  addPenalty,
   crossEntropy,
   FUNCTION_WORDS,
   gradientError,
@@ -190,17 +191,8 @@ function objective(data: Row[], y: Int32Array, C: number, V: number, lambda: num
         }
       }
     });
-    loss /= data.length;
-    for (let k = 0; k < C * V; k++) {
-      loss += (lambda / 2) * (x[k] as number) ** 2;
-      grad[k] = (grad[k] as number) + lambda * (x[k] as number);
-    }
-    if (pointer)
-      for (let k = C * V + C; k < x.length; k++) {
-        loss += (mu / 2) * (x[k] as number) ** 2;
-        grad[k] = (grad[k] as number) + mu * (x[k] as number);
-      }
-    return loss;
+    loss = addPenalty(loss / data.length, x, grad, 0, C * V, lambda);
+    return pointer ? addPenalty(loss, x, grad, C * V + C, x.length, mu) : loss;
   };
   return { forward, evaluate };
 }
@@ -259,14 +251,8 @@ function bilinearObjective(
         }
       }
     });
-    loss /= data.length;
-    for (let k = 0; k < x.length; k++) {
-      if (k >= C * V && k < U0) continue;
-      const penalty = k < C * V ? lambda : mu;
-      loss += (penalty / 2) * (x[k] as number) ** 2;
-      grad[k] = (grad[k] as number) + penalty * (x[k] as number);
-    }
-    return loss;
+    loss = addPenalty(loss / data.length, x, grad, 0, C * V, lambda);
+    return addPenalty(loss, x, grad, U0, x.length, mu);
   };
   return { forward, evaluate, size: A0 + V, a0: A0 };
 }

@@ -134,3 +134,23 @@ export function outOfFold<Row>(
   }
   return loss / data.length;
 }
+
+/**
+ * Adds the L2 penalty (rate/2)·x_k² over [from, to) to `loss` and rate·x_k to the gradient, one
+ * coordinate after another (the order every trial's fits were measured with), and returns the loss.
+ */
+export function addPenalty(
+  loss: number,
+  x: Float64Array,
+  grad: Float64Array,
+  from: number,
+  to: number,
+  rate: number,
+): number {
+  let sum = loss;
+  for (let k = from; k < to; k++) {
+    sum += (rate / 2) * (x[k] as number) ** 2;
+    grad[k] = (grad[k] as number) + rate * (x[k] as number);
+  }
+  return sum;
+}
