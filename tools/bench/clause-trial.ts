@@ -5,11 +5,13 @@
  *
  *   npx tsx tools/bench/clause-trial.ts [--tasks failing,gate,urgency] [--label NAME]
  *     [--with-pairs] [--clinc-draws N [--clinc-seed 1]] [--probe TEXT]...
+ *     [--kinds bag,clause,prefix,pointer,both,heads] [--split every|first]
  *
  * (`--with-pairs` adds each task's optional contrasting lines to its training, as
  * train-small.ts does; `--clinc-draws` adds train-small.ts's CLINC150 draws: 6 intents and
  * `other`, 40 training queries each; each `--probe` is a text every model is asked, its answer
- * printed and kept in the results.)
+ * printed and kept in the results; `--split first` ends only the first clause at a break, so a
+ * state has at most two, as the flag layer's clause head marks them.)
  *
  * Three word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
  * training file and judged on its test files with the figures train-small.ts reports:
@@ -18,6 +20,9 @@
  *   clause:  logit_c = b_c + Σ_k a_kc · E_kc,   E_kc = Σ_{t in clause k} W[c, w_t] / n,
  *            a_·c = softmax over the clauses k of β · E_kc
  *   prefix:  the causal form, each word weighted by its clause's evidence so far (prefixObjective)
+ *   heads:   the form a Clef release can compute (headsObjective): per pooling head, each
+ *            clause's mean, then a softmax over the clauses keyed by a query the head learns
+ *   shared:  `heads` with one set of word vectors for every head
  *
  * over the state's n words outside a negation's scope (the trainer's scope layer, scope.ts, on
  * words), where a clause ends at a break as the scope layer reads one (punctuation, a spaced
@@ -66,6 +71,7 @@ const { values } = parseArgs({
     'clinc-seed': { type: 'string', default: '1' },
     probe: { type: 'string', multiple: true, default: [] },
     kinds: { type: 'string', default: 'bag,clause,prefix' },
+    split: { type: 'string', default: 'every' },
   },
 });
 
@@ -105,7 +111,8 @@ function encode(text: string, reading: ScopeCues | null): Encoded {
       open = false;
       last = null;
       push(word, null);
-      clause += 1;
+      // With `--split first`, a state has at most two clauses: up to its first break, and after.
+      if (values.split !== 'first' || clause === 0) clause += 1;
       continue;
     }
     if (open) continue;
@@ -313,6 +320,121 @@ function prefixObjective(
   return { forward, evaluate, size: C * V + C };
 }
 
+/**
+ * The form a Clef release can compute (`heads`): H pooling heads (H = the option count), each
+ * with word vectors θ_h [C, V] and a query q_h [C]. A first attention layer gives each clause's end
+ * its clause's mean, m_kh = Σ_{t in k} θ_h[·, w_t] / n_k (the attention there is uniform over the
+ * clause); the pooling layer then takes, at the head's positions, per head a softmax over the
+ * clause ends keyed by the clause's mean:
+ *
+ *   logit_c = b_c + Σ_h bag_h[c],   bag_h = Σ_k a_kh m_kh,   a_·h = softmax_k(β q_h · m_kh)
+ *
+ * A state of one clause gets Σ_h m_h, the bag (as a mean). Head h's query starts at option h's
+ * direction, so each head starts as the `clause` form's option h and may learn another reading.
+ */
+function headsObjective(
+  data: Row[],
+  y: Int32Array,
+  C: number,
+  V: number,
+  lambda: number,
+  beta: number,
+  shared = false,
+) {
+  const H = C;
+  // With `shared`, every head reads the same word vectors θ [C, V], as a release whose heads all
+  // take the token's content as their value does.
+  const Q = (shared ? 1 : H) * C * V;
+  const at = (h: number, c: number, w: number): number => ((shared ? 0 : h * C) + c) * V + w;
+  const B = Q + H * C;
+  const forward = (x: Float64Array, row: Row) => {
+    const K = row.clauseCount;
+    const count = new Float64Array(K);
+    for (let i = 0; i < row.word.length; i++) count[row.clause[i] as number]++;
+    const m = new Float64Array(H * K * C);
+    for (let i = 0; i < row.word.length; i++) {
+      const w = row.word[i] as number;
+      const k = row.clause[i] as number;
+      for (let h = 0; h < H; h++)
+        for (let c = 0; c < C; c++) {
+          const j = (h * K + k) * C + c;
+          m[j] = (m[j] as number) + (x[at(h, c, w)] as number) / (count[k] as number);
+        }
+    }
+    const a = new Float64Array(H * K);
+    const bag = new Float64Array(H * C);
+    const z = new Float64Array(C);
+    for (let c = 0; c < C; c++) z[c] = x[B + c] as number;
+    for (let h = 0; h < H; h++) {
+      const s = new Float64Array(K);
+      let max = -Infinity;
+      for (let k = 0; k < K; k++) {
+        let dot = 0;
+        for (let c = 0; c < C; c++)
+          dot += (x[Q + h * C + c] as number) * (m[(h * K + k) * C + c] as number);
+        s[k] = beta * dot;
+        max = Math.max(max, s[k] as number);
+      }
+      let sum = 0;
+      for (let k = 0; k < K; k++) sum += Math.exp((s[k] as number) - max);
+      for (let k = 0; k < K; k++) {
+        const ak = Math.exp((s[k] as number) - max) / sum;
+        a[h * K + k] = ak;
+        for (let c = 0; c < C; c++)
+          bag[h * C + c] = (bag[h * C + c] as number) + ak * (m[(h * K + k) * C + c] as number);
+      }
+      for (let c = 0; c < C; c++) z[c] = (z[c] as number) + (bag[h * C + c] as number);
+    }
+    return { z, m, a, bag, count };
+  };
+  const evaluate = (x: Float64Array, grad: Float64Array): number => {
+    grad.fill(0);
+    let loss = 0;
+    data.forEach((row, r) => {
+      const { z, m, a, bag, count } = forward(x, row);
+      const K = row.clauseCount;
+      const label = y[r] as number;
+      loss += crossEntropy(z, label);
+      const d = softmaxStep(z, label, data.length);
+      for (let c = 0; c < C; c++) grad[B + c] = (grad[B + c] as number) + (d[c] as number);
+      const dm = new Float64Array(H * K * C);
+      for (let h = 0; h < H; h++) {
+        let bagD = 0;
+        for (let c = 0; c < C; c++) bagD += (bag[h * C + c] as number) * (d[c] as number);
+        for (let k = 0; k < K; k++) {
+          const ak = a[h * K + k] as number;
+          let mD = 0;
+          for (let c = 0; c < C; c++) mD += (m[(h * K + k) * C + c] as number) * (d[c] as number);
+          // ∂(bag_h · d)/∂s_kh = a_kh (m_kh · d − bag_h · d); s_kh = β q_h · m_kh.
+          const g = ak * (mD - bagD) * beta;
+          for (let c = 0; c < C; c++) {
+            const at = (h * K + k) * C + c;
+            dm[at] = ak * (d[c] as number) + g * (x[Q + h * C + c] as number);
+            grad[Q + h * C + c] = (grad[Q + h * C + c] as number) + g * (m[at] as number);
+          }
+        }
+      }
+      for (let i = 0; i < row.word.length; i++) {
+        const w = row.word[i] as number;
+        const k = row.clause[i] as number;
+        for (let h = 0; h < H; h++)
+          for (let c = 0; c < C; c++) {
+            const j = at(h, c, w);
+            grad[j] =
+              (grad[j] as number) + (dm[(h * K + k) * C + c] as number) / (count[k] as number);
+          }
+      }
+    });
+    return addPenalty(loss / data.length, x, grad, 0, B, lambda);
+  };
+  const start = (): Float64Array => {
+    const x = new Float64Array(B + C);
+    for (let h = 0; h < H; h++) x[Q + h * C + (h % C)] = 1;
+    return x;
+  };
+  return { forward, evaluate, size: B + C, start };
+}
+
 function fit(
   data: Row[],
   y: Int32Array,
@@ -321,6 +443,11 @@ function fit(
   kind: Kind,
   { lambda, beta, mu }: { lambda: number; beta: number; mu: number },
 ) {
+  if (kind === 'heads' || kind === 'shared') {
+    const heads = headsObjective(data, y, C, V, lambda, beta, kind === 'shared');
+    const { x } = minimize((p, g) => heads.evaluate(p, g), heads.start(), { maxIterations: 500 });
+    return (row: Row): Float64Array => heads.forward(x, row).z;
+  }
   const { forward, evaluate, size } =
     kind === 'prefix'
       ? prefixObjective(data, y, C, V, lambda, beta)
@@ -377,6 +504,18 @@ function gradientCheck(): number {
     const x = Float64Array.from({ length: size }, () => 2 * draw() - 1);
     worst = Math.max(worst, gradientError(evaluate, x));
   }
+  // The release's form, from a stream of its own.
+  let headsSeed = 24680;
+  const drawHeads = (): number => (headsSeed = (headsSeed * 16807) % 2147483647) / 2147483647;
+  for (const [beta, shared] of [
+    [1, false],
+    [3, false],
+    [3, true],
+  ] as const) {
+    const { evaluate, size } = headsObjective(data, y, C, V, 0.01, beta, shared);
+    const x = Float64Array.from({ length: size }, () => 2 * drawHeads() - 1);
+    worst = Math.max(worst, gradientError(evaluate, x));
+  }
   return worst;
 }
 
@@ -384,8 +523,16 @@ function gradientCheck(): number {
  * The models: the bag, pooled by clause, by clause so far; and, when asked for (`--kinds`), the
  * bag with the pointer and the clause model with it.
  */
-type Kind = 'bag' | 'clause' | 'prefix' | 'pointer' | 'both';
-const ALL_KINDS: readonly Kind[] = ['bag', 'clause', 'prefix', 'pointer', 'both'];
+type Kind = 'bag' | 'clause' | 'prefix' | 'pointer' | 'both' | 'heads' | 'shared';
+const ALL_KINDS: readonly Kind[] = [
+  'bag',
+  'clause',
+  'prefix',
+  'pointer',
+  'both',
+  'heads',
+  'shared',
+];
 const KINDS = ALL_KINDS.filter((k) => (values.kinds as string).split(',').includes(k));
 
 interface Choice {
