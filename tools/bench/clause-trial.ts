@@ -5,7 +5,7 @@
  *
  *   npx tsx tools/bench/clause-trial.ts [--tasks failing,gate,urgency] [--label NAME]
  *     [--with-pairs] [--clinc-draws N [--clinc-seed 1]] [--probe TEXT]...
- *     [--kinds bag,clause,prefix,pointer,both,heads] [--split every|first]
+ *     [--kinds bag,clause,prefix,pointer,both,heads,shared] [--split every|first]
  *
  * (`--with-pairs` adds each task's optional contrasting lines to its training, as
  * train-small.ts does; `--clinc-draws` adds train-small.ts's CLINC150 draws: 6 intents and
@@ -13,7 +13,7 @@
  * printed and kept in the results; `--split first` ends only the first clause at a break, so a
  * state has at most two, as the flag layer's clause head marks them.)
  *
- * Three word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
+ * Word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
  * training file and judged on its test files with the figures train-small.ts reports:
  *
  *   bag:     logit_c = b_c + Σ_t W[c, w_t] / n
@@ -330,7 +330,8 @@ function prefixObjective(
  *   logit_c = b_c + Σ_h bag_h[c],   bag_h = Σ_k a_kh m_kh,   a_·h = softmax_k(β q_h · m_kh)
  *
  * A state of one clause gets Σ_h m_h, the bag (as a mean). Head h's query starts at option h's
- * direction, so each head starts as the `clause` form's option h and may learn another reading.
+ * direction, so each head starts as the `clause` form's option h and may learn another reading;
+ * λ penalises the word vectors and the queries alike.
  */
 function headsObjective(
   data: Row[],
@@ -408,9 +409,9 @@ function headsObjective(
           // ∂(bag_h · d)/∂s_kh = a_kh (m_kh · d − bag_h · d); s_kh = β q_h · m_kh.
           const g = ak * (mD - bagD) * beta;
           for (let c = 0; c < C; c++) {
-            const at = (h * K + k) * C + c;
-            dm[at] = ak * (d[c] as number) + g * (x[Q + h * C + c] as number);
-            grad[Q + h * C + c] = (grad[Q + h * C + c] as number) + g * (m[at] as number);
+            const j = (h * K + k) * C + c;
+            dm[j] = ak * (d[c] as number) + g * (x[Q + h * C + c] as number);
+            grad[Q + h * C + c] = (grad[Q + h * C + c] as number) + g * (m[j] as number);
           }
         }
       }
@@ -521,7 +522,7 @@ function gradientCheck(): number {
 
 /**
  * The models: the bag, pooled by clause, by clause so far; and, when asked for (`--kinds`), the
- * bag with the pointer and the clause model with it.
+ * bag with the pointer, the clause model with it, and the two forms a release can compute.
  */
 type Kind = 'bag' | 'clause' | 'prefix' | 'pointer' | 'both' | 'heads' | 'shared';
 const ALL_KINDS: readonly Kind[] = [
