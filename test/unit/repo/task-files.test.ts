@@ -148,4 +148,29 @@ describe('data/tasks', () => {
     expect(badPairs([a, { ...b, label: a.label }])).toEqual([a.pair]);
     expect(badPairs([a])).toEqual([a.pair]);
   });
+
+  it('holds agentgate as its README says: labels its options, pairs whole, nothing repeated', () => {
+    const question = JSON.parse(readFileSync(join(TASKS, 'agentgate/question.json'), 'utf8'));
+    const train = read('agentgate/train.jsonl');
+    const test = read('agentgate/test.jsonl');
+    expect(train).toHaveLength(80);
+    expect(test).toHaveLength(52);
+    const options = optionsOf(question);
+    expect([...train, ...test].filter((l) => !options.includes(l.label))).toEqual([]);
+    for (const option of options) expect(train.filter((l) => l.label === option)).toHaveLength(40);
+    const kinds = (kind: string) => test.filter((l) => l.kind === kind).length;
+    expect([kinds('plain'), kinds('negation'), kinds('pair')]).toEqual([20, 8, 24]);
+    expect(badPairs(test)).toEqual([]);
+    expect(new Set(test.flatMap((l) => (l.pair ? [l.pair] : []))).size).toBe(12);
+    // Written apart from its training part and from every other task's lines.
+    const others = [
+      ...Object.values(ops).flat(),
+      ...['helpdesk', 'bikeshop', 'devices'].flatMap((t) => [
+        ...read(`${t}/train.jsonl`),
+        ...read(`${t}/test.jsonl`),
+      ]),
+    ];
+    expect(repeated(test, [...train, ...others])).toEqual([]);
+    expect(repeated(train, others)).toEqual([]);
+  });
 });
