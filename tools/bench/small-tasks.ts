@@ -32,8 +32,8 @@ export const readLines = (path: string): TaskLine[] =>
     .map((l) => JSON.parse(l) as TaskLine);
 
 export function loadTask(name: string, withPairs = false): Task {
-  // A single-question task (with an out-of-scope option `other`, but for devices).
-  if (name === 'helpdesk' || name === 'bikeshop' || name === 'devices') {
+  // A single-question task (with an out-of-scope option `other`, but for devices and agentgate).
+  if (name === 'helpdesk' || name === 'bikeshop' || name === 'devices' || name === 'agentgate') {
     const dir = `data/tasks/${name}`;
     // bikeshop's optional contrasting lines (train-contrast.jsonl), as ops' train-pairs.jsonl.
     const extra = withPairs && name === 'bikeshop' ? ['train-contrast.jsonl'] : [];
@@ -43,7 +43,7 @@ export function loadTask(name: string, withPairs = false): Task {
       question: JSON.parse(readFileSync(join(dir, 'question.json'), 'utf8')),
       train: ['train.jsonl', ...extra].flatMap((file) => readLines(join(dir, file))),
       test: readLines(join(dir, 'test.jsonl')),
-      other: name === 'devices' ? null : 'other',
+      other: name === 'devices' || name === 'agentgate' ? null : 'other',
     };
   }
   const dir = 'data/tasks/ops';

@@ -6,7 +6,7 @@
  * the product (`trainDecisionModel` on the plain text-and-label file, defaults) and judged
  * through its package (onnxruntime-node), on the test file only.
  *
- *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency,bikeshop,devices]
+ *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency,bikeshop,devices,agentgate]
  *       [--out bench/work/small] [--label NAME]
  *
  * Per task: accuracy over the test file; helpdesk and bikeshop also in-scope accuracy (the
@@ -52,7 +52,7 @@ import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
   options: {
-    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency,bikeshop,devices' },
+    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency,bikeshop,devices,agentgate' },
     out: { type: 'string', default: 'bench/work/small' },
     label: { type: 'string', default: 'train-small' },
     'with-pairs': { type: 'boolean', default: false },
