@@ -11,7 +11,7 @@
  *
  * Per task: accuracy over the test file; helpdesk and bikeshop also in-scope accuracy (the
  * queues, `other` left out of the argmax) and the AUROC of P(other), bikeshop its contrast items;
- * the ops tasks and devices accuracy per kind (plain, negation, minimal pairs) and the share of
+ * the ops tasks, devices and agentgate accuracy per kind (plain, negation, minimal pairs) and the share of
  * minimal pairs right on both sides. Calibrated (the package's calibration.json): the share of all answers
  * wrong at confidence ≥ 0.9, and how often the 90% prediction set holds the label. Prints a table and writes JSON to bench/results.
  * The ops tasks' fresh negation items (data/tasks/ops/fresh.jsonl, written after the scope layer
