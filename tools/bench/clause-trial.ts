@@ -534,7 +534,13 @@ const ALL_KINDS: readonly Kind[] = [
   'heads',
   'shared',
 ];
-const KINDS = ALL_KINDS.filter((k) => (values.kinds as string).split(',').includes(k));
+const asked = (values.kinds as string).split(',');
+const unknown = asked.filter((k) => !(ALL_KINDS as readonly string[]).includes(k));
+if (unknown.length > 0)
+  throw new Error(`--kinds: unknown ${unknown.join(', ')} (known: ${ALL_KINDS.join(', ')})`);
+if (values.split !== 'every' && values.split !== 'first')
+  throw new Error(`--split: give every or first (got ${String(values.split)})`);
+const KINDS = ALL_KINDS.filter((k) => asked.includes(k));
 
 interface Choice {
   reading: ScopeCues | null;
