@@ -1,0 +1,260 @@
+/**
+ * A trial of a design on the product's own model (dev only): "priors from count statistics". The
+ * word weights u (features.ts: θ_t = idf(w) · u[w] + its n-grams) are pulled toward γ times naive
+ * Bayes' log-probability ratios on the same training part, divided by idf so that θ gets γ · NB,
+ * instead of toward zero; the fit starts there. Nothing in src/ changes: the tool adds
+ * λ(|u − c|² − |u|²) to the product's own objective (learner.ts fitObjective, whose first block
+ * is u). On the product's own setup (its layers as `clef-web train` chose them), γ chosen by the
+ * same 5-fold cross-fit (the same folds), kept where it beats the product's out-of-fold loss,
+ * judged on the test files by the fitted function.
+ *
+ *   npx tsx tools/bench/prior-trial.ts [--tasks ...] [--with-pairs] [--priors 0.001,0.003,0.01]
+ *     [--clinc-draws N --clinc-seed S] [--label NAME]
+ */
+import { parseArgs } from 'node:util';
+import { promptOptions } from '../../src/clef/prompt.js';
+import { RMS_EPS } from '../../src/build/train/construct.js';
+import { fitPhase } from '../../src/build/train/fit.js';
+import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
+import { featureIdf } from '../../src/build/train/features.js';
+import { minimizeAsync } from '../../src/build/train/lbfgs.js';
+import { fitObjective, type FitSettings } from '../../src/build/train/learner.js';
+import type { LearnerSetup } from '../../src/build/train/learner-setup.js';
+import type { ModelExample } from '../../src/build/train/model.js';
+import { log } from '../../src/build/train/portable-math.js';
+import { scopedBag } from '../../src/build/train/scope.js';
+import { DEFAULT_CONTEXT } from '../../src/build/train/options.js';
+import { prepare } from '../../src/build/train/prepare.js';
+import { modelLogits } from '../../src/build/train/readout.js';
+import { assignFolds, FOLDS, score } from '../../src/build/train/select.js';
+import {
+  loadClincDraw,
+  loadTask,
+  summarise,
+  type Scored,
+  type Task,
+  type TaskLine,
+} from './small-tasks.js';
+import { writeResults } from './results-file.js';
+
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency,devices,bikeshop' },
+    label: { type: 'string', default: 'prior-trial' },
+    'with-pairs': { type: 'boolean', default: false },
+    priors: { type: 'string', default: '0.001,0.003,0.01' },
+    'clinc-draws': { type: 'string', default: '0' },
+    'clinc-seed': { type: 'string', default: '1' },
+  },
+});
+
+const PRIORS = (values.priors as string).split(',').map(Number);
+
+/**
+ * Naive Bayes' weights per word feature and class dim: log p(w | o) minus its mean over the
+ * options, add-one smoothing over the words the part holds. One question a file (these tasks).
+ */
+function naiveBayes(setup: LearnerSetup, examples: readonly ModelExample[]): Float64Array {
+  const { features, classWidth: width } = setup;
+  const counts = new Float64Array(features.words * width);
+  const totals = new Float64Array(width);
+  const seen = new Set<number>();
+  for (const e of examples) {
+    const q = e.questions[0];
+    if (q === undefined || q.label < 0) continue;
+    for (const t of e.bag) {
+      const w = features.word[t] as number;
+      if (w < 0) continue;
+      seen.add(w);
+      counts[w * width + q.label] = (counts[w * width + q.label] as number) + 1;
+      totals[q.label] = (totals[q.label] as number) + 1;
+    }
+  }
+  const out = new Float64Array(features.words * width);
+  for (const w of seen) {
+    let mean = 0;
+    for (let d = 0; d < width; d++) {
+      const lp = log(((counts[w * width + d] as number) + 1) / ((totals[d] as number) + seen.size));
+      out[w * width + d] = lp;
+      mean += lp / width;
+    }
+    for (let d = 0; d < width; d++) out[w * width + d] = (out[w * width + d] as number) - mean;
+  }
+  return out;
+}
+
+/** The product's fit with u pulled toward γ · NB / idf (γ 0: the product's fit itself). */
+async function fitWithPrior(
+  setup: LearnerSetup,
+  train: readonly ModelExample[],
+  settings: FitSettings,
+  prior: number,
+) {
+  const fit = fitObjective(setup, train, { settings });
+  try {
+    const marks = setup.scopeMarks;
+    const bags = train.map((e) => (marks === undefined ? e.bag : scopedBag(marks, e.bag)));
+    const idf = featureIdf(setup.features, bags);
+    const width = setup.classWidth;
+    const center = naiveBayes(setup, train).map(
+      (v, i) => (prior * v) / (idf.word[Math.floor(i / width)] as number),
+    );
+    const lambda = settings.lambda;
+    const c2 = center.reduce((a, v) => a + v * v, 0);
+    const start = fit.start.slice();
+    start.set(center, 0);
+    const result = await minimizeAsync(
+      async (x, grad) => {
+        let value = await fit.objective(x, grad);
+        for (let i = 0; i < center.length; i++) {
+          value -= 2 * lambda * (x[i] as number) * (center[i] as number);
+          grad[i] = (grad[i] as number) - 2 * lambda * (center[i] as number);
+        }
+        return value + lambda * c2;
+      },
+      start,
+      { maxIterations: MAX_ITERATIONS },
+    );
+    return fit.model(result.x, result.iterations);
+  } finally {
+    fit.close();
+  }
+}
+
+/** 5-fold cross-fit of γ on the product's folds (select.ts assignFolds, seed 1). */
+async function crossFitPrior(
+  setup: LearnerSetup,
+  examples: readonly ModelExample[],
+  settings: FitSettings,
+  prior: number,
+) {
+  const k = Math.min(FOLDS, examples.length);
+  const fold = assignFolds(examples, k, 1);
+  const outOfFold = new Array<Float64Array[]>(examples.length);
+  for (let f = 0; f < k; f++) {
+    const fitted = await fitWithPrior(
+      setup,
+      examples.filter((_, i) => fold[i] !== f),
+      settings,
+      prior,
+    );
+    examples.forEach((e, i) => {
+      if (fold[i] === f) outOfFold[i] = modelLogits(fitted.params, e);
+    });
+  }
+  return score(examples, outOfFold);
+}
+
+function examplesOf(task: Task, lines: readonly TaskLine[]): string {
+  return lines
+    .map((l) =>
+      JSON.stringify({
+        request: {
+          model: task.name,
+          state: l.text,
+          questions: { [task.questionId]: task.question },
+        },
+        labels: { [task.questionId]: l.label },
+      }),
+    )
+    .join('\n');
+}
+
+async function runTask(task: Task) {
+  const t0 = Date.now();
+  const prepared = prepare(
+    {
+      examples: examplesOf(task, task.train),
+      heldOutExamples: examplesOf(task, task.test),
+      out: '',
+    },
+    1,
+    DEFAULT_CONTEXT,
+    0.9,
+    () => {},
+    () => {},
+  );
+  const train = { examples: prepared.trainExamples, encoded: prepared.train };
+  const heldOut = { examples: prepared.heldOutExamples, encoded: prepared.heldOut };
+  const product = await fitPhase(prepared.data, prepared.questions, train, heldOut, {
+    seed: 1,
+    rmsEps: RMS_EPS,
+  });
+  const productOutOfFold = score(train.encoded, product.outOfFold as Float64Array[][]).logLoss;
+  const sel = product.selection;
+  const settings = product.model.settings;
+  const tries = [];
+  for (const prior of PRIORS) {
+    const scored = await crossFitPrior(product.setup, train.encoded, settings, prior);
+    tries.push({ prior, logLoss: scored.logLoss, accuracy: scored.accuracy });
+    console.error(
+      `${task.name}: γ ${prior}: out of fold ${scored.logLoss.toFixed(4)} (${(100 * scored.accuracy).toFixed(1)}%)`,
+    );
+  }
+  const best = tries.reduce((a, b) => (b.logLoss < a.logLoss ? b : a));
+  const fitted = await fitWithPrior(product.setup, train.encoded, settings, best.prior);
+  const judge = (params: typeof fitted.params): Scored[] =>
+    heldOut.encoded.map((e, i) => {
+      const logits = modelLogits(params, e)[0] as Float64Array;
+      const q = (heldOut.examples[i] as (typeof heldOut.examples)[number]).valid.questions[0];
+      const ids = promptOptions(q as Parameters<typeof promptOptions>[0]).map(([id]) => id);
+      const max = Math.max(...logits);
+      const exps = Array.from(logits, (v) => Math.exp(v - max));
+      const sum = exps.reduce((a, b) => a + b, 0);
+      const line = task.test[i] as TaskLine;
+      return {
+        p: new Map(ids.map((id, o) => [id, (exps[o] as number) / sum])),
+        label: line.label,
+        line,
+      };
+    });
+  return {
+    task: task.name,
+    seconds: (Date.now() - t0) / 1000,
+    product: {
+      layers: {
+        scope: sel.scopeCues,
+        pointer: sel.pointer,
+        clauseWeight: sel.clauseWeight,
+        order: sel.order,
+      },
+      settings,
+      outOfFold: productOutOfFold,
+      figures: summarise(task, judge(product.model.params)),
+    },
+    prior: {
+      kept: best.logLoss < productOutOfFold,
+      prior: best.prior,
+      tries,
+      outOfFold: best.logLoss,
+      figures: summarise(task, judge(fitted.params)),
+    },
+  };
+}
+
+const pct = (x: unknown): string =>
+  typeof x === 'number' ? (x > 1 ? x.toFixed(3) : `${(100 * x).toFixed(1)}%`) : '—';
+const tasks: Array<() => Task> = (values.tasks as string)
+  .split(',')
+  .filter((n) => n !== '')
+  .map((name) => () => loadTask(name, values['with-pairs']));
+// Small files of the helpdesk's shape drawn from CLINC150 (train-small.ts --clinc-draws).
+for (let draw = 0; draw < Number(values['clinc-draws']); draw++)
+  tasks.push(() =>
+    loadClincDraw({ draw, intents: 6, perLabel: 40, seed: Number(values['clinc-seed']) }),
+  );
+const results = [];
+for (const task of tasks) {
+  const r = await runTask(task());
+  results.push(r);
+  console.log(
+    `\n${r.task} (${r.seconds.toFixed(0)} s; prior ${r.prior.kept ? 'kept' : 'not kept'})`,
+  );
+  for (const which of ['product', 'prior'] as const) {
+    const shown = Object.entries(r[which].figures)
+      .map(([k, v]) => `${k} ${pct(v)}`)
+      .join(', ');
+    console.log(`  ${which}: out of fold ${r[which].outOfFold.toFixed(4)}; ${shown}`);
+  }
+}
+writeResults(values.label as string, { results });
