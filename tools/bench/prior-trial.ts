@@ -52,7 +52,8 @@ const PRIORS = (values.priors as string).split(',').map(Number);
 
 /**
  * Naive Bayes' weights per word feature and class dim: log p(w | o) minus its mean over the
- * options, add-one smoothing over the words the part holds. One question a file (these tasks).
+ * options, add-one smoothing over the words the part holds, every word of the state counted (the
+ * baseline's way, negated words too). One question a file (these tasks).
  */
 function naiveBayes(setup: LearnerSetup, examples: readonly ModelExample[]): Float64Array {
   const { features, classWidth: width } = setup;
