@@ -12,9 +12,6 @@
  *     [--clinc-draws N --clinc-seed S] [--label NAME]
  */
 import { parseArgs } from 'node:util';
-import { promptOptions } from '../../src/clef/prompt.js';
-import { RMS_EPS } from '../../src/build/train/construct.js';
-import { fitPhase } from '../../src/build/train/fit.js';
 import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
 import { featureIdf } from '../../src/build/train/features.js';
 import { minimizeAsync } from '../../src/build/train/lbfgs.js';
@@ -23,18 +20,10 @@ import type { LearnerSetup } from '../../src/build/train/learner-setup.js';
 import type { ModelExample } from '../../src/build/train/model.js';
 import { log } from '../../src/build/train/portable-math.js';
 import { scopedBag } from '../../src/build/train/scope.js';
-import { DEFAULT_CONTEXT } from '../../src/build/train/options.js';
-import { prepare } from '../../src/build/train/prepare.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { assignFolds, FOLDS, score } from '../../src/build/train/select.js';
-import {
-  loadClincDraw,
-  loadTask,
-  summarise,
-  type Scored,
-  type Task,
-  type TaskLine,
-} from './small-tasks.js';
+import { loadClincDraw, loadTask, type Task } from './small-tasks.js';
+import { figuresLine, productFit } from './product-fit.js';
 import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
@@ -146,95 +135,39 @@ async function crossFitPrior(
   return score(examples, outOfFold);
 }
 
-function examplesOf(task: Task, lines: readonly TaskLine[]): string {
-  return lines
-    .map((l) =>
-      JSON.stringify({
-        request: {
-          model: task.name,
-          state: l.text,
-          questions: { [task.questionId]: task.question },
-        },
-        labels: { [task.questionId]: l.label },
-      }),
-    )
-    .join('\n');
-}
-
 async function runTask(task: Task) {
   const t0 = Date.now();
-  const prepared = prepare(
-    {
-      examples: examplesOf(task, task.train),
-      heldOutExamples: examplesOf(task, task.test),
-      out: '',
-    },
-    1,
-    DEFAULT_CONTEXT,
-    0.9,
-    () => {},
-    () => {},
-  );
-  const train = { examples: prepared.trainExamples, encoded: prepared.train };
-  const heldOut = { examples: prepared.heldOutExamples, encoded: prepared.heldOut };
-  const product = await fitPhase(prepared.data, prepared.questions, train, heldOut, {
-    seed: 1,
-    rmsEps: RMS_EPS,
-  });
-  const productOutOfFold = score(train.encoded, product.outOfFold as Float64Array[][]).logLoss;
-  const sel = product.selection;
-  const settings = product.model.settings;
+  const fit = await productFit(task);
+  const settings = fit.product.model.settings;
   const tries = [];
   for (const prior of PRIORS) {
-    const scored = await crossFitPrior(product.setup, train.encoded, settings, prior);
+    const scored = await crossFitPrior(fit.product.setup, fit.train, settings, prior);
     tries.push({ prior, logLoss: scored.logLoss, accuracy: scored.accuracy });
     console.error(
       `${task.name}: γ ${prior}: out of fold ${scored.logLoss.toFixed(4)} (${(100 * scored.accuracy).toFixed(1)}%)`,
     );
   }
   const best = tries.reduce((a, b) => (b.logLoss < a.logLoss ? b : a));
-  const fitted = await fitWithPrior(product.setup, train.encoded, settings, best.prior);
-  const judge = (params: typeof fitted.params): Scored[] =>
-    heldOut.encoded.map((e, i) => {
-      const logits = modelLogits(params, e)[0] as Float64Array;
-      const q = (heldOut.examples[i] as (typeof heldOut.examples)[number]).valid.questions[0];
-      const ids = promptOptions(q as Parameters<typeof promptOptions>[0]).map(([id]) => id);
-      const max = Math.max(...logits);
-      const exps = Array.from(logits, (v) => Math.exp(v - max));
-      const sum = exps.reduce((a, b) => a + b, 0);
-      const line = task.test[i] as TaskLine;
-      return {
-        p: new Map(ids.map((id, o) => [id, (exps[o] as number) / sum])),
-        label: line.label,
-        line,
-      };
-    });
+  const fitted = await fitWithPrior(fit.product.setup, fit.train, settings, best.prior);
   return {
     task: task.name,
     seconds: (Date.now() - t0) / 1000,
     product: {
-      layers: {
-        scope: sel.scopeCues,
-        pointer: sel.pointer,
-        clauseWeight: sel.clauseWeight,
-        order: sel.order,
-      },
+      layers: fit.layers,
       settings,
-      outOfFold: productOutOfFold,
-      figures: summarise(task, judge(product.model.params)),
+      outOfFold: fit.outOfFold,
+      figures: fit.figures(fit.product.model.params),
     },
     prior: {
-      kept: best.logLoss < productOutOfFold,
+      kept: best.logLoss < fit.outOfFold,
       prior: best.prior,
       tries,
       outOfFold: best.logLoss,
-      figures: summarise(task, judge(fitted.params)),
+      figures: fit.figures(fitted.params),
     },
   };
 }
 
-const pct = (x: unknown): string =>
-  typeof x === 'number' ? (x > 1 ? x.toFixed(3) : `${(100 * x).toFixed(1)}%`) : '—';
 const tasks: Array<() => Task> = (values.tasks as string)
   .split(',')
   .filter((n) => n !== '')
@@ -252,10 +185,9 @@ for (const task of tasks) {
     `\n${r.task} (${r.seconds.toFixed(0)} s; prior ${r.prior.kept ? 'kept' : 'not kept'})`,
   );
   for (const which of ['product', 'prior'] as const) {
-    const shown = Object.entries(r[which].figures)
-      .map(([k, v]) => `${k} ${pct(v)}`)
-      .join(', ');
-    console.log(`  ${which}: out of fold ${r[which].outOfFold.toFixed(4)}; ${shown}`);
+    console.log(
+      `  ${which}: out of fold ${r[which].outOfFold.toFixed(4)}; ${figuresLine(r[which].figures)}`,
+    );
   }
 }
 writeResults(values.label as string, { results });

@@ -1,0 +1,94 @@
+/**
+ * A small task fitted as `clef-web train` fits it, for the trials of a change around the
+ * product's own fit (dev only): the task's lines as labelled requests with its test file as the
+ * held-out part, `train`'s own choice (fit.ts fitPhase: its layers and settings by 5-fold
+ * cross-fitting, seed 1), that choice's out-of-fold loss, and the test file judged by a fitted
+ * function with train-small.ts's figures.
+ */
+import { promptOptions } from '../../src/clef/prompt.js';
+import { RMS_EPS } from '../../src/build/train/construct.js';
+import { fitPhase } from '../../src/build/train/fit.js';
+import type { ModelParams } from '../../src/build/train/model.js';
+import { DEFAULT_CONTEXT } from '../../src/build/train/options.js';
+import { prepare } from '../../src/build/train/prepare.js';
+import { modelLogits } from '../../src/build/train/readout.js';
+import { score } from '../../src/build/train/select.js';
+import { summarise, type Scored, type Task, type TaskLine } from './small-tasks.js';
+
+function examplesOf(task: Task, lines: readonly TaskLine[]): string {
+  return lines
+    .map((l) =>
+      JSON.stringify({
+        request: {
+          model: task.name,
+          state: l.text,
+          questions: { [task.questionId]: task.question },
+        },
+        labels: { [task.questionId]: l.label },
+      }),
+    )
+    .join('\n');
+}
+
+export async function productFit(task: Task) {
+  const prepared = prepare(
+    {
+      examples: examplesOf(task, task.train),
+      heldOutExamples: examplesOf(task, task.test),
+      out: '',
+    },
+    1,
+    DEFAULT_CONTEXT,
+    0.9,
+    () => {},
+    () => {},
+  );
+  const train = { examples: prepared.trainExamples, encoded: prepared.train };
+  const heldOut = { examples: prepared.heldOutExamples, encoded: prepared.heldOut };
+  const product = await fitPhase(prepared.data, prepared.questions, train, heldOut, {
+    seed: 1,
+    rmsEps: RMS_EPS,
+  });
+  const sel = product.selection;
+  /** The test file's figures (small-tasks.ts summarise) of the function with these parameters. */
+  const figures = (params: ModelParams) =>
+    summarise(
+      task,
+      heldOut.encoded.map((e, i): Scored => {
+        const logits = modelLogits(params, e)[0] as Float64Array;
+        const q = (heldOut.examples[i] as (typeof heldOut.examples)[number]).valid.questions[0];
+        const ids = promptOptions(q as Parameters<typeof promptOptions>[0]).map(([id]) => id);
+        const max = Math.max(...logits);
+        const exps = Array.from(logits, (v) => Math.exp(v - max));
+        const sum = exps.reduce((a, b) => a + b, 0);
+        const line = task.test[i] as TaskLine;
+        return {
+          p: new Map(ids.map((id, o) => [id, (exps[o] as number) / sum])),
+          label: line.label,
+          line,
+        };
+      }),
+    );
+  return {
+    product,
+    train: train.encoded,
+    outOfFold: score(train.encoded, product.outOfFold as Float64Array[][]).logLoss,
+    layers: {
+      scope: sel.scopeCues,
+      pointer: sel.pointer,
+      clauseWeight: sel.clauseWeight,
+      order: sel.order,
+    },
+    figures,
+  };
+}
+
+const pct = (x: unknown): string =>
+  typeof x === 'number' ? (x > 1 ? x.toFixed(3) : `${(100 * x).toFixed(1)}%`) : '—';
+
+/** One line of figures, for a trial's console. */
+export function figuresLine(figures: Record<string, number | null>): string {
+  return Object.entries(figures)
+    .map(([k, v]) => `${k} ${pct(v)}`)
+    .join(', ');
+}
