@@ -13,7 +13,14 @@ import { DEFAULT_CONTEXT } from '../../src/build/train/options.js';
 import { prepare } from '../../src/build/train/prepare.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { score } from '../../src/build/train/select.js';
-import { summarise, type Scored, type Task, type TaskLine } from './small-tasks.js';
+import {
+  loadClincDraw,
+  loadTask,
+  summarise,
+  type Scored,
+  type Task,
+  type TaskLine,
+} from './small-tasks.js';
 
 function examplesOf(task: Task, lines: readonly TaskLine[]): string {
   return lines
@@ -69,17 +76,25 @@ export async function productFit(task: Task) {
         };
       }),
     );
+  const outOfFold = score(train.encoded, product.outOfFold as Float64Array[][]).logLoss;
+  const layers = {
+    scope: sel.scopeCues,
+    pointer: sel.pointer,
+    clauseWeight: sel.clauseWeight,
+    order: sel.order,
+  };
   return {
     product,
     train: train.encoded,
-    outOfFold: score(train.encoded, product.outOfFold as Float64Array[][]).logLoss,
-    layers: {
-      scope: sel.scopeCues,
-      pointer: sel.pointer,
-      clauseWeight: sel.clauseWeight,
-      order: sel.order,
-    },
+    outOfFold,
     figures,
+    /** What the results file keeps of the product's own fit. */
+    summary: () => ({
+      layers,
+      settings: product.model.settings,
+      outOfFold,
+      figures: figures(product.model.params),
+    }),
   };
 }
 
@@ -91,4 +106,21 @@ export function figuresLine(figures: Record<string, number | null>): string {
   return Object.entries(figures)
     .map(([k, v]) => `${k} ${pct(v)}`)
     .join(', ');
+}
+
+/**
+ * A trial's tasks: the named small tasks, then `draws` small files of the helpdesk's shape drawn
+ * from CLINC150 (train-small.ts --clinc-draws), each loaded when its turn comes.
+ */
+export function trialTasks(
+  names: string,
+  options: { withPairs?: boolean; draws: number; seed: number },
+): Array<() => Task> {
+  const tasks = names
+    .split(',')
+    .filter((n) => n !== '')
+    .map((name) => () => loadTask(name, options.withPairs));
+  for (let draw = 0; draw < options.draws; draw++)
+    tasks.push(() => loadClincDraw({ draw, intents: 6, perLabel: 40, seed: options.seed }));
+  return tasks;
 }

@@ -13,8 +13,8 @@ import { parseArgs } from 'node:util';
 import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
 import { fitModel } from '../../src/build/train/learner.js';
 import { crossFit } from '../../src/build/train/select.js';
-import { loadClincDraw, loadTask, type Task } from './small-tasks.js';
-import { figuresLine, productFit } from './product-fit.js';
+import type { Task } from './small-tasks.js';
+import { figuresLine, productFit, trialTasks } from './product-fit.js';
 import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
@@ -56,12 +56,7 @@ async function runTask(task: Task) {
   return {
     task: task.name,
     seconds: (Date.now() - t0) / 1000,
-    product: {
-      layers: fit.layers,
-      settings,
-      outOfFold: fit.outOfFold,
-      figures: fit.figures(fit.product.model.params),
-    },
+    product: fit.summary(),
     trial: {
       kept,
       settings: best.settings,
@@ -72,15 +67,10 @@ async function runTask(task: Task) {
   };
 }
 
-const tasks: Array<() => Task> = (values.tasks as string)
-  .split(',')
-  .filter((n) => n !== '')
-  .map((name) => () => loadTask(name));
-// Small files of the helpdesk's shape drawn from CLINC150 (train-small.ts --clinc-draws).
-for (let draw = 0; draw < Number(values['clinc-draws']); draw++)
-  tasks.push(() =>
-    loadClincDraw({ draw, intents: 6, perLabel: 40, seed: Number(values['clinc-seed']) }),
-  );
+const tasks = trialTasks(values.tasks as string, {
+  draws: Number(values['clinc-draws']),
+  seed: Number(values['clinc-seed']),
+});
 const results = [];
 for (const task of tasks) {
   const r = await runTask(task());
