@@ -23,7 +23,7 @@ import { scopedBag } from '../../src/build/train/scope.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { assignFolds, FOLDS, score } from '../../src/build/train/select.js';
 import type { Task } from './small-tasks.js';
-import { figuresLine, productFit, trialTasks } from './product-fit.js';
+import { figuresLine, numbers, productFit, trialTasks } from './product-fit.js';
 import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
@@ -37,7 +37,7 @@ const { values } = parseArgs({
   },
 });
 
-const PRIORS = (values.priors as string).split(',').map(Number);
+const PRIORS = numbers('priors', values.priors as string);
 
 /**
  * Naive Bayes' weights per word feature and class dim: log p(w | o) minus its mean over the
@@ -165,8 +165,8 @@ async function runTask(task: Task) {
 
 const tasks = trialTasks(values.tasks as string, {
   withPairs: values['with-pairs'],
-  draws: Number(values['clinc-draws']),
-  seed: Number(values['clinc-seed']),
+  draws: values['clinc-draws'] as string,
+  seed: values['clinc-seed'] as string,
 });
 const results = [];
 for (const task of tasks) {

@@ -108,19 +108,38 @@ export function figuresLine(figures: Record<string, number | null>): string {
     .join(', ');
 }
 
+/** A flag's comma-separated numbers; stops, naming the flag, at one that is not a number ≥ 0. */
+export function numbers(flag: string, text: string): number[] {
+  const out = text.split(',').map(Number);
+  if (text === '' || out.some((v) => !Number.isFinite(v) || v < 0))
+    throw new Error(`--${flag} takes numbers ≥ 0, comma-separated; got "${text}"`);
+  return out;
+}
+
 /**
  * A trial's tasks: the named small tasks, then `draws` small files of the helpdesk's shape drawn
  * from CLINC150 (train-small.ts --clinc-draws), each loaded when its turn comes.
  */
 export function trialTasks(
   names: string,
-  options: { withPairs?: boolean; draws: number; seed: number },
+  options: { withPairs?: boolean; draws: string; seed: string },
 ): Array<() => Task> {
+  const [draws, seed] = [
+    numbers('clinc-draws', options.draws),
+    numbers('clinc-seed', options.seed),
+  ];
+  if (
+    draws.length !== 1 ||
+    seed.length !== 1 ||
+    !Number.isInteger(draws[0]) ||
+    !Number.isInteger(seed[0])
+  )
+    throw new Error('--clinc-draws and --clinc-seed take one whole number each');
   const tasks = names
     .split(',')
     .filter((n) => n !== '')
     .map((name) => () => loadTask(name, options.withPairs));
-  for (let draw = 0; draw < options.draws; draw++)
-    tasks.push(() => loadClincDraw({ draw, intents: 6, perLabel: 40, seed: options.seed }));
+  for (let draw = 0; draw < (draws[0] as number); draw++)
+    tasks.push(() => loadClincDraw({ draw, intents: 6, perLabel: 40, seed: seed[0] as number }));
   return tasks;
 }

@@ -14,7 +14,7 @@ import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
 import { fitModel } from '../../src/build/train/learner.js';
 import { crossFit } from '../../src/build/train/select.js';
 import type { Task } from './small-tasks.js';
-import { figuresLine, productFit, trialTasks } from './product-fit.js';
+import { figuresLine, numbers, productFit, trialTasks } from './product-fit.js';
 import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
@@ -27,15 +27,16 @@ const { values } = parseArgs({
     'clinc-seed': { type: 'string', default: '1' },
   },
 });
-const list = (name: 'norm-scales' | 'biases') => (values[name] as string).split(',').map(Number);
+const NORM_SCALES = numbers('norm-scales', values['norm-scales'] as string);
+const BIASES = numbers('biases', values.biases as string);
 
 async function runTask(task: Task) {
   const t0 = Date.now();
   const fit = await productFit(task);
   const settings = fit.product.model.settings;
-  const candidates = list('norm-scales')
-    .flatMap((normScale) => list('biases').map((bias) => ({ ...settings, normScale, bias })))
-    .filter((c) => c.normScale !== settings.normScale || c.bias !== settings.bias);
+  const candidates = NORM_SCALES.flatMap((normScale) =>
+    BIASES.map((bias) => ({ ...settings, normScale, bias })),
+  ).filter((c) => c.normScale !== settings.normScale || c.bias !== settings.bias);
   const cross = await crossFit(fit.product.setup, fit.train, {
     candidates,
     seed: 1,
@@ -68,8 +69,8 @@ async function runTask(task: Task) {
 }
 
 const tasks = trialTasks(values.tasks as string, {
-  draws: Number(values['clinc-draws']),
-  seed: Number(values['clinc-seed']),
+  draws: values['clinc-draws'] as string,
+  seed: values['clinc-seed'] as string,
 });
 const results = [];
 for (const task of tasks) {
