@@ -5,15 +5,19 @@
  * cross-fitting, seed 1), that choice's out-of-fold loss, and the test file judged by a fitted
  * function with train-small.ts's figures.
  */
+import { applyCalibration } from '../../src/calibrate/apply.js';
+import { fitCalibration } from '../../src/calibrate/fit.js';
+import type { CalibrationFile } from '../../src/calibrate/types.js';
 import { promptOptions } from '../../src/clef/prompt.js';
 import { RMS_EPS } from '../../src/build/train/construct.js';
 import { fitPhase } from '../../src/build/train/fit.js';
-import type { ModelParams } from '../../src/build/train/model.js';
+import type { ModelExample, ModelParams } from '../../src/build/train/model.js';
 import { DEFAULT_CONTEXT } from '../../src/build/train/options.js';
 import { prepare } from '../../src/build/train/prepare.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { score } from '../../src/build/train/select.js';
 import {
+  apart,
   loadClincDraw,
   loadTask,
   summarise,
@@ -57,25 +61,72 @@ export async function productFit(task: Task) {
     rmsEps: RMS_EPS,
   });
   const sel = product.selection;
-  /** The test file's figures (small-tasks.ts summarise) of the function with these parameters. */
+  /** Each test line's probabilities under a function giving its logits. */
+  const scoredFrom = (logitsOf: (e: ModelExample) => Float64Array) =>
+    heldOut.encoded.map((e, i): Scored => {
+      const logits = logitsOf(e);
+      const q = (heldOut.examples[i] as (typeof heldOut.examples)[number]).valid.questions[0];
+      const ids = promptOptions(q as Parameters<typeof promptOptions>[0]).map(([id]) => id);
+      const max = Math.max(...logits);
+      const exps = Array.from(logits, (v) => Math.exp(v - max));
+      const sum = exps.reduce((a, b) => a + b, 0);
+      const line = task.test[i] as TaskLine;
+      return {
+        p: new Map(ids.map((id, o) => [id, (exps[o] as number) / sum])),
+        label: line.label,
+        line,
+      };
+    });
+  /** The test file's figures (small-tasks.ts summarise) of a function giving each line's logits. */
+  const figuresFrom = (logitsOf: (e: ModelExample) => Float64Array) =>
+    summarise(task, scoredFrom(logitsOf));
+  /** The test file's figures of the function with these parameters. */
   const figures = (params: ModelParams) =>
-    summarise(
-      task,
-      heldOut.encoded.map((e, i): Scored => {
-        const logits = modelLogits(params, e)[0] as Float64Array;
-        const q = (heldOut.examples[i] as (typeof heldOut.examples)[number]).valid.questions[0];
-        const ids = promptOptions(q as Parameters<typeof promptOptions>[0]).map(([id]) => id);
-        const max = Math.max(...logits);
-        const exps = Array.from(logits, (v) => Math.exp(v - max));
-        const sum = exps.reduce((a, b) => a + b, 0);
-        const line = task.test[i] as TaskLine;
+    figuresFrom((e) => modelLogits(params, e)[0] as Float64Array);
+  const optionIds = (examples: typeof heldOut.examples, i: number) =>
+    promptOptions(
+      (examples[i] as (typeof examples)[number]).valid.questions[0] as Parameters<
+        typeof promptOptions
+      >[0],
+    ).map(([id]) => id);
+  /**
+   * The calibration `train` fits on out-of-fold logits (its coverage 0.9, seed 1 and temperature
+   * floor 1), from these logits of the training lines.
+   */
+  const calibrationFrom = (logits: readonly Float64Array[][]) =>
+    fitCalibration(
+      train.examples.map((_, i) => {
+        const ids = optionIds(train.examples, i);
+        const label = (train.encoded[i] as ModelExample).questions[0]?.label as number;
         return {
-          p: new Map(ids.map((id, o) => [id, (exps[o] as number) / sum])),
-          label: line.label,
-          line,
+          questionId: task.questionId,
+          type: 'choice' as const,
+          optionIds: ids,
+          logits: Array.from((logits[i] as Float64Array[])[0] as Float64Array),
+          label,
         };
       }),
-    );
+      { coverage: 0.9, seed: 1, minTemperature: 1 },
+    ).calibration;
+  /** Over the test lines train-small.ts counts: wrong at ≥ 0.9, 90% sets' cover and mean size. */
+  const calibratedFrom = (
+    calibration: CalibrationFile,
+    logitsOf: (e: ModelExample) => Float64Array,
+  ) => {
+    let [wrong, covered, size, n] = [0, 0, 0, 0];
+    heldOut.encoded.forEach((e, i) => {
+      const line = task.test[i] as TaskLine;
+      if (apart(line)) return;
+      const c = applyCalibration(calibration, 'choice', logitsOf(e));
+      const ids = optionIds(heldOut.examples, i);
+      const label = ids.indexOf(line.label);
+      if (c.top !== label && c.confidence >= 0.9) wrong++;
+      if (c.set.includes(label)) covered++;
+      size += c.set.length;
+      n++;
+    });
+    return { wrongAt90: wrong / n, setsCover: covered / n, meanSetSize: size / n };
+  };
   const outOfFold = score(train.encoded, product.outOfFold as Float64Array[][]).logLoss;
   const layers = {
     scope: sel.scopeCues,
@@ -88,6 +139,10 @@ export async function productFit(task: Task) {
     train: train.encoded,
     outOfFold,
     figures,
+    figuresFrom,
+    scoredFrom,
+    calibrationFrom,
+    calibratedFrom,
     /** What the results file keeps of the product's own fit. */
     summary: () => ({
       layers,
@@ -104,7 +159,7 @@ const pct = (x: unknown): string =>
 /** One line of figures, for a trial's console. */
 export function figuresLine(figures: Record<string, number | null>): string {
   return Object.entries(figures)
-    .map(([k, v]) => `${k} ${pct(v)}`)
+    .map(([k, v]) => `${k} ${/Size$/.test(k) && typeof v === 'number' ? v.toFixed(2) : pct(v)}`)
     .join(', ');
 }
 
