@@ -4,10 +4,11 @@
  * normalises its evidence) at 0.3 and the bias weight β at 1. Here, on the product's own setup and
  * λ (its layers as `train` chose them), each other norm scale and β is cross-fitted on the same
  * folds (select.ts crossFit, seed 1), the best kept where it beats the product's out-of-fold loss,
- * and judged on the test files by the fitted function.
+ * and judged on the test files by the fitted function. `--lambdas` cross-fits other λ too (each
+ * with every norm scale and β given), at the layers `train` chose at its own λ.
  *
  *   npx tsx tools/bench/settings-trial.ts [--tasks ...] [--norm-scales 0.1,0.3,1] [--biases 1]
- *     [--clinc-draws N --clinc-seed S] [--label NAME]
+ *     [--lambdas 0.003,0.001] [--clinc-draws N --clinc-seed S] [--label NAME]
  */
 import { parseArgs } from 'node:util';
 import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
@@ -23,20 +24,32 @@ const { values } = parseArgs({
     label: { type: 'string', default: 'settings-trial' },
     'norm-scales': { type: 'string', default: '0.1,0.3,1' },
     biases: { type: 'string', default: '1' },
+    lambdas: { type: 'string', default: '' },
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-seed': { type: 'string', default: '1' },
   },
 });
 const NORM_SCALES = numbers('norm-scales', values['norm-scales'] as string);
 const BIASES = numbers('biases', values.biases as string);
+/** Other λ to cross-fit; none (the product's own λ alone) by default. */
+const LAMBDAS = values.lambdas === '' ? [] : numbers('lambdas', values.lambdas as string);
 
 async function runTask(task: Task) {
   const t0 = Date.now();
   const fit = await productFit(task);
   const settings = fit.product.model.settings;
-  const candidates = NORM_SCALES.flatMap((normScale) =>
-    BIASES.map((bias) => ({ ...settings, normScale, bias })),
-  ).filter((c) => c.normScale !== settings.normScale || c.bias !== settings.bias);
+  const candidates = [settings.lambda, ...LAMBDAS]
+    .flatMap((lambda) =>
+      NORM_SCALES.flatMap((normScale) =>
+        BIASES.map((bias) => ({ ...settings, lambda, normScale, bias })),
+      ),
+    )
+    .filter(
+      (c) =>
+        c.lambda !== settings.lambda ||
+        c.normScale !== settings.normScale ||
+        c.bias !== settings.bias,
+    );
   const cross = await crossFit(fit.product.setup, fit.train, {
     candidates,
     seed: 1,
@@ -44,7 +57,7 @@ async function runTask(task: Task) {
   });
   for (const c of cross.scores)
     console.error(
-      `${task.name}: norm scale ${c.settings.normScale}, β ${c.settings.bias}: out of fold ${c.logLoss.toFixed(4)}`,
+      `${task.name}: λ ${c.settings.lambda}, norm scale ${c.settings.normScale}, β ${c.settings.bias}: out of fold ${c.logLoss.toFixed(4)}`,
     );
   const best = cross.scores.reduce((a, b) => (b.logLoss < a.logLoss ? b : a));
   const kept = best.logLoss < fit.outOfFold;
@@ -78,7 +91,7 @@ for (const task of tasks) {
   results.push(r);
   const s = r.trial.settings;
   console.log(
-    `\n${r.task} (${r.seconds.toFixed(0)} s; ${r.trial.kept ? `norm scale ${s.normScale}, β ${s.bias} kept` : 'the product kept'})`,
+    `\n${r.task} (${r.seconds.toFixed(0)} s; ${r.trial.kept ? `λ ${s.lambda}, norm scale ${s.normScale}, β ${s.bias} kept` : 'the product kept'})`,
   );
   for (const which of ['product', 'trial'] as const)
     console.log(
