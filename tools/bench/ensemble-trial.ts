@@ -45,7 +45,7 @@ const mean = (arrays: readonly Float64Array[]): Float64Array => {
 };
 
 /** The models' parameters averaged: every learned array element by element, the rest the first's. */
-export function soup(models: readonly ModelParams[]): ModelParams {
+function soup(models: readonly ModelParams[]): ModelParams {
   const first = models[0] as ModelParams;
   const pairsOf = (m: ModelParams) => m.pairs as PairParams;
   return {
@@ -79,7 +79,10 @@ const softmax = (logits: Float64Array): Float64Array => {
   return e.map((v) => v / sum);
 };
 
-/** The test figures plus NLL and the share wrong at ≥ 0.9 (uncalibrated), over the scored lines. */
+/**
+ * The test figures, plus over the scored lines the NLL, the share wrong at ≥ 0.9 uncalibrated, and
+ * the calibrated figures at `calibration`.
+ */
 function judged(
   fit: Awaited<ReturnType<typeof productFit>>,
   calibration: CalibrationFile,
