@@ -8,8 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { logisticBaseline, wordFeatures, wordPairFeatures } from './baselines.js';
-import { figuresLine, trialTasks } from './product-fit.js';
-import { writeResults } from './results-file.js';
+import { figuresLine, runTrial, trialTasks } from './product-fit.js';
 import { summarise, type Scored, type Task } from './small-tasks.js';
 
 const { values } = parseArgs({
@@ -30,20 +29,21 @@ function judged(task: Task, featurize: typeof wordFeatures) {
   return { c: lr.c, figures: summarise(task, scored) };
 }
 
-const results = [];
-for (const load of trialTasks(values.tasks as string, {
+const tasks = trialTasks(values.tasks as string, {
   draws: values['clinc-draws'] as string,
   seed: values['clinc-seed'] as string,
-})) {
-  const task = load();
-  const r = {
+});
+await runTrial(
+  values.label as string,
+  tasks,
+  (task) => ({
     task: task.name,
     wordsAndPairs: judged(task, wordPairFeatures),
     words: judged(task, wordFeatures),
-  };
-  results.push(r);
-  console.log(`\n${r.task}`);
-  for (const which of ['wordsAndPairs', 'words'] as const)
-    console.log(`  ${which} (C ${r[which].c}): ${figuresLine(r[which].figures)}`);
-}
-writeResults(values.label as string, { results });
+  }),
+  (r) => {
+    console.log(`\n${r.task}`);
+    for (const which of ['wordsAndPairs', 'words'] as const)
+      console.log(`  ${which} (C ${r[which].c}): ${figuresLine(r[which].figures)}`);
+  },
+);

@@ -18,14 +18,14 @@
 import { parseArgs } from 'node:util';
 import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
 import { fitModel } from '../../src/build/train/learner.js';
+import { scaledSoftmax } from '../../src/calibrate/softmax.js';
 import type { CalibrationFile } from '../../src/calibrate/types.js';
 import type { ModelExample, ModelParams } from '../../src/build/train/model.js';
 import type { PairParams } from '../../src/build/train/pairs.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { assignFolds, FOLDS, score } from '../../src/build/train/select.js';
 import { apart, type Task } from './small-tasks.js';
-import { figuresLine, productFit, trialTasks } from './product-fit.js';
-import { writeResults } from './results-file.js';
+import { figuresLine, productFit, runTrial, trialTasks } from './product-fit.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,8 +36,8 @@ const { values } = parseArgs({
   },
 });
 
-const mean = (arrays: readonly Float64Array[]): Float64Array => {
-  const out = new Float64Array((arrays[0] as Float64Array).length);
+const mean = (arrays: ReadonlyArray<ArrayLike<number>>): Float64Array => {
+  const out = new Float64Array((arrays[0] as ArrayLike<number>).length);
   for (const a of arrays)
     for (let i = 0; i < a.length; i++)
       out[i] = (out[i] as number) + (a[i] as number) / arrays.length;
@@ -71,13 +71,6 @@ function soup(models: readonly ModelParams[]): ModelParams {
         }),
   };
 }
-
-const softmax = (logits: Float64Array): Float64Array => {
-  const max = Math.max(...logits);
-  const e = logits.map((v) => Math.exp(v - max));
-  const sum = e.reduce((a, b) => a + b, 0);
-  return e.map((v) => v / sum);
-};
 
 /**
  * The test figures, plus over the scored lines the NLL, the share wrong at ≥ 0.9 uncalibrated, and
@@ -139,7 +132,7 @@ async function runTask(task: Task) {
     product: judged(fit, calibration, logitsOf(model.params)),
     soup: judged(fit, calibration, logitsOf(soupParams)),
     ensemble: judged(fit, calibration, (e) => {
-      const ps = folds.map((m) => softmax(logitsOf(m)(e)));
+      const ps = folds.map((m) => scaledSoftmax(logitsOf(m)(e)));
       return mean(ps).map((v) => Math.log(v));
     }),
   };
@@ -149,10 +142,7 @@ const tasks = trialTasks(values.tasks as string, {
   draws: values['clinc-draws'] as string,
   seed: values['clinc-seed'] as string,
 });
-const results = [];
-for (const load of tasks) {
-  const r = await runTask(load());
-  results.push(r);
+await runTrial(values.label as string, tasks, runTask, (r) => {
   console.log(
     `\n${r.task} (${r.seconds.toFixed(0)} s; out of fold: product ${r.outOfFold.product.toFixed(4)}, fold models ${r.outOfFold.foldModels.toFixed(4)})`,
   );
@@ -162,5 +152,4 @@ for (const load of tasks) {
       `  ${which}: test NLL ${testNll.toFixed(3)}; calibrated: ${figuresLine(calibrated)}; ${figuresLine(figures)}`,
     );
   }
-}
-writeResults(values.label as string, { results });
+});

@@ -23,8 +23,7 @@ import { scopedBag } from '../../src/build/train/scope.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { assignFolds, FOLDS, score } from '../../src/build/train/select.js';
 import type { Task } from './small-tasks.js';
-import { figuresLine, numbers, productFit, trialTasks } from './product-fit.js';
-import { writeResults } from './results-file.js';
+import { figuresLine, numbers, productFit, runTrial, trialTasks } from './product-fit.js';
 
 const { values } = parseArgs({
   options: {
@@ -168,10 +167,7 @@ const tasks = trialTasks(values.tasks as string, {
   draws: values['clinc-draws'] as string,
   seed: values['clinc-seed'] as string,
 });
-const results = [];
-for (const task of tasks) {
-  const r = await runTask(task());
-  results.push(r);
+await runTrial(values.label as string, tasks, runTask, (r) => {
   console.log(
     `\n${r.task} (${r.seconds.toFixed(0)} s; prior ${r.prior.kept ? 'kept' : 'not kept'})`,
   );
@@ -180,5 +176,4 @@ for (const task of tasks) {
       `  ${which}: out of fold ${r[which].outOfFold.toFixed(4)}; ${figuresLine(r[which].figures)}`,
     );
   }
-}
-writeResults(values.label as string, { results });
+});

@@ -7,6 +7,7 @@
  */
 import { applyCalibration } from '../../src/calibrate/apply.js';
 import { fitCalibration } from '../../src/calibrate/fit.js';
+import { scaledSoftmax } from '../../src/calibrate/softmax.js';
 import type { CalibrationFile } from '../../src/calibrate/types.js';
 import { promptOptions } from '../../src/clef/prompt.js';
 import { RMS_EPS } from '../../src/build/train/construct.js';
@@ -16,6 +17,7 @@ import { DEFAULT_CONTEXT } from '../../src/build/train/options.js';
 import { prepare } from '../../src/build/train/prepare.js';
 import { modelLogits } from '../../src/build/train/readout.js';
 import { score } from '../../src/build/train/select.js';
+import { writeResults } from './results-file.js';
 import {
   apart,
   loadClincDraw,
@@ -64,15 +66,12 @@ export async function productFit(task: Task) {
   /** Each test line's probabilities under a function giving its logits. */
   const scoredFrom = (logitsOf: (e: ModelExample) => Float64Array) =>
     heldOut.encoded.map((e, i): Scored => {
-      const logits = logitsOf(e);
+      const p = scaledSoftmax(logitsOf(e));
       const q = (heldOut.examples[i] as (typeof heldOut.examples)[number]).valid.questions[0];
       const ids = promptOptions(q as Parameters<typeof promptOptions>[0]).map(([id]) => id);
-      const max = Math.max(...logits);
-      const exps = Array.from(logits, (v) => Math.exp(v - max));
-      const sum = exps.reduce((a, b) => a + b, 0);
       const line = task.test[i] as TaskLine;
       return {
-        p: new Map(ids.map((id, o) => [id, (exps[o] as number) / sum])),
+        p: new Map(ids.map((id, o) => [id, p[o] as number])),
         label: line.label,
         line,
       };
@@ -155,6 +154,25 @@ export async function productFit(task: Task) {
 
 const pct = (x: unknown): string =>
   typeof x === 'number' ? (x > 1 ? x.toFixed(3) : `${(100 * x).toFixed(1)}%`) : '—';
+
+/**
+ * A trial's run: `run` on each task in turn, each result printed as it comes, then all of them
+ * written as bench/results/<today>-<label>.json.
+ */
+export async function runTrial<R>(
+  label: string,
+  tasks: ReadonlyArray<() => Task>,
+  run: (task: Task) => Promise<R> | R,
+  print: (result: R) => void,
+): Promise<void> {
+  const results: R[] = [];
+  for (const load of tasks) {
+    const result = await run(load());
+    results.push(result);
+    print(result);
+  }
+  writeResults(label, { results });
+}
 
 /** One line of figures, for a trial's console. */
 export function figuresLine(figures: Record<string, number | null>): string {

@@ -15,8 +15,7 @@ import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
 import { fitModel } from '../../src/build/train/learner.js';
 import { crossFit } from '../../src/build/train/select.js';
 import type { Task } from './small-tasks.js';
-import { figuresLine, numbers, productFit, trialTasks } from './product-fit.js';
-import { writeResults } from './results-file.js';
+import { figuresLine, numbers, productFit, runTrial, trialTasks } from './product-fit.js';
 
 const { values } = parseArgs({
   options: {
@@ -85,10 +84,7 @@ const tasks = trialTasks(values.tasks as string, {
   draws: values['clinc-draws'] as string,
   seed: values['clinc-seed'] as string,
 });
-const results = [];
-for (const task of tasks) {
-  const r = await runTask(task());
-  results.push(r);
+await runTrial(values.label as string, tasks, runTask, (r) => {
   const s = r.trial.settings;
   console.log(
     `\n${r.task} (${r.seconds.toFixed(0)} s; ${r.trial.kept ? `λ ${s.lambda}, norm scale ${s.normScale}, β ${s.bias} kept` : 'the product kept'})`,
@@ -97,5 +93,4 @@ for (const task of tasks) {
     console.log(
       `  ${which}: out of fold ${r[which].outOfFold.toFixed(4)}; ${figuresLine(r[which].figures)}`,
     );
-}
-writeResults(values.label as string, { results });
+});
