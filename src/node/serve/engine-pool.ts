@@ -283,7 +283,9 @@ export async function startEnginePool(
           return new Promise<void>((resolve) => {
             worker.once('exit', () => resolve());
             worker.postMessage({ type: 'dispose' });
-            // A worker stuck in a run is ended after a grace period.
+            // A worker stuck in a run is ended after a grace period. onnxruntime-node aborts the
+            // process when a worker is ended inside a session's run, so this is the last resort of
+            // a shutdown, never a way to cancel a decision.
             setTimeout(() => void worker.terminate(), 5000).unref();
           });
         }),
