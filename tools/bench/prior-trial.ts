@@ -104,7 +104,7 @@ async function fitWithPrior(
       start,
       { maxIterations: MAX_ITERATIONS },
     );
-    return fit.model(result.x, result.iterations);
+    return fit.model(result);
   } finally {
     fit.close();
   }

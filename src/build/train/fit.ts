@@ -19,7 +19,7 @@ import {
   orderSettings,
   type LayersTried,
 } from './layer-search.js';
-import { fitModel, type FitSettings, type FittedModel } from './learner.js';
+import { fitModel, startsFor, type FitSettings, type FittedModel } from './learner.js';
 import { classDims, setupLearner, type LayerChoice, type LearnerSetup } from './learner-setup.js';
 import type { ModelExample } from './model.js';
 import { modelLogits } from './readout.js';
@@ -205,6 +205,7 @@ export async function fitPhase(
     const model = await fitModel(setup, examples, {
       settings,
       maxIterations,
+      starts: startsFor(setup),
       onIteration: (iteration) => {
         if (iteration % ITERATION_REPORT === 0) plan.iteration(kindOf(setup), iteration);
       },

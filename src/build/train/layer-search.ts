@@ -4,7 +4,7 @@
  * bag (the scope layer's readings, the pointer after it, a clause weight, the order layer), each
  * kept where it predicts better out of fold, and the final fit of what was kept on every example.
  */
-import { fitModel, type FitSettings, type FittedModel } from './learner.js';
+import { fitModel, startsFor, type FitSettings, type FittedModel } from './learner.js';
 import type { LayerChoice, LearnerSetup } from './learner-setup.js';
 import type { ModelExample } from './model.js';
 import { modelLogits } from './readout.js';
@@ -369,6 +369,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   const model = await fitModel(chosen.setup, examples, {
     settings: chosen.cross.best,
     maxIterations: MAX_ITERATIONS,
+    starts: startsFor(chosen.setup),
     onIteration: ticker(plan.best).onIteration,
     pool,
   });

@@ -27,7 +27,7 @@ interface Ask {
   grad: Float64Array;
 }
 
-type Minimum = { x: Float64Array; value: number; iterations: number };
+export type Minimum = { x: Float64Array; value: number; iterations: number };
 
 /**
  * The method itself, as a generator that asks for each evaluation it needs: one algorithm for a

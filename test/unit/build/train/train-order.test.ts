@@ -10,17 +10,19 @@
  * all gave ≥ 99%: seeds 5, 101, 202, 11, 12, 13, 584833, 21-27, 31-38 and 994832 gave 99.0% at
  * the least (seed 13), seeds 100001-100015 and 200001-200015, drawn after the bank was chosen,
  * 100% on 28 and 99.75% on 2. The bank it replaced (two fixed-lag heads and two memories) got
- * 96.5% on seed 994832, where CI failed this test's earlier bound of 97%. A seed may still fall a
- * draw or two short of 99%, so this test asserts 98%, far above the bag of words' chance (and
- * fails with the order layer removed); the figures are in docs/benchmarks.md, "Four memories in
- * the order layer".
+ * 96.5% on seed 994832, where CI failed this test's earlier bound of 97%. Seed 162627 then gave
+ * 97.25% from the fit's first start, where CI failed this test's bound of 98%: the model `train`
+ * keeps is fitted from two starts (learner.ts ORDER_STARTS), as here, and gets 100% there. A seed
+ * may still fall a draw or two short of 99%, so this test asserts 98%, far above the bag of
+ * words' chance (and fails with the order layer removed); the figures are in docs/benchmarks.md,
+ * "Four memories in the order layer" and "Two starts for the order layer".
  * The construction of a model with the order layer is checked exactly in train-construct.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import { learnerSetup } from '../../../../src/build/train/fit.js';
 import { MAX_ITERATIONS, ORDER_PAIR_LAMBDA } from '../../../../src/build/train/layer-search.js';
-import { fitModel } from '../../../../src/build/train/learner.js';
+import { fitModel, ORDER_STARTS } from '../../../../src/build/train/learner.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';
 import { orderJsonl } from '../../../../tools/train/planted.js';
@@ -46,6 +48,7 @@ describe('the order layer', () => {
       {
         settings: { ...DEFAULT_SETTINGS, pairLambda: ORDER_PAIR_LAMBDA },
         maxIterations: MAX_ITERATIONS,
+        starts: ORDER_STARTS,
       },
     );
     const plainAccuracy = binaryAccuracy(plain.params, freshEncoded);
@@ -56,6 +59,6 @@ describe('the order layer', () => {
     );
     expect(plainAccuracy, seedLine('train-order plain', SEED)).toBeLessThan(0.65);
     expect(orderedAccuracy, seedLine('train-order', SEED)).toBeGreaterThanOrEqual(0.98);
-    // Two fits of 480 examples, ~30 s together on an idle 2-core machine.
+    // Three fits of 480 examples (the plain one, two starts), ~80 s together on an idle 2-core machine.
   }, 600_000);
 });
