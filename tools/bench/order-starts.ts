@@ -14,11 +14,10 @@ import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build
 import { learnerSetup } from '../../src/build/train/fit.js';
 import { MAX_ITERATIONS, ORDER_PAIR_LAMBDA } from '../../src/build/train/layer-search.js';
 import { fitModel, ORDER_STARTS } from '../../src/build/train/learner.js';
-import type { ModelExample } from '../../src/build/train/model.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
-import { modelLogits } from '../../src/build/train/readout.js';
 import { DEFAULT_SETTINGS } from '../../src/build/train/select.js';
 import { validateRequest } from '../../src/protocol/validate.js';
+import { binaryAccuracy } from '../train/planted-accuracy.js';
 import { orderJsonl } from '../train/planted.js';
 import { numbers } from './product-fit.js';
 import { writeResults } from './results-file.js';
@@ -34,16 +33,6 @@ const TARGET = 0.99;
 
 const parse = (text: string) =>
   parseLabelledExamples(text, { validateRequest: (b) => validateRequest(b) });
-
-function accuracy(params: Parameters<typeof modelLogits>[0], examples: readonly ModelExample[]) {
-  let right = 0;
-  for (const e of examples) {
-    const [logits] = modelLogits(params, e) as [Float64Array];
-    const label = (e.questions[0] as { label: number }).label;
-    if ((logits[label] as number) > (logits[1 - label] as number)) right++;
-  }
-  return right / examples.length;
-}
 
 interface Start {
   objective: number;
@@ -83,7 +72,7 @@ for (const seed of SEEDS) {
     starts.push({
       objective: m.objective,
       iterations: m.iterations,
-      fresh: accuracy(m.params, fresh),
+      fresh: binaryAccuracy(m.params, fresh),
     });
   }
   const kept = starts.reduce((a, b) => (b.objective < a.objective ? b : a));

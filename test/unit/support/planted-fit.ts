@@ -8,26 +8,13 @@ import { MAX_ITERATIONS } from '../../../src/build/train/layer-search.js';
 import { fitModel } from '../../../src/build/train/learner.js';
 import type { LayerChoice } from '../../../src/build/train/learner-setup.js';
 import { SCOPE_WORDS } from '../../../src/build/train/scope.js';
-import type { ModelExample } from '../../../src/build/train/model.js';
-import { modelLogits } from '../../../src/build/train/readout.js';
 import { validateRequest } from '../../../src/protocol/validate.js';
+import { binaryAccuracy } from '../../../tools/train/planted-accuracy.js';
+
+export { binaryAccuracy };
 
 export const parseExamples = (text: string) =>
   parseLabelledExamples(text, { validateRequest: (b) => validateRequest(b) });
-
-/** The share of two-option examples whose label gets the larger logit. */
-export function binaryAccuracy(
-  params: Parameters<typeof modelLogits>[0],
-  examples: readonly ModelExample[],
-): number {
-  let right = 0;
-  for (const e of examples) {
-    const [logits] = modelLogits(params, e) as [Float64Array];
-    const label = (e.questions[0] as { label: number }).label;
-    if ((logits[label] as number) > (logits[1 - label] as number)) right++;
-  }
-  return right / examples.length;
-}
 
 /**
  * A planted task's training lines and fresh draws, tokenized as a small `train` run does (a
