@@ -48,7 +48,7 @@ interface SeedResult {
 
 const results: SeedResult[] = [];
 for (const seed of SEEDS) {
-  // Tokenized as a small `train` run does: a 600-token vocabulary.
+  // Tokenized as train-order.test.ts does: a 600-token vocabulary.
   const train = parse(orderJsonl(480, seed));
   const questions = checkExamples(train);
   const data = prepareTokenizer(train, 600, []);
