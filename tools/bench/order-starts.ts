@@ -8,16 +8,13 @@
  *   npx tsx tools/bench/order-starts.ts --seeds 162627,400001,... [--label order-starts]
  */
 import { parseArgs } from 'node:util';
-import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { RMS_EPS } from '../../src/build/train/construct.js';
-import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
 import { learnerSetup } from '../../src/build/train/fit.js';
 import { MAX_ITERATIONS, ORDER_PAIR_LAMBDA } from '../../src/build/train/layer-search.js';
 import { fitModel, ORDER_STARTS } from '../../src/build/train/learner.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../src/build/train/select.js';
-import { validateRequest } from '../../src/protocol/validate.js';
-import { binaryAccuracy } from '../train/planted-accuracy.js';
+import { binaryAccuracy, plantedData } from '../train/planted-fit.js';
 import { orderJsonl } from '../train/planted.js';
 import { numbers } from './product-fit.js';
 import { writeResults } from './results-file.js';
@@ -30,9 +27,6 @@ const { values } = parseArgs({
 });
 const SEEDS = numbers('seeds', values.seeds as string);
 const TARGET = 0.99;
-
-const parse = (text: string) =>
-  parseLabelledExamples(text, { validateRequest: (b) => validateRequest(b) });
 
 interface Start {
   objective: number;
@@ -48,20 +42,12 @@ interface SeedResult {
 
 const results: SeedResult[] = [];
 for (const seed of SEEDS) {
-  // Tokenized as train-order.test.ts does: a 600-token vocabulary.
-  const train = parse(orderJsonl(480, seed));
-  const questions = checkExamples(train);
-  const data = prepareTokenizer(train, 600, []);
-  const trained = new Set(questions.map((q) => q.id));
-  const encoded = encodeExamples(train, data, 4096, trained);
-  const fresh = encodeExamples(parse(orderJsonl(400, seed + 1)), data, 4096, trained);
-  const setup = learnerSetup(
-    data,
-    questions,
-    [{ examples: train, encoded }],
-    { rmsEps: RMS_EPS },
-    DEFAULT_PAIR_SHAPE,
+  // Prepared as train-order.test.ts prepares it.
+  const { questions, data, encoded, freshEncoded, groups } = plantedData(
+    orderJsonl(480, seed),
+    orderJsonl(400, seed + 1),
   );
+  const setup = learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, DEFAULT_PAIR_SHAPE);
   const starts: Start[] = [];
   for (let s = 0; s < ORDER_STARTS; s++) {
     const m = await fitModel(setup, encoded, {
@@ -72,7 +58,7 @@ for (const seed of SEEDS) {
     starts.push({
       objective: m.objective,
       iterations: m.iterations,
-      fresh: binaryAccuracy(m.params, fresh),
+      fresh: binaryAccuracy(m.params, freshEncoded),
     });
   }
   const kept = starts.reduce((a, b) => (b.objective < a.objective ? b : a));

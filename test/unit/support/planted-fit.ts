@@ -1,38 +1,14 @@
 /** What the trainer's planted two-option tasks (train-order, train-scope) share. */
-import { parseLabelledExamples } from '../../../src/calibrate/examples.js';
 import { RMS_EPS } from '../../../src/build/train/construct.js';
-import { checkExamples, encodeExamples, prepareTokenizer } from '../../../src/build/train/data.js';
 import { fitPhase, learnerSetup, type FitPhase } from '../../../src/build/train/fit.js';
 import type { FitKind, FitReport } from '../../../src/build/train/fit-progress.js';
 import { MAX_ITERATIONS } from '../../../src/build/train/layer-search.js';
 import { fitModel } from '../../../src/build/train/learner.js';
 import type { LayerChoice } from '../../../src/build/train/learner-setup.js';
 import { SCOPE_WORDS } from '../../../src/build/train/scope.js';
-import { validateRequest } from '../../../src/protocol/validate.js';
-import { binaryAccuracy } from '../../../tools/train/planted-accuracy.js';
+import { binaryAccuracy, plantedData } from '../../../tools/train/planted-fit.js';
 
-export { binaryAccuracy };
-
-export const parseExamples = (text: string) =>
-  parseLabelledExamples(text, { validateRequest: (b) => validateRequest(b) });
-
-/**
- * A planted task's training lines and fresh draws, tokenized as a small `train` run does (a
- * 600-token vocabulary, `keepWhole` kept whole) and encoded for the trainer.
- */
-export function plantedData(
-  trainText: string,
-  freshText: string,
-  keepWhole: readonly string[] = [],
-) {
-  const train = parseExamples(trainText);
-  const questions = checkExamples(train);
-  const data = prepareTokenizer(train, 600, keepWhole);
-  const trained = new Set(questions.map((q) => q.id));
-  const encoded = encodeExamples(train, data, 4096, trained);
-  const freshEncoded = encodeExamples(parseExamples(freshText), data, 4096, trained);
-  return { train, questions, data, encoded, freshEncoded, groups: [{ examples: train, encoded }] };
-}
+export { binaryAccuracy, parseExamples, plantedData } from '../../../tools/train/planted-fit.js';
 
 /**
  * The fit phase's progress (fit.ts onFit), and what an honest count of it is: a total that never
