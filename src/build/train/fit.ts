@@ -190,16 +190,15 @@ export async function fitPhase(
           setup: plain,
           settings,
         }))),
-    ...(ordered === null
-      ? []
-      : [{ setup: ordered, settings: orderSettings(given ?? DEFAULT_SETTINGS) }]),
+    ...(ordered === null ? [] : [{ setup: ordered, settings: orderSettings(given) }]),
   ];
   let best: { model: FittedModel; setup: LearnerSetup; logLoss: number } | null = null;
   const scores: CandidateScore[] = [];
   const maxIterations = large ? LARGE_MAX_ITERATIONS : MAX_ITERATIONS;
   const plan = new FitPlan(options.onFit);
   const kindOf = (setup: LearnerSetup) => (setup === ordered ? 'order' : 'bag');
-  for (const { setup } of tries) plan.add(kindOf(setup), 1);
+  // A fit a start (the order layer's model: startsFor's).
+  for (const { setup } of tries) plan.add(kindOf(setup), startsFor(setup));
   plan.settle();
   for (const { setup, settings } of tries) {
     const model = await fitModel(setup, examples, {
@@ -209,6 +208,7 @@ export async function fitPhase(
       onIteration: (iteration) => {
         if (iteration % ITERATION_REPORT === 0) plan.iteration(kindOf(setup), iteration);
       },
+      onStartFitted: () => plan.finished(kindOf(setup)),
       pool,
     });
     const judged = score(
@@ -218,7 +218,6 @@ export async function fitPhase(
     scores.push({ settings, ...judged });
     if (best === null || judged.logLoss < best.logLoss)
       best = { model, setup, logLoss: judged.logLoss };
-    plan.finished(kindOf(setup));
   }
   const chosen = best as unknown as { model: FittedModel; setup: LearnerSetup };
   return {

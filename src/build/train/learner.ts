@@ -72,6 +72,7 @@ export interface FitOptions {
   /** Seed of the order layer's random start (the rest starts at zero). */
   seed?: number;
   maxIterations: number;
+  /** Each iteration of the start under way (counted from 1 in each start). */
   onIteration?: (iteration: number, value: number) => void;
   /** Threads to run the objective's shards on (Node); without one, this thread runs them. */
   pool?: ShardPool;
@@ -82,6 +83,8 @@ export interface FitOptions {
    * iterations is kept (1 unless given; startsFor).
    */
   starts?: number;
+  /** After each start's fit: `train`'s progress counts each start as a fit. */
+  onStartFitted?: (start: number) => void;
 }
 
 /** A block of the parameter vector L-BFGS sees: where it lives, and its L2 weight. */
@@ -128,23 +131,18 @@ export async function fitModel(
   const starts = options.starts ?? 1;
   const first = options.seed ?? 1;
   let kept: FittedModel | null = null;
-  // Iterations are reported counted over the starts, so progress never goes back.
-  let done = 0;
   for (let s = 0; s < starts; s++) {
     const fit = fitObjective(setup, train, { ...options, seed: first + s });
     try {
-      const offset = done;
-      const onIteration = options.onIteration;
       const result = await minimizeAsync(fit.objective, fit.start, {
         maxIterations: options.maxIterations,
-        onIteration:
-          onIteration === undefined ? undefined : (i, value) => onIteration(offset + i, value),
+        onIteration: options.onIteration,
       });
-      done += result.iterations;
       if (kept === null || result.value < kept.objective) kept = fit.model(result);
     } finally {
       fit.close();
     }
+    options.onStartFitted?.(s);
   }
   return kept as FittedModel;
 }

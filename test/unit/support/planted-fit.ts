@@ -3,7 +3,7 @@ import { RMS_EPS } from '../../../src/build/train/construct.js';
 import { fitPhase, learnerSetup, type FitPhase } from '../../../src/build/train/fit.js';
 import type { FitKind, FitReport } from '../../../src/build/train/fit-progress.js';
 import { MAX_ITERATIONS } from '../../../src/build/train/layer-search.js';
-import { fitModel } from '../../../src/build/train/learner.js';
+import { fitModel, ORDER_STARTS } from '../../../src/build/train/learner.js';
 import type { LayerChoice } from '../../../src/build/train/learner-setup.js';
 import { SCOPE_WORDS } from '../../../src/build/train/scope.js';
 import { binaryAccuracy, plantedData } from '../../../tools/train/planted-fit.js';
@@ -37,20 +37,25 @@ export function fitProgress() {
       });
     },
     /**
-     * Fits made by the selection's scores (cross-fitted on `folds`), then the final fit. Under
+     * Fits made by the selection's scores (cross-fitted on `folds`), then the final fit's starts
+     * (a fit each: ORDER_STARTS with the order layer kept, learner.ts startsFor). Under
      * `auto` the pointer's and the order layer's full cross-fits each follow a probe on one fold
      * that won (a probe that lost is a score of its own, on 1 fold).
      */
     made(
       scores: ReadonlyArray<{ folds?: number; layer?: string; clauseWeight?: number }>,
       folds: number,
+      orderKept = false,
     ): number {
       // A clause weight is cross-fitted without a probe, on the pointer too.
       const probed = (s: { folds?: number; layer?: string; clauseWeight?: number }) =>
         s.folds === undefined &&
         s.clauseWeight === undefined &&
         (s.layer === 'order' || s.layer?.endsWith('+pointer') === true);
-      return scores.reduce((n, s) => n + (s.folds ?? folds) + (probed(s) ? 1 : 0), 0) + 1;
+      return (
+        scores.reduce((n, s) => n + (s.folds ?? folds) + (probed(s) ? 1 : 0), 0) +
+        (orderKept ? ORDER_STARTS : 1)
+      );
     },
     /** The fits the reports say finished, by kind. */
     finishedByKind(): Record<FitKind, number> {
@@ -70,7 +75,9 @@ export function fitProgress() {
           s.layer === 'order' ? 'order' : s.layer?.endsWith('+pointer') ? 'pointer' : 'bag';
         by[kind] += this.made([s], selection.folds) - 1;
       }
-      by[selection.order ? 'order' : selection.pointer ? 'pointer' : 'bag']++;
+      by[selection.order ? 'order' : selection.pointer ? 'pointer' : 'bag'] += selection.order
+        ? ORDER_STARTS
+        : 1;
       return by;
     },
     grew(): Array<{ at: number; from: number; to: number }> {

@@ -86,6 +86,31 @@ describe('the fit phase time left', () => {
     expect(said.at(-1)).toBe(0);
   });
 
+  it("counts the kept order model's second start as a fit of its own, once the layer is kept", () => {
+    const { plan, said, reports, wait } = plannedClock();
+    plan.add('order', 2); // the order layer's folds
+    plan.add('best', 1, 1); // the final fit, and its second start where the order layer is kept
+    for (let f = 0; f < 2; f++) {
+      wait(1000);
+      plan.finished('order');
+    }
+    plan.best = 'order';
+    plan.confirm('best', 1);
+    plan.settle();
+    wait(600);
+    plan.iteration('order', 20);
+    // Two starts of 1 s each, the first 0.6 s under way: the second start is in the time left.
+    expect(said.at(-1)).toBe(2 * 1000 - 600);
+    wait(400);
+    plan.finished('order', true);
+    expect(said.at(-1)).toBe(1000);
+    expect(reports.at(-1)).toMatchObject({ done: 3, total: 4, settled: true });
+    wait(1000);
+    plan.finished('order', true);
+    expect(reports.at(-1)).toMatchObject({ done: 4, total: 4 });
+    expect(said.at(-1)).toBe(0);
+  });
+
   it("takes off the time the fit under way has run, up to its kind's time", () => {
     const { plan, said, wait } = plannedClock();
     plan.add('bag', 4);

@@ -35,7 +35,7 @@ describe('the clause weight', () => {
     expect(chosenAccuracy, seedLine('train-clause', SEED)).toBeGreaterThanOrEqual(0.95);
     // The progress counted the clause weights' fits from the first and never raised the count.
     expect(progress.grew()).toEqual([]);
-    const made = progress.made(selection.scores, selection.folds);
+    const made = progress.made(selection.scores, selection.folds, selection.order);
     expect(progress.calls.at(-1)).toEqual({ done: made, total: made, settled: true });
     // Its fits left by kind add up to the total's, and none are left at the end.
     expect(progress.miscounted()).toEqual([]);

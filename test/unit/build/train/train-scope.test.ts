@@ -175,7 +175,7 @@ describe('the scope layer in training', () => {
     // Its progress counted the fits at the most from the first (the scope layer's readings, the
     // pointer and the order layer among them) and never raised the count.
     expect(progress.grew()).toEqual([]);
-    const made = progress.made(selection.scores, selection.folds);
+    const made = progress.made(selection.scores, selection.folds, selection.order);
     expect(progress.calls.at(-1)).toEqual({ done: made, total: made, settled: true });
     // Its fits left by kind add up to the total's, and none are left at the end.
     expect(progress.miscounted()).toEqual([]);

@@ -1,21 +1,22 @@
 /**
  * The kept model with the order layer is fitted from ORDER_STARTS starts (learner.ts): each start
- * is the fit a single start at its seed gives, and the one with the lowest objective is kept. The
- * iterations reported run on across the starts, so `train`'s progress never goes back. On a
+ * is the fit a single start at its seed gives, and the one with the lowest objective is kept. Each
+ * start reports its own iterations and its end (`train`'s progress counts a start as a fit). On a
  * small planted order file and a short cap, so each fit takes a second or two.
  */
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
-import { learnerSetup } from '../../../../src/build/train/fit.js';
-import { ORDER_PAIR_LAMBDA } from '../../../../src/build/train/layer-search.js';
+import { fitPhase, learnerSetup } from '../../../../src/build/train/fit.js';
+import { FitClock, type FitReport } from '../../../../src/build/train/fit-progress.js';
+import { ORDER_SETTINGS } from '../../../../src/build/train/layer-search.js';
 import {
   fitModel,
   ORDER_STARTS,
+  type FitOptions,
   startsFor,
   type FittedModel,
 } from '../../../../src/build/train/learner.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
-import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';
 import { orderJsonl } from '../../../../tools/train/planted.js';
 import { plantedData } from '../../support/planted-fit.js';
 
@@ -25,9 +26,12 @@ describe('the order layer fitted from several starts', () => {
   const { questions, data, encoded, groups } = plantedData(orderJsonl(96, 7), orderJsonl(8, 8));
   const ordered = learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, DEFAULT_PAIR_SHAPE);
   const plain = learnerSetup(data, questions, groups, { rmsEps: RMS_EPS }, null);
-  const settings = { ...DEFAULT_SETTINGS, pairLambda: ORDER_PAIR_LAMBDA };
-  const fit = (seed: number, starts: number, onIteration?: (i: number) => void) =>
-    fitModel(ordered, encoded, { settings, maxIterations: CAP, seed, starts, onIteration });
+  const settings = ORDER_SETTINGS;
+  const fit = (
+    seed: number,
+    starts: number,
+    progress?: Pick<FitOptions, 'onIteration' | 'onStartFitted'>,
+  ) => fitModel(ordered, encoded, { settings, maxIterations: CAP, seed, starts, ...progress });
   const bytes = (m: FittedModel) => [
     Array.from(m.params.theta),
     Array.from(m.params.pairs?.u ?? []),
@@ -48,14 +52,56 @@ describe('the order layer fitted from several starts', () => {
       const index = objectives.indexOf(Math.min(...objectives));
       keptIndex.push(index);
       const best = alone[index] as FittedModel;
-      const iterations: number[] = [];
-      const kept = await fit(first, ORDER_STARTS, (i) => iterations.push(i));
+      const reported: string[] = [];
+      const kept = await fit(first, ORDER_STARTS, {
+        onIteration: (i) => reported.push(`iteration ${i}`),
+        onStartFitted: (start) => reported.push(`start ${start} fitted`),
+      });
       expect(kept.objective).toBe(best.objective);
       expect(bytes(kept)).toEqual(bytes(best));
-      // Every iteration of every start is reported, in a count that only grows.
-      const total = alone.reduce((n, m) => n + m.iterations, 0);
-      expect(iterations).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      // Every iteration of each start is reported, counted from 1, then that start's end.
+      expect(reported).toEqual(
+        alone.flatMap((m, start) => [
+          ...Array.from({ length: m.iterations }, (_, i) => `iteration ${i + 1}`),
+          `start ${start} fitted`,
+        ]),
+      );
     }
     expect(new Set(keptIndex).size, 'the kept start should differ between the seeds').toBe(2);
   }, 120_000);
+
+  it("counts each start of the kept model as a fit in train's progress, in the time left too", async () => {
+    // The fit phase with the order layer forced, on a few draws: its five folds, then the final
+    // fit's starts, each a fit of the count. The time left during the first start counts the
+    // second (it read "about 0 s left" through the second start while the final fit was one fit).
+    const small = plantedData(orderJsonl(16, 7), orderJsonl(8, 8));
+    const reports: FitReport[] = [];
+    const clock = new FitClock();
+    const said: Array<number | undefined> = [];
+    const phase = await fitPhase(
+      small.data,
+      small.questions,
+      { examples: small.train, encoded: small.encoded },
+      { examples: [], encoded: [] },
+      {
+        order: 'on',
+        settings: ORDER_SETTINGS,
+        seed: 3,
+        rmsEps: RMS_EPS,
+        onFit: (r) => {
+          reports.push(r);
+          said.push(clock.read(r));
+        },
+      },
+    );
+    expect(phase.selection.order).toBe(true);
+    const finished = reports.filter((r) => r.iteration === undefined);
+    expect(finished.map((r) => `${r.done} of ${r.total}`)).toEqual(
+      Array.from({ length: 5 + ORDER_STARTS }, (_, i) => `${i + 1} of ${5 + ORDER_STARTS}`),
+    );
+    // After the first start, the second is still to run, at an order fit's time.
+    const afterFirst = finished.at(-2) as FitReport;
+    expect(afterFirst.sure.order).toBe(ORDER_STARTS - 1);
+    expect(said[reports.indexOf(afterFirst)]).toBeGreaterThan(0);
+  }, 60_000);
 });
