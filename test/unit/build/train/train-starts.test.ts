@@ -70,9 +70,9 @@ describe('the order layer fitted from several starts', () => {
     expect(new Set(keptIndex).size, 'the kept start should differ between the seeds').toBe(2);
   }, 120_000);
 
-  it("counts each start of the kept model as a fit in train's progress, in the time left too", async () => {
-    // The fit phase with the order layer forced, on a few draws: its five folds, then the final
-    // fit's starts, each a fit of the count. The time left during the first start counts the
+  it("is fitted at its own settings, each start of the kept model a fit in train's progress and its time left", async () => {
+    // The fit phase with the order layer forced, on a few draws: its five folds at the layer's
+    // own settings, then the final fit's starts, each a fit of the count. The time left during the first start counts the
     // second (it read "about 0 s left" through the second start while the final fit was one fit).
     const small = plantedData(orderJsonl(16, 7), orderJsonl(8, 8));
     const reports: FitReport[] = [];
@@ -85,7 +85,6 @@ describe('the order layer fitted from several starts', () => {
       { examples: [], encoded: [] },
       {
         order: 'on',
-        settings: ORDER_SETTINGS,
         seed: 3,
         rmsEps: RMS_EPS,
         onFit: (r) => {
@@ -95,6 +94,8 @@ describe('the order layer fitted from several starts', () => {
       },
     );
     expect(phase.selection.order).toBe(true);
+    // At the layer's own settings, whatever the plain grid holds.
+    expect(phase.model.settings).toEqual(ORDER_SETTINGS);
     const finished = reports.filter((r) => r.iteration === undefined);
     expect(finished.map((r) => `${r.done} of ${r.total}`)).toEqual(
       Array.from({ length: 5 + ORDER_STARTS }, (_, i) => `${i + 1} of ${5 + ORDER_STARTS}`),
