@@ -2,7 +2,8 @@
  * The kept model with the order layer is fitted from ORDER_STARTS starts (learner.ts): each start
  * is the fit a single start at its seed gives, and the one with the lowest objective is kept. Each
  * start reports its own iterations and its end (`train`'s progress counts a start as a fit). On a
- * small planted order file and a short cap, so each fit takes a second or two.
+ * small planted order file and a short cap, so each fit takes a second or two; then the fit phase
+ * with the layer forced on 16 draws (seven fits of 400 iterations at most, ~10 s).
  */
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
