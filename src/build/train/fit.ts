@@ -197,7 +197,7 @@ export async function fitPhase(
   const maxIterations = large ? LARGE_MAX_ITERATIONS : MAX_ITERATIONS;
   const plan = new FitPlan(options.onFit);
   const kindOf = (setup: LearnerSetup) => (setup === ordered ? 'order' : 'bag');
-  // A fit a start (the order layer's model: startsFor's).
+  // Each start counts as a fit (the order layer's model has startsFor's starts).
   for (const { setup } of tries) plan.add(kindOf(setup), startsFor(setup));
   plan.settle();
   for (const { setup, settings } of tries) {

@@ -171,8 +171,8 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   if (pointerPossible) plan.trial('pointer', k, probeFits > 0);
   if (scopePossible) plan.add('best', k, (CLAUSE_WEIGHTS.length - 1) * k);
   if (ordered !== null) plan.trial('order', k, orderProbed);
-  // The final fit, a fit a start: the order layer's further starts where it may be kept (sure
-  // where it is forced).
+  // The final fit, each of its starts counted as a fit: the order layer's further starts are
+  // contingent on its being kept (sure where it is forced).
   const orderStarts = ordered === null ? 0 : startsFor(ordered) - 1;
   const orderSure = plain === null;
   plan.add('best', 1 + (orderSure ? orderStarts : 0), orderSure ? 0 : orderStarts);

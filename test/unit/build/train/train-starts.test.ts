@@ -73,8 +73,9 @@ describe('the order layer fitted from several starts', () => {
 
   it("is fitted at its own settings, each start of the kept model a fit in train's progress and its time left", async () => {
     // The fit phase with the order layer forced, on a few draws: its five folds at the layer's
-    // own settings, then the final fit's starts, each a fit of the count. The time left during the first start counts the
-    // second (it read "about 0 s left" through the second start while the final fit was one fit).
+    // own settings, then the final fit's starts, each a fit of the count. The time left during
+    // the first start counts the second (it read "about 0 s left" through the second start while
+    // the final fit was one fit).
     const small = plantedData(orderJsonl(16, 7), orderJsonl(8, 8));
     const reports: FitReport[] = [];
     const clock = new FitClock();
