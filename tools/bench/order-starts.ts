@@ -10,10 +10,9 @@
 import { parseArgs } from 'node:util';
 import { RMS_EPS } from '../../src/build/train/construct.js';
 import { learnerSetup } from '../../src/build/train/fit.js';
-import { MAX_ITERATIONS, ORDER_PAIR_LAMBDA } from '../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS, ORDER_SETTINGS } from '../../src/build/train/layer-search.js';
 import { fitModel, ORDER_STARTS } from '../../src/build/train/learner.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
-import { DEFAULT_SETTINGS } from '../../src/build/train/select.js';
 import { binaryAccuracy, plantedData } from '../train/planted-fit.js';
 import { orderJsonl } from '../train/planted.js';
 import { numbers } from './product-fit.js';
@@ -51,7 +50,7 @@ for (const seed of SEEDS) {
   const starts: Start[] = [];
   for (let s = 0; s < ORDER_STARTS; s++) {
     const m = await fitModel(setup, encoded, {
-      settings: { ...DEFAULT_SETTINGS, pairLambda: ORDER_PAIR_LAMBDA },
+      settings: ORDER_SETTINGS,
       maxIterations: MAX_ITERATIONS,
       seed: 1 + s,
     });

@@ -21,7 +21,7 @@ import { Rng } from '../../src/calibrate/prng.js';
 import { RMS_EPS } from '../../src/build/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
 import { learnerSetup } from '../../src/build/train/fit.js';
-import { ORDER_PAIR_LAMBDA } from '../../src/build/train/layer-search.js';
+import { ORDER_SETTINGS } from '../../src/build/train/layer-search.js';
 import { fitObjective } from '../../src/build/train/learner.js';
 import { hiddenOf } from '../../src/build/train/learner-setup.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';
@@ -89,8 +89,7 @@ console.log(
     `(prepared in ${seconds(Date.now() - prepStart)} s)`,
 );
 
-const settings =
-  pairs === null ? DEFAULT_SETTINGS : { ...DEFAULT_SETTINGS, pairLambda: ORDER_PAIR_LAMBDA };
+const settings = pairs === null ? DEFAULT_SETTINGS : ORDER_SETTINGS;
 const results: Array<{ threads: number; wall: number; cpu: number; hash: string }> = [];
 for (const threads of threadCounts) {
   assertSourceUnchanged(source, `before the ${threads}-thread row`);

@@ -10,6 +10,9 @@ import { binaryAccuracy, plantedData } from '../../../tools/train/planted-fit.js
 
 export { binaryAccuracy, parseExamples, plantedData } from '../../../tools/train/planted-fit.js';
 
+/** The final fit's starts, each a fit of the count (learner.ts startsFor). */
+const finalStarts = (orderKept: boolean): number => (orderKept ? ORDER_STARTS : 1);
+
 /**
  * The fit phase's progress (fit.ts onFit), and what an honest count of it is: a total that never
  * grows (it is counted at the most and lowered as steps are ruled out), ending settled at the fits
@@ -54,7 +57,7 @@ export function fitProgress() {
         (s.layer === 'order' || s.layer?.endsWith('+pointer') === true);
       return (
         scores.reduce((n, s) => n + (s.folds ?? folds) + (probed(s) ? 1 : 0), 0) +
-        (orderKept ? ORDER_STARTS : 1)
+        finalStarts(orderKept)
       );
     },
     /** The fits the reports say finished, by kind. */
@@ -75,9 +78,9 @@ export function fitProgress() {
           s.layer === 'order' ? 'order' : s.layer?.endsWith('+pointer') ? 'pointer' : 'bag';
         by[kind] += this.made([s], selection.folds) - 1;
       }
-      by[selection.order ? 'order' : selection.pointer ? 'pointer' : 'bag'] += selection.order
-        ? ORDER_STARTS
-        : 1;
+      by[selection.order ? 'order' : selection.pointer ? 'pointer' : 'bag'] += finalStarts(
+        selection.order,
+      );
       return by;
     },
     grew(): Array<{ at: number; from: number; to: number }> {
