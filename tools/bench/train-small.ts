@@ -24,6 +24,9 @@
  * team's business aside) to bikeshop's: what a user's file that shows the contrasts it turns on
  * gives.
  *
+ * `--order auto|on|off` passes train's own option (default `auto`, what a user gets): `on` fits
+ * the order layer whatever its trial says, to measure what it would give where it is left out.
+ *
  * `--clinc-draws N [--clinc-intents 6] [--clinc-per-label 40] [--clinc-seed 1]` adds N small
  * files of the helpdesk's shape drawn from CLINC150, a task nobody here wrote (small-tasks.ts
  * loadClincDraw), each judged like helpdesk, and prints the means over the draws and in how many
@@ -36,6 +39,7 @@ import { parseArgs } from 'node:util';
 import { loadNodePackage } from '../../src/node/engine.js';
 import { fitNaiveBayes, naiveBayesChoice } from '../../src/build/train/baseline.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
+import type { OrderMode } from '../../src/build/train/fit.js';
 import { formatProgress } from '../../src/node/train/cli.js';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { validateRequest } from '../../src/protocol/validate.js';
@@ -56,12 +60,17 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/work/small' },
     label: { type: 'string', default: 'train-small' },
     'with-pairs': { type: 'boolean', default: false },
+    order: { type: 'string', default: 'auto' },
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-intents': { type: 'string', default: '6' },
     'clinc-per-label': { type: 'string', default: '40' },
     'clinc-seed': { type: 'string', default: '1' },
   },
 });
+const ORDER_MODES: readonly string[] = ['auto', 'on', 'off'];
+if (!ORDER_MODES.includes(values.order as string)) {
+  throw new Error(`--order must be one of ${ORDER_MODES.join(', ')}, not "${values.order}"`);
+}
 
 async function runTask(task: Task) {
   const work = join(values.out as string, task.name);
@@ -74,6 +83,7 @@ async function runTask(task: Task) {
     question: { [task.questionId]: task.question },
     name: task.name,
     out: join(work, 'package'),
+    order: values.order as OrderMode,
     onProgress: (p) => process.stderr.write(`${task.name}: ${formatProgress(p)}\n`),
   });
   const trainMs = Date.now() - started;
@@ -277,4 +287,9 @@ CLINC150 draws (${drawn.length}), mean model / naive Bayes / logistic regression
     `  calibrated: wrong at ≥ 0.9 ${pct(mean((r) => r.calibrated.wrongAtConfidence90))}, sets cover ${pct(mean((r) => r.calibrated.setCoverage90))}`,
   );
 }
-writeResults(values.label as string, { machine, loadAfter: loadavg(), results });
+writeResults(values.label as string, {
+  machine,
+  loadAfter: loadavg(),
+  options: { order: values.order, withPairs: values['with-pairs'] },
+  results,
+});
