@@ -290,6 +290,14 @@ CLINC150 draws (${drawn.length}), mean model / naive Bayes / logistic regression
 writeResults(values.label as string, {
   machine,
   loadAfter: loadavg(),
-  options: { order: values.order, withPairs: values['with-pairs'] },
+  options: {
+    tasks: values.tasks,
+    order: values.order,
+    withPairs: values['with-pairs'],
+    clincDraws: values['clinc-draws'],
+    clincIntents: values['clinc-intents'],
+    clincPerLabel: values['clinc-per-label'],
+    clincSeed: values['clinc-seed'],
+  },
   results,
 });
