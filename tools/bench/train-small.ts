@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { loadNodePackage } from '../../src/node/engine.js';
 import { fitNaiveBayes, naiveBayesChoice } from '../../src/build/train/baseline.js';
 import { trainDecisionModel } from '../../src/node/train/train.js';
-import type { OrderMode } from '../../src/build/train/fit.js';
+import { ORDER_MODES, type OrderMode } from '../../src/build/train/fit.js';
 import { formatProgress } from '../../src/node/train/cli.js';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { validateRequest } from '../../src/protocol/validate.js';
@@ -67,8 +67,7 @@ const { values } = parseArgs({
     'clinc-seed': { type: 'string', default: '1' },
   },
 });
-const ORDER_MODES: readonly string[] = ['auto', 'on', 'off'];
-if (!ORDER_MODES.includes(values.order as string)) {
+if (!ORDER_MODES.includes(values.order as OrderMode)) {
   throw new Error(`--order must be one of ${ORDER_MODES.join(', ')}, not "${values.order}"`);
 }
 
