@@ -6,7 +6,7 @@
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { renderValue } from '../../protocol/render.js';
-import { log } from './portable-math.js';
+import { exp, log } from './portable-math.js';
 
 /** Lower-cased runs of letters and digits (and a word's apostrophes). */
 export function words(text: string): string[] {
@@ -96,6 +96,24 @@ export function baselineVerdict(
   return model >= baseline ? 'level' : 'worse';
 }
 
+/**
+ * The two-sided exact sign test (McNemar's exact test) on the lines where the model and naive
+ * Bayes disagree: the probability of a split at least this uneven if each were as likely as the
+ * other to be the one right, 2 · Σ_{i ≤ min} C(n, i) / 2ⁿ (at most 1). 1 where they never disagree.
+ * Each term is summed from its logarithm, so n may be in the thousands.
+ */
+export function signTestP(modelOnly: number, baselineOnly: number): number {
+  const n = modelOnly + baselineOnly;
+  const k = Math.min(modelOnly, baselineOnly);
+  let logTerm = -n * log(2);
+  let sum = exp(logTerm);
+  for (let i = 1; i <= k; i++) {
+    logTerm += log((n - i + 1) / i);
+    sum += exp(logTerm);
+  }
+  return Math.min(1, 2 * sum);
+}
+
 export interface BaselineReport {
   method: 'naive Bayes on word counts';
   /** Per trained question: its accuracy on the same text the model was judged on. */
@@ -105,8 +123,16 @@ export interface BaselineReport {
     accuracy: number;
     /** The model against it (baselineVerdict), on the same text. */
     verdict?: ReturnType<typeof baselineVerdict>;
+    /**
+     * Where the model's answers were given: the lines only the model got right, those only naive
+     * Bayes got right, and signTestP of the two.
+     */
+    disagreements?: { modelOnly: number; baselineOnly: number; p: number };
   }>;
 }
+
+/** Whether the model answered an example's question right (undefined: not judged). */
+export type ModelRight = (questionId: string, example: LabelledExample) => boolean | undefined;
 
 /**
  * Naive Bayes judged like the model: fitted on the training part and scored on `judged` when
@@ -118,19 +144,26 @@ export function baselineFigures(
   train: readonly LabelledExample[],
   heldOut: readonly LabelledExample[] | null,
   folds: readonly number[] | null,
+  modelRight?: ModelRight,
 ): BaselineReport {
-  const tally = new Map(questions.map((q) => [q.id, { right: 0, n: 0 }]));
+  const tally = new Map(
+    questions.map((q) => [q.id, { right: 0, n: 0, modelOnly: 0, baselineOnly: 0 }]),
+  );
   const judge = (fitOn: readonly LabelledExample[], judgeOn: readonly LabelledExample[]) => {
     for (const q of questions) {
       const nb = fitNaiveBayes(fitOn, q.id);
-      const t = tally.get(q.id) as { right: number; n: number };
+      const t = tally.get(q.id) as NonNullable<ReturnType<typeof tally.get>>;
       for (const e of judgeOn) {
         const label = e.labels.get(q.id);
         const asked = e.valid.questions.find((x) => x.id === q.id);
         if (label === undefined || asked === undefined) continue;
         const ids = promptOptions(asked).map(([id]) => id);
         t.n++;
-        if (nb !== null && naiveBayesChoice(nb, stateText(e), ids) === ids[label]) t.right++;
+        const right = nb !== null && naiveBayesChoice(nb, stateText(e), ids) === ids[label];
+        if (right) t.right++;
+        const model = modelRight?.(q.id, e);
+        if (model === true && !right) t.modelOnly++;
+        if (model === false && right) t.baselineOnly++;
       }
     }
   };
@@ -146,8 +179,16 @@ export function baselineFigures(
   return {
     method: 'naive Bayes on word counts',
     questions: questions.map((q) => {
-      const t = tally.get(q.id) as { right: number; n: number };
-      return { id: q.id, answered: t.n, accuracy: t.n === 0 ? NaN : t.right / t.n };
+      const t = tally.get(q.id) as NonNullable<ReturnType<typeof tally.get>>;
+      const { modelOnly, baselineOnly } = t;
+      return {
+        id: q.id,
+        answered: t.n,
+        accuracy: t.n === 0 ? NaN : t.right / t.n,
+        ...(modelRight === undefined
+          ? {}
+          : { disagreements: { modelOnly, baselineOnly, p: signTestP(modelOnly, baselineOnly) } }),
+      };
     }),
   };
 }

@@ -11,7 +11,7 @@ import type { LabelledExample } from '../../calibrate/examples.js';
 import type { CalibrateRunResult } from '../../calibrate/run.js';
 import { promptOptions } from '../../clef/prompt.js';
 import type { TrainedQuestion } from './data.js';
-import type { BaselineReport } from './baseline.js';
+import type { BaselineReport, ModelRight } from './baseline.js';
 import type { FitPhase } from './fit.js';
 import type { FitSettings } from './learner.js';
 import { leavesCuesOut, type ScopeCues } from './scope.js';
@@ -28,6 +28,26 @@ export interface QuestionFigures {
 
 export interface HeldOutReport {
   questions: QuestionFigures[];
+}
+
+/** The option a question's logits pick (the first of equals), as its index in prompt order. */
+function picked(row: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if ((row[i] as number) > (row[best] as number)) best = i;
+  return best;
+}
+
+/** Whether the model answered right, from the same logits heldOutFigures judges. */
+export function modelAnsweredRight(
+  logitsByLine: ReadonlyMap<number, ReadonlyArray<ArrayLike<number>>>,
+): ModelRight {
+  return (questionId, e) => {
+    const logits = logitsByLine.get(e.line);
+    const k = e.valid.questions.findIndex((q) => q.id === questionId);
+    const label = e.labels.get(questionId);
+    if (logits === undefined || k < 0 || label === undefined) return undefined;
+    return picked(logits[k] as ArrayLike<number>) === label;
+  };
 }
 
 /** Held-out figures from the package's own logits (options in prompt order). */
@@ -48,9 +68,7 @@ export function heldOutFigures(
       const label = e.labels.get(q.id);
       const f = figures.get(q.id);
       if (label === undefined || f === undefined) return;
-      const row = logits[k] as ArrayLike<number>;
-      let best = 0;
-      for (let i = 1; i < row.length; i++) if ((row[i] as number) > (row[best] as number)) best = i;
+      const best = picked(logits[k] as ArrayLike<number>);
       const ids = promptOptions(q).map(([id]) => id);
       const want = ids[label] as string;
       const got = ids[best] as string;
@@ -177,6 +195,10 @@ export function modelCard(facts: CardFacts): string {
     const b = facts.baseline.questions.find((x) => x.id === q.id)?.accuracy ?? NaN;
     lines.push(`| \`${q.id}\` | ${pct(m)} | ${pct(b)} | ${verdict(m, b)} |`);
   }
+  const chance = facts.baseline.questions.flatMap((q) =>
+    q.disagreements === undefined ? [] : [chanceLine(q.id, q.disagreements)],
+  );
+  if (chance.length > 0) lines.push('', ...chance);
   lines.push(
     '',
     '## What it was trained to answer',
@@ -294,6 +316,20 @@ function verdict(model: number, baseline: number): string {
       '**naive Bayes is better here**: more examples, or descriptions that say what each option means, may help',
     unmeasured: 'not measured',
   }[baselineVerdict(model, baseline)];
+}
+
+/**
+ * How far chance explains the difference: on a small file a few lines either way turn a verdict.
+ */
+function chanceLine(
+  id: string,
+  d: NonNullable<BaselineReport['questions'][number]['disagreements']>,
+): string {
+  const n = d.modelOnly + d.baselineOnly;
+  if (n === 0) return `- \`${id}\`: this model and naive Bayes got the same lines right.`;
+  const p = d.p < 0.001 ? 'under 0.001' : d.p.toFixed(3);
+  const reading = d.p < 0.05 ? 'unlikely to be chance' : 'the difference could be chance';
+  return `- \`${id}\`: on the ${n} lines where they disagree, this model was right on ${d.modelOnly} and naive Bayes on ${d.baselineOnly}. Were neither better, a split at least this uneven would come with probability ${p} (exact sign test): ${reading}.`;
 }
 
 function settingsOrigin(facts: CardFacts): string {

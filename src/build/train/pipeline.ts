@@ -29,7 +29,7 @@ import { validateRequest } from '../../protocol/validate.js';
 import { convertRelease } from '../convert/package.js';
 import { writeCalibratedPackage } from '../calibrate/write.js';
 import { baselineFigures, baselineVerdict, type BaselineReport } from './baseline.js';
-import { writeModelCard, heldOutFigures } from './card.js';
+import { writeModelCard, heldOutFigures, modelAnsweredRight } from './card.js';
 import { RMS_EPS, writeRelease } from './construct.js';
 import { fitPhase, ORDER_MODES } from './fit.js';
 import { hiddenLayout } from './model.js';
@@ -245,6 +245,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       split.train,
       judged.on === 'held-out' ? split.heldOut : null,
       fitted.folds,
+      modelAnsweredRight(logitsByLine),
     );
     const baseline: BaselineReport = {
       ...figures,

@@ -4,43 +4,10 @@
 // trainer was settled"); where the scope layer was kept, or never tried, it does not.
 import { describe, expect, it } from 'vitest';
 import { modelCard, type CardFacts } from '../../../../src/build/train/card.js';
+import { cardFacts } from '../../support/card-facts.js';
 
-function facts(layers: Partial<CardFacts['selection']>): CardFacts {
-  return {
-    name: 'shop',
-    questions: [{ id: 'team', options: ['repair', 'returns'], counts: { repair: 5, returns: 5 } }],
-    examples: { train: 10, heldOut: 0 },
-    evaluatedOn: 'cross-fit',
-    heldOut: { questions: [] },
-    baseline: { method: 'naive Bayes on word counts', questions: [] },
-    selection: {
-      method: 'cross-fit',
-      folds: 5,
-      scores: [],
-      order: false,
-      orderTried: false,
-      scope: false,
-      scopeTried: false,
-      scopeCues: null,
-      pointer: false,
-      pointerTried: false,
-      clauseWeight: null,
-      clauseTried: false,
-      ...layers,
-      settings: { lambda: 0.1, normScale: 0.3, bias: 1 },
-    },
-    seed: 1,
-    shape: { heads: 1, headDim: 8, vocab: 100, hidden: 40, classDims: 2 },
-    calibration: null,
-    calibrationSkipped: 'test',
-    maxPackageDeltaP: 0,
-    verified: 0,
-    verifiedOn: 'onnxruntime-node',
-    fidelityRequests: 0,
-    releaseDir: '../shop-release',
-    notes: null,
-  };
-}
+const facts = (layers: Partial<CardFacts['selection']>): CardFacts =>
+  cardFacts({ selection: layers });
 
 const ADVICE = /names one option to set it aside .* add a few lines that do it to the file/;
 
