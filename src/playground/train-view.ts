@@ -74,6 +74,16 @@ const VERDICT = {
   unmeasured: 'not compared',
 } as const;
 
+/** The lines only one of the two got right, and the card's sign test on them. */
+function chance(r: TrainResult, id: string): TemplateResult | typeof nothing {
+  const d = r.baseline.questions.find((b) => b.id === id)?.disagreements;
+  if (d === undefined) return nothing;
+  const p = d.p < 0.001 ? '< 0.001' : d.p.toFixed(3);
+  return html`<span data-chance
+    >(right alone: the model ${d.modelOnly}, naive Bayes ${d.baselineOnly}; sign test p ${p})</span
+  >`;
+}
+
 function baselineOf(r: TrainResult, id: string): number {
   return r.baseline.questions.find((b) => b.id === id)?.accuracy ?? NaN;
 }
@@ -109,6 +119,7 @@ export function renderResult(
             (${q.answered}); naive Bayes
             <span data-baseline>${pct(baselineOf(r, q.id))}</span
             >: ${VERDICT[r.baseline.questions.find((b) => b.id === q.id)?.verdict ?? 'unmeasured']}
+            ${chance(r, q.id)}
           </caption>
           <tr>
             <th>option</th>

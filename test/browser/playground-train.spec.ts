@@ -112,6 +112,17 @@ test('trains a plain CSV in the page, downloads it, and the playground asks its 
   await expect(panel.locator('[role=alert]')).toHaveCount(0);
   const accuracy = parseFloat((await result.locator('[data-accuracy]').textContent()) ?? '');
   expect(accuracy).toBeGreaterThanOrEqual(99);
+  // The lines only one of the two got right make the whole difference between their accuracies.
+  const caption = (await result.locator('caption').first().textContent()) ?? '';
+  const answered = Number(/\((\d+)\)/.exec(caption)?.[1]);
+  const baseline = parseFloat((await result.locator('[data-baseline]').textContent()) ?? '');
+  const alone = /the model (\d+), naive Bayes (\d+); sign test p (< 0\.001|[\d.]+)/.exec(
+    (await result.locator('[data-chance]').textContent()) ?? '',
+  );
+  expect(alone, caption).not.toBeNull();
+  expect(Number(alone?.[1]) - Number(alone?.[2])).toBe(
+    Math.round(((accuracy - baseline) / 100) * answered),
+  );
   const delta = Number(await result.locator('[data-delta]').textContent());
   expect(delta).toBeLessThanOrEqual(1e-3);
 

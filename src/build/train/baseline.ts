@@ -114,6 +114,26 @@ export function signTestP(modelOnly: number, baselineOnly: number): number {
   return Math.min(1, 2 * sum);
 }
 
+/** Below this sign-test probability a split is called unlikely to be chance. */
+export const CHANCE_LEVEL = 0.05;
+
+/** The lines only the model, and only naive Bayes, got right, and signTestP of the two. */
+export interface Disagreements {
+  modelOnly: number;
+  baselineOnly: number;
+  p: number;
+}
+
+/** A sign test's probability as the card and the CLI print it. */
+export const formatP = (p: number): string => (p < 0.001 ? 'under 0.001' : p.toFixed(3));
+
+/** The disagreements in a few words (the CLI's line, the Train panel). */
+export function chanceNote(d: Disagreements): string {
+  if (d.modelOnly + d.baselineOnly === 0) return 'both got the same lines right';
+  const reading = d.p < CHANCE_LEVEL ? 'unlikely to be chance' : 'could be chance';
+  return `${d.modelOnly} lines right by the model alone, ${d.baselineOnly} by naive Bayes alone: ${reading} (sign test, p ${formatP(d.p)})`;
+}
+
 export interface BaselineReport {
   method: 'naive Bayes on word counts';
   /** Per trained question: its accuracy on the same text the model was judged on. */
@@ -127,7 +147,7 @@ export interface BaselineReport {
      * Where the model's answers were given: the lines only the model got right, those only naive
      * Bayes got right, and signTestP of the two.
      */
-    disagreements?: { modelOnly: number; baselineOnly: number; p: number };
+    disagreements?: Disagreements;
   }>;
 }
 

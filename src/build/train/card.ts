@@ -4,14 +4,14 @@
  * label counts, the held-out figures (accuracy, per-option recall, the confusions that matter),
  * the calibration's figures, and what the model does not know.
  */
-import { baselineVerdict } from './baseline.js';
+import { baselineVerdict, CHANCE_LEVEL, formatP } from './baseline.js';
 import { readFileSync, writeFileSync } from '../host/files.js';
 import { join } from '../host/paths.js';
 import type { LabelledExample } from '../../calibrate/examples.js';
 import type { CalibrateRunResult } from '../../calibrate/run.js';
 import { promptOptions } from '../../clef/prompt.js';
 import type { TrainedQuestion } from './data.js';
-import type { BaselineReport, ModelRight } from './baseline.js';
+import type { BaselineReport, Disagreements, ModelRight } from './baseline.js';
 import type { FitPhase } from './fit.js';
 import type { FitSettings } from './learner.js';
 import { leavesCuesOut, type ScopeCues } from './scope.js';
@@ -321,15 +321,11 @@ function verdict(model: number, baseline: number): string {
 /**
  * How far chance explains the difference: on a small file a few lines either way turn a verdict.
  */
-function chanceLine(
-  id: string,
-  d: NonNullable<BaselineReport['questions'][number]['disagreements']>,
-): string {
+function chanceLine(id: string, d: Disagreements): string {
   const n = d.modelOnly + d.baselineOnly;
   if (n === 0) return `- \`${id}\`: this model and naive Bayes got the same lines right.`;
-  const p = d.p < 0.001 ? 'under 0.001' : d.p.toFixed(3);
-  const reading = d.p < 0.05 ? 'unlikely to be chance' : 'the difference could be chance';
-  return `- \`${id}\`: on the ${n} lines where they disagree, this model was right on ${d.modelOnly} and naive Bayes on ${d.baselineOnly}. Were neither better, a split at least this uneven would come with probability ${p} (exact sign test): ${reading}.`;
+  const reading = d.p < CHANCE_LEVEL ? 'unlikely to be chance' : 'the difference could be chance';
+  return `- \`${id}\`: on the ${n} lines where they disagree, this model was right on ${d.modelOnly} and naive Bayes on ${d.baselineOnly}. Were neither better, a split at least this uneven would come with probability ${formatP(d.p)} (exact sign test): ${reading}.`;
 }
 
 function settingsOrigin(facts: CardFacts): string {

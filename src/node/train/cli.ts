@@ -1,7 +1,7 @@
 /** `clef-web train`: a thin layer on trainDecisionModel (progress on stderr, the result on stdout). */
 import { readFileSync } from 'node:fs';
 import { UsageError, numberOption, parseCommandArgs } from '../cli-args.js';
-import { baselineVerdict } from '../../build/train/baseline.js';
+import { baselineVerdict, chanceNote } from '../../build/train/baseline.js';
 import { ORDER_MODES, type OrderMode } from '../../build/train/fit.js';
 import { ClefError } from '../../wire/errors.js';
 import { parseBands } from '../calibrate/cli.js';
@@ -260,7 +260,8 @@ export async function trainMain(argv: string[]): Promise<number> {
     const result = await trainDecisionModel(options).finally(() => lines.end());
     const on = result.evaluatedOn === 'cross-fit' ? 'out of fold' : 'held out';
     for (const q of result.heldOut.questions) {
-      const nb = result.baseline.questions.find((b) => b.id === q.id)?.accuracy ?? NaN;
+      const baseline = result.baseline.questions.find((b) => b.id === q.id);
+      const nb = baseline?.accuracy ?? NaN;
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       const plain = {
         earned: 'the model earned its place',
@@ -269,7 +270,7 @@ export async function trainMain(argv: string[]): Promise<number> {
         unmeasured: 'not compared',
       }[baselineVerdict(q.accuracy, nb)];
       console.log(
-        `${q.id}: accuracy ${pct(q.accuracy)} over ${q.answered} answers ${on}; naive Bayes ${pct(nb)}: ${plain}`,
+        `${q.id}: accuracy ${pct(q.accuracy)} over ${q.answered} answers ${on}; naive Bayes ${pct(nb)}: ${plain}${baseline?.disagreements ? `; ${chanceNote(baseline.disagreements)}` : ''}`,
       );
     }
     console.log(

@@ -101,6 +101,16 @@ describe('clef-web train on a planted task', () => {
       expect(card).toContain('### `route` (choice, 4 options)');
       expect(card).toMatch(/Accuracy: \*\*\d+\.\d%\*\* over 240 answers out of fold/);
       expect(card).toMatch(/\| `route` \| \d+\.\d% \| \d+\.\d% \| /); // beside naive Bayes
+      // The lines only one of the two got right make the whole difference between the accuracies.
+      const [, model, nb] = /\| `route` \| (\d+\.\d)% \| (\d+\.\d)% \| /.exec(card) ?? [];
+      const alone =
+        /- `route`: on the \d+ lines where they disagree, this model was right on (\d+) and naive Bayes on (\d+)\. Were neither better, .* \(exact sign test\)/.exec(
+          card,
+        );
+      expect(alone, card).not.toBeNull();
+      expect(Number(alone?.[1]) - Number(alone?.[2])).toBe(
+        Math.round(((Number(model) - Number(nb)) / 100) * 240),
+      );
       // The release, named from the package the card is in (not from where `train` ran).
       expect(card).toContain(`a Clef release (\`../${basename(first.releaseDir)}\`)`);
       // Calibrated on out-of-fold answers, which would sharpen this model (a fitted temperature
@@ -277,7 +287,7 @@ describe('the CLI', () => {
       expect(ticks.length).toBeLessThanOrEqual(1 + Math.floor(seconds / 10));
       const printed = stdout.mock.calls.map((c) => String(c[0])).join('\n');
       expect(printed).toMatch(
-        /route: accuracy [\d.]+% over 120 answers out of fold; naive Bayes [\d.]+%: /,
+        /route: accuracy [\d.]+% over 120 answers out of fold; naive Bayes [\d.]+%: [^\n]*; \d+ lines right by the model alone, \d+ by naive Bayes alone: (could|unlikely to) be chance \(sign test, p /,
       );
       expect(existsSync(join(out, 'manifest.json'))).toBe(true);
     } finally {
