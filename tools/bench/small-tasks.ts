@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { shuffledIndices } from '../../src/calibrate/prng.js';
 import { intentsOf, readClinc, type ClincData } from '../train/clinc-examples.js';
 import { auroc, type TextExample } from './baselines.js';
+import { signTestP, type Disagreements } from '../../src/build/train/baseline.js';
 
 export interface TaskLine extends TextExample {
   kind?: string;
@@ -155,14 +156,38 @@ export interface Scored {
   line: TaskLine;
 }
 
+/** The option with the highest probability (the first of equals), `skip` aside. */
+function top(s: Scored, skip?: string): string {
+  let best: string | null = null;
+  for (const [o, v] of s.p)
+    if (o !== skip && (best === null || v > (s.p.get(best) as number))) best = o;
+  return best as string;
+}
+
+/**
+ * Over the items accuracy counts (apart ones aside), the items only the model got right, those only
+ * the baseline got right, and the exact sign test on the two (src/build/train/baseline.ts): how far
+ * chance explains the difference between the two accuracies. Both lists in the test file's order.
+ */
+export function disagreements(
+  model: readonly Scored[],
+  baseline: readonly Scored[],
+): Disagreements {
+  let modelOnly = 0;
+  let baselineOnly = 0;
+  model.forEach((m, i) => {
+    const b = baseline[i] as Scored;
+    if (apart(m.line)) return;
+    const modelRight = top(m) === m.label;
+    const baselineRight = top(b) === b.label;
+    if (modelRight && !baselineRight) modelOnly++;
+    if (baselineRight && !modelRight) baselineOnly++;
+  });
+  return { modelOnly, baselineOnly, p: signTestP(modelOnly, baselineOnly) };
+}
+
 export function summarise(task: Task, all: readonly Scored[]) {
   let scored = all;
-  const top = (s: Scored, skip?: string) => {
-    let best: string | null = null;
-    for (const [o, v] of s.p)
-      if (o !== skip && (best === null || v > (s.p.get(best) as number))) best = o;
-    return best as string;
-  };
   const right = (s: Scored) => top(s) === s.label;
   const shareRight = (items: readonly Scored[]) => items.filter(right).length / items.length;
   const ofKind = (kind: string) => scored.filter((s) => s.line.kind === kind);

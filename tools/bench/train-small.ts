@@ -14,6 +14,8 @@
  * the ops tasks, devices and agentgate accuracy per kind (plain, negation, minimal pairs) and the share of
  * minimal pairs right on both sides. Calibrated (the package's calibration.json): the share of all answers
  * wrong at confidence ≥ 0.9, and how often the 90% prediction set holds the label. Prints a table and writes JSON to bench/results.
+ * Beside each baseline: the items only the model got right and those only the baseline did, with
+ * the exact sign test on them (how far chance explains the difference in accuracy).
  * The ops tasks' fresh negation items (data/tasks/ops/fresh.jsonl, written after the scope layer
  * was settled), fresh minimal pairs (fresh-pairs.jsonl, written before any contrasting
  * training line) and fresh negation items (fresh-negations.jsonl, session 19) are reported on
@@ -44,8 +46,10 @@ import { formatProgress } from '../../src/node/train/cli.js';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { logisticBaseline } from './baselines.js';
+import type { Disagreements } from '../../src/build/train/baseline.js';
 import {
   apart,
+  disagreements,
   loadClincDraw,
   loadTask,
   summarise,
@@ -160,6 +164,10 @@ async function runTask(task: Task) {
     naiveBayes: summarise(task, nbScored),
     logisticRegression: summarise(task, lrScored),
     logisticC: lr.c,
+    signTest: {
+      naiveBayes: disagreements(model, nbScored),
+      logisticRegression: disagreements(model, lrScored),
+    },
     calibrated: {
       answers: calibrated.n,
       wrongAtConfidence90: calibrated.n === 0 ? null : calibrated.wrongConfident / calibrated.n,
@@ -245,6 +253,11 @@ for (const task of tasks) {
   }
   console.log(
     `calibrated: wrong at confidence ≥ 0.9 ${pct(r.calibrated.wrongAtConfidence90)} of answers, 90% sets cover ${pct(r.calibrated.setCoverage90)} (mean size ${r.calibrated.meanSetSize?.toFixed(2)}); cross-fit on the training file: model ${pct(r.crossFit.model)}, naive Bayes ${pct(r.crossFit.naiveBayes)}; trained in ${(r.trainMs / 1000).toFixed(1)} s`,
+  );
+  const alone = (d: Disagreements) =>
+    `${d.modelOnly} to ${d.baselineOnly} (sign test p ${d.p < 0.001 ? '< 0.001' : d.p.toFixed(3)})`;
+  console.log(
+    `items only the model got right to those only the baseline did: naive Bayes ${alone(r.signTest.naiveBayes)}, logistic regression ${alone(r.signTest.logisticRegression)}`,
   );
   const kinds = Object.entries(r.calibrated.byKind).map(
     ([kind, k]) =>
