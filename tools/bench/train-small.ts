@@ -46,7 +46,7 @@ import { formatProgress } from '../../src/node/train/cli.js';
 import { parseLabelledExamples } from '../../src/calibrate/examples.js';
 import { validateRequest } from '../../src/protocol/validate.js';
 import { logisticBaseline } from './baselines.js';
-import type { Disagreements } from '../../src/build/train/baseline.js';
+import { formatP, type Disagreements } from '../../src/build/train/baseline.js';
 import {
   apart,
   disagreements,
@@ -255,7 +255,7 @@ for (const task of tasks) {
     `calibrated: wrong at confidence ≥ 0.9 ${pct(r.calibrated.wrongAtConfidence90)} of answers, 90% sets cover ${pct(r.calibrated.setCoverage90)} (mean size ${r.calibrated.meanSetSize?.toFixed(2)}); cross-fit on the training file: model ${pct(r.crossFit.model)}, naive Bayes ${pct(r.crossFit.naiveBayes)}; trained in ${(r.trainMs / 1000).toFixed(1)} s`,
   );
   const alone = (d: Disagreements) =>
-    `${d.modelOnly} to ${d.baselineOnly} (sign test p ${d.p < 0.001 ? '< 0.001' : d.p.toFixed(3)})`;
+    `${d.modelOnly} to ${d.baselineOnly} (sign test p ${formatP(d.p)})`;
   console.log(
     `items only the model got right to those only the baseline did: naive Bayes ${alone(r.signTest.naiveBayes)}, logistic regression ${alone(r.signTest.logisticRegression)}`,
   );
