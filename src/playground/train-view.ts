@@ -75,17 +75,35 @@ const VERDICT = {
 } as const;
 
 /** The lines only one of the two got right, and the card's sign test on them. */
-function chance(r: TrainResult, id: string): TemplateResult | typeof nothing {
-  const d = r.baseline.questions.find((b) => b.id === id)?.disagreements;
+function chance(
+  d: { modelOnly: number; baselineOnly: number; p: number } | undefined,
+  baseline: string,
+): TemplateResult | typeof nothing {
   if (d === undefined) return nothing;
   const p = d.p < 0.001 ? '< 0.001' : d.p.toFixed(3);
   return html`<span data-chance
-    >(right alone: the model ${d.modelOnly}, naive Bayes ${d.baselineOnly}; sign test p ${p})</span
+    >(right alone: the model ${d.modelOnly}, ${baseline} ${d.baselineOnly}; sign test p ${p})</span
   >`;
 }
 
-function baselineOf(r: TrainResult, id: string): number {
-  return r.baseline.questions.find((b) => b.id === id)?.accuracy ?? NaN;
+/** Naive Bayes' figures, then logistic regression's, beside a question's accuracy. */
+function baselines(r: TrainResult, id: string, model: number): TemplateResult {
+  const b = r.baseline.questions.find((x) => x.id === id);
+  const lr = b?.logistic;
+  const behind = lr != null && model < lr.accuracy;
+  const nbVerdict =
+    b?.verdict === 'earned' && behind
+      ? '3 points or more above it'
+      : VERDICT[b?.verdict ?? 'unmeasured'];
+  return html`naive Bayes <span data-baseline>${pct(b?.accuracy ?? NaN)}</span>: ${nbVerdict}
+    ${chance(b?.disagreements, 'naive Bayes')};
+    ${
+      lr == null
+        ? html`logistic regression <span data-logistic>not fitted</span>`
+        : html`logistic regression <span data-logistic>${pct(lr.accuracy)}</span>:
+            ${behind ? 'better: the model did not earn its place' : 'the model is level or ahead'}
+            ${chance(lr.disagreements, 'logistic regression')}`
+    }`;
 }
 
 /** The trained model's figures, and what to do with it. */
@@ -116,10 +134,7 @@ export function renderResult(
           <caption>
             ${q.id}: ${r.evaluatedOn === 'cross-fit' ? 'out-of-fold' : 'held-out'} accuracy
             <span data-accuracy>${pct(q.accuracy)}</span>
-            (${q.answered}); naive Bayes
-            <span data-baseline>${pct(baselineOf(r, q.id))}</span
-            >: ${VERDICT[r.baseline.questions.find((b) => b.id === q.id)?.verdict ?? 'unmeasured']}
-            ${chance(r, q.id)}
+            (${q.answered}); ${baselines(r, q.id, q.accuracy)}
           </caption>
           <tr>
             <th>option</th>

@@ -115,14 +115,22 @@ test('trains a plain CSV in the page, downloads it, and the playground asks its 
   // The lines only one of the two got right make the whole difference between their accuracies.
   const caption = (await result.locator('caption').first().textContent()) ?? '';
   const answered = Number(/\((\d+)\)/.exec(caption)?.[1]);
-  const baseline = parseFloat((await result.locator('[data-baseline]').textContent()) ?? '');
-  const alone = /the model (\d+), naive Bayes (\d+); sign test p (< 0\.001|[\d.]+)/.exec(
-    (await result.locator('[data-chance]').textContent()) ?? '',
-  );
-  expect(alone, caption).not.toBeNull();
-  expect(Number(alone?.[1]) - Number(alone?.[2])).toBe(
-    Math.round(((accuracy - baseline) / 100) * answered),
-  );
+  // Naive Bayes', then logistic regression's.
+  const chance = result.locator('[data-chance]');
+  await expect(chance).toHaveCount(2);
+  for (const [i, name, figure] of [
+    [0, 'naive Bayes', '[data-baseline]'],
+    [1, 'logistic regression', '[data-logistic]'],
+  ] as const) {
+    const baseline = parseFloat((await result.locator(figure).textContent()) ?? '');
+    const alone = new RegExp(
+      `the model (\\d+), ${name} (\\d+); sign test p (< 0\\.001|[\\d.]+)`,
+    ).exec((await chance.nth(i).textContent()) ?? '');
+    expect(alone, caption).not.toBeNull();
+    expect(Number(alone?.[1]) - Number(alone?.[2])).toBe(
+      Math.round(((accuracy - baseline) / 100) * answered),
+    );
+  }
   const delta = Number(await result.locator('[data-delta]').textContent());
   expect(delta).toBeLessThanOrEqual(1e-3);
 

@@ -159,6 +159,8 @@ async function runTask(task: Task) {
     crossFit: {
       model: result.heldOut.questions[0]?.accuracy ?? null,
       naiveBayes: result.baseline.questions[0]?.accuracy ?? null,
+      // The card's own logistic regression (its C chosen out of fold, not as `logisticC` was).
+      logisticRegression: result.baseline.questions[0]?.logistic?.accuracy ?? null,
     },
     model: summarise(task, model),
     naiveBayes: summarise(task, nbScored),
@@ -252,7 +254,7 @@ for (const task of tasks) {
     );
   }
   console.log(
-    `calibrated: wrong at confidence ≥ 0.9 ${pct(r.calibrated.wrongAtConfidence90)} of answers, 90% sets cover ${pct(r.calibrated.setCoverage90)} (mean size ${r.calibrated.meanSetSize?.toFixed(2)}); cross-fit on the training file: model ${pct(r.crossFit.model)}, naive Bayes ${pct(r.crossFit.naiveBayes)}; trained in ${(r.trainMs / 1000).toFixed(1)} s`,
+    `calibrated: wrong at confidence ≥ 0.9 ${pct(r.calibrated.wrongAtConfidence90)} of answers, 90% sets cover ${pct(r.calibrated.setCoverage90)} (mean size ${r.calibrated.meanSetSize?.toFixed(2)}); cross-fit on the training file: model ${pct(r.crossFit.model)}, naive Bayes ${pct(r.crossFit.naiveBayes)}, logistic regression ${pct(r.crossFit.logisticRegression)}; trained in ${(r.trainMs / 1000).toFixed(1)} s`,
   );
   const alone = (d: Disagreements) =>
     `${d.modelOnly} to ${d.baselineOnly} (sign test p ${formatP(d.p)})`;

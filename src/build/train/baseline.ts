@@ -7,11 +7,7 @@ import type { LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { renderValue } from '../../protocol/render.js';
 import { exp, log } from './portable-math.js';
-
-/** Lower-cased runs of letters and digits (and a word's apostrophes). */
-export function words(text: string): string[] {
-  return text.toLowerCase().match(/[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*/gu) ?? [];
-}
+import { words } from './words.js';
 
 export function stateText(example: LabelledExample): string {
   return renderValue(example.valid.state);
@@ -96,6 +92,15 @@ export function baselineVerdict(
   return model >= baseline ? 'level' : 'worse';
 }
 
+/** Whether the model is at least level with logistic regression, which is all it must be. */
+export function logisticVerdict(
+  model: number,
+  baseline: number,
+): 'level-or-ahead' | 'behind' | 'unmeasured' {
+  if (!Number.isFinite(model) || !Number.isFinite(baseline)) return 'unmeasured';
+  return model >= baseline ? 'level-or-ahead' : 'behind';
+}
+
 /**
  * The two-sided exact sign test (McNemar's exact test) on the lines where the model and naive
  * Bayes disagree: the probability of a split at least this uneven if each were as likely as the
@@ -128,10 +133,10 @@ export interface Disagreements {
 export const formatP = (p: number): string => (p < 0.001 ? 'under 0.001' : p.toFixed(3));
 
 /** The disagreements in a few words (the CLI's line, the Train panel). */
-export function chanceNote(d: Disagreements): string {
+export function chanceNote(d: Disagreements, baseline = 'naive Bayes'): string {
   if (d.modelOnly + d.baselineOnly === 0) return 'both got the same lines right';
   const reading = d.p < CHANCE_LEVEL ? 'unlikely to be chance' : 'could be chance';
-  return `${d.modelOnly} lines right by the model alone, ${d.baselineOnly} by naive Bayes alone: ${reading} (sign test, p ${formatP(d.p)})`;
+  return `${d.modelOnly} lines right by the model alone, ${d.baselineOnly} by ${baseline} alone: ${reading} (sign test, p ${formatP(d.p)})`;
 }
 
 export interface BaselineReport {
@@ -148,7 +153,25 @@ export interface BaselineReport {
      * Bayes got right, and signTestP of the two.
      */
     disagreements?: Disagreements;
+    /**
+     * Logistic regression on word and word-pair counts (logistic.ts), judged on the same lines;
+     * null where it was not fitted (`logisticSkipped` says why).
+     */
+    logistic?: LogisticFigures | null;
   }>;
+  /** Why logistic regression was not fitted, where it was not. */
+  logisticSkipped?: string;
+}
+
+/** The second baseline's figures for a question. */
+export interface LogisticFigures {
+  accuracy: number;
+  /** The strength C chosen (LOGISTIC_CS), as the model's λ was. */
+  c: number;
+  /** The model against it (logisticVerdict), on the same lines. */
+  verdict?: ReturnType<typeof logisticVerdict>;
+  /** As for naive Bayes: the lines only the model, and only the regression, got right. */
+  disagreements?: Disagreements;
 }
 
 /** Whether the model answered an example's question right (undefined: not judged). */

@@ -4,7 +4,7 @@
  * label counts, the held-out figures (accuracy, per-option recall, the confusions that matter),
  * the calibration's figures, and what the model does not know.
  */
-import { baselineVerdict, CHANCE_LEVEL, formatP } from './baseline.js';
+import { baselineVerdict, CHANCE_LEVEL, formatP, logisticVerdict } from './baseline.js';
 import { readFileSync, writeFileSync } from '../host/files.js';
 import { join } from '../host/paths.js';
 import type { LabelledExample } from '../../calibrate/examples.js';
@@ -159,6 +159,9 @@ export function trainingSection(facts: CardFacts) {
     baselineAccuracy: Object.fromEntries(
       facts.baseline.questions.map((q) => [q.id, round4(q.accuracy)]),
     ),
+    logisticAccuracy: Object.fromEntries(
+      facts.baseline.questions.map((q) => [q.id, round4(q.logistic?.accuracy ?? NaN)]),
+    ),
     seed: facts.seed,
     note: 'Only these questions and options were trained; other questions, option ids or descriptions get answers that carry no information.',
   };
@@ -185,20 +188,28 @@ export function modelCard(facts: CardFacts): string {
     '',
     '## Did it earn its place?',
     '',
-    'Against multinomial naive Bayes on word counts, fitted and judged on the same examples:',
+    "Against the two baselines a careful engineer tries first, fitted and judged on the same examples: multinomial naive Bayes on word counts, and logistic regression on word and word-pair counts (its strength chosen as the model's penalty was). A model earns its place 3 points or more above naive Bayes and at least level with logistic regression:",
     '',
-    '| question | this model | naive Bayes | verdict |',
-    '| --- | --- | --- | --- |',
+    '| question | this model | naive Bayes | logistic regression | verdict |',
+    '| --- | --- | --- | --- | --- |',
   );
   for (const q of facts.questions) {
     const m = facts.heldOut.questions.find((x) => x.id === q.id)?.accuracy ?? NaN;
-    const b = facts.baseline.questions.find((x) => x.id === q.id)?.accuracy ?? NaN;
-    lines.push(`| \`${q.id}\` | ${pct(m)} | ${pct(b)} | ${verdict(m, b)} |`);
+    const b = facts.baseline.questions.find((x) => x.id === q.id);
+    const nb = b?.accuracy ?? NaN;
+    const lr = b?.logistic?.accuracy ?? NaN;
+    const lrCell = b?.logistic === null ? 'not fitted' : pct(lr);
+    lines.push(`| \`${q.id}\` | ${pct(m)} | ${pct(nb)} | ${lrCell} | ${verdict(m, nb, lr)} |`);
   }
-  const chance = facts.baseline.questions.flatMap((q) =>
-    q.disagreements === undefined ? [] : [chanceLine(q.id, q.disagreements)],
-  );
+  const chance = facts.baseline.questions.flatMap((q) => [
+    ...(q.disagreements === undefined ? [] : [chanceLine(q.id, q.disagreements, 'naive Bayes')]),
+    ...(q.logistic?.disagreements === undefined
+      ? []
+      : [chanceLine(q.id, q.logistic.disagreements, 'logistic regression')]),
+  ]);
   if (chance.length > 0) lines.push('', ...chance);
+  if (facts.baseline.logisticSkipped !== undefined)
+    lines.push('', `Logistic regression was ${facts.baseline.logisticSkipped}`);
   lines.push(
     '',
     '## What it was trained to answer',
@@ -307,25 +318,28 @@ function cuesPhrase(cues: ScopeCues | null): string {
     : which;
 }
 
-/** The card's plain statement of whether the model beat the baseline. */
-function verdict(model: number, baseline: number): string {
+/** The card's plain statement of whether the model beat the baselines. */
+function verdict(model: number, naiveBayes: number, logistic: number): string {
+  const behind = logisticVerdict(model, logistic) === 'behind';
+  const help = 'more examples, or descriptions that say what each option means, may help';
   return {
-    earned: 'earned its place',
-    level: 'level with naive Bayes (within 3 points)',
-    worse:
-      '**naive Bayes is better here**: more examples, or descriptions that say what each option means, may help',
+    earned: behind
+      ? `3 points or more above naive Bayes, but **logistic regression is better here**: ${help}`
+      : 'earned its place',
+    level: `level with naive Bayes (within 3 points)${behind ? '; **logistic regression is better here**' : ''}`,
+    worse: `**naive Bayes is better here**${behind ? ', and logistic regression too' : ''}: ${help}`,
     unmeasured: 'not measured',
-  }[baselineVerdict(model, baseline)];
+  }[baselineVerdict(model, naiveBayes)];
 }
 
 /**
  * How far chance explains the difference: on a small file a few lines either way turn a verdict.
  */
-function chanceLine(id: string, d: Disagreements): string {
+function chanceLine(id: string, d: Disagreements, baseline: string): string {
   const n = d.modelOnly + d.baselineOnly;
-  if (n === 0) return `- \`${id}\`: this model and naive Bayes got the same lines right.`;
+  if (n === 0) return `- \`${id}\`: this model and ${baseline} got the same lines right.`;
   const reading = d.p < CHANCE_LEVEL ? 'unlikely to be chance' : 'the difference could be chance';
-  return `- \`${id}\`: on the ${n} lines where they disagree, this model was right on ${d.modelOnly} and naive Bayes on ${d.baselineOnly}. Were neither better, a split at least this uneven would come with probability ${formatP(d.p)} (exact sign test): ${reading}.`;
+  return `- \`${id}\`: on the ${n} lines where this model and ${baseline} disagree, this model was right on ${d.modelOnly} and ${baseline} on ${d.baselineOnly}. Were neither better, a split at least this uneven would come with probability ${formatP(d.p)} (exact sign test): ${reading}.`;
 }
 
 function settingsOrigin(facts: CardFacts): string {

@@ -28,8 +28,14 @@ import { serializeCalibration } from '../../calibrate/file.js';
 import { validateRequest } from '../../protocol/validate.js';
 import { convertRelease } from '../convert/package.js';
 import { writeCalibratedPackage } from '../calibrate/write.js';
-import { baselineFigures, baselineVerdict, type BaselineReport } from './baseline.js';
+import {
+  baselineFigures,
+  baselineVerdict,
+  logisticVerdict,
+  type BaselineReport,
+} from './baseline.js';
 import { writeModelCard, heldOutFigures, modelAnsweredRight } from './card.js';
+import { logisticFigures } from './logistic.js';
 import { RMS_EPS, writeRelease } from './construct.js';
 import { fitPhase, ORDER_MODES } from './fit.js';
 import { hiddenLayout } from './model.js';
@@ -240,22 +246,40 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       logitsByLine.set(e.line, fullRows(e, judged.logits[i] as Float64Array[], prepared.trained)),
     );
     const report = heldOutFigures(judged.examples, logitsByLine, questions);
+    const modelRight = modelAnsweredRight(logitsByLine);
     const figures = baselineFigures(
       questions,
       split.train,
       judged.on === 'held-out' ? split.heldOut : null,
       fitted.folds,
-      modelAnsweredRight(logitsByLine),
+      modelRight,
     );
+    const logistic = logisticFigures(
+      questions,
+      split.train,
+      judged.on === 'held-out' ? split.heldOut : null,
+      fitted.folds,
+      modelRight,
+      (done, total) => progress({ phase: 'card', done, total: total + 1 }),
+    );
+    const modelAccuracy = (id: string) =>
+      report.questions.find((q) => q.id === id)?.accuracy ?? NaN;
     const baseline: BaselineReport = {
       ...figures,
-      questions: figures.questions.map((b) => ({
-        ...b,
-        verdict: baselineVerdict(
-          report.questions.find((q) => q.id === b.id)?.accuracy ?? NaN,
-          b.accuracy,
-        ),
-      })),
+      questions: figures.questions.map((b) => {
+        const lr = logistic.questions.get(b.id) ?? null;
+        return {
+          ...b,
+          verdict: baselineVerdict(modelAccuracy(b.id), b.accuracy),
+          logistic:
+            lr === null
+              ? null
+              : { ...lr, verdict: logisticVerdict(modelAccuracy(b.id), lr.accuracy) },
+        };
+      }),
+      ...(logistic.logisticSkipped === undefined
+        ? {}
+        : { logisticSkipped: logistic.logisticSkipped }),
     };
     const selection = { ...fitted.selection, settings: fitted.model.settings };
     const layout = hiddenLayout(params.shape);

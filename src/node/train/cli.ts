@@ -1,7 +1,7 @@
 /** `clef-web train`: a thin layer on trainDecisionModel (progress on stderr, the result on stdout). */
 import { readFileSync } from 'node:fs';
 import { UsageError, numberOption, parseCommandArgs } from '../cli-args.js';
-import { baselineVerdict, chanceNote } from '../../build/train/baseline.js';
+import { baselineVerdict, chanceNote, logisticVerdict } from '../../build/train/baseline.js';
 import { ORDER_MODES, type OrderMode } from '../../build/train/fit.js';
 import { ClefError } from '../../wire/errors.js';
 import { parseBands } from '../calibrate/cli.js';
@@ -262,9 +262,11 @@ export async function trainMain(argv: string[]): Promise<number> {
     for (const q of result.heldOut.questions) {
       const baseline = result.baseline.questions.find((b) => b.id === q.id);
       const nb = baseline?.accuracy ?? NaN;
+      const lr = baseline?.logistic;
+      const behind = lr != null && logisticVerdict(q.accuracy, lr.accuracy) === 'behind';
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       const plain = {
-        earned: 'the model earned its place',
+        earned: behind ? '3 points or more above naive Bayes' : 'the model earned its place',
         level: 'no better than naive Bayes by 3 points',
         worse: 'naive Bayes is better: the model did NOT earn its place (see README.md)',
         unmeasured: 'not compared',
@@ -272,7 +274,13 @@ export async function trainMain(argv: string[]): Promise<number> {
       console.log(
         `${q.id}: accuracy ${pct(q.accuracy)} over ${q.answered} answers ${on}; naive Bayes ${pct(nb)}: ${plain}${baseline?.disagreements ? `; ${chanceNote(baseline.disagreements)}` : ''}`,
       );
+      if (lr != null)
+        console.log(
+          `  logistic regression on word and word-pair counts ${pct(lr.accuracy)}: ${behind ? 'better than the model: the model did NOT earn its place (see README.md)' : 'the model is level or ahead'}${lr.disagreements ? `; ${chanceNote(lr.disagreements, 'logistic regression')}` : ''}`,
+        );
     }
+    if (result.baseline.logisticSkipped !== undefined)
+      console.log(`logistic regression ${result.baseline.logisticSkipped}`);
     console.log(
       `wrote ${result.packageDir} (model "${result.name}"; card: README.md) and the release ${result.releaseDir}`,
     );

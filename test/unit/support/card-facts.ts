@@ -2,14 +2,18 @@
 import type { CardFacts } from '../../../src/build/train/card.js';
 
 export function cardFacts(
-  over: { selection?: Partial<CardFacts['selection']>; baseline?: CardFacts['baseline'] } = {},
+  over: {
+    selection?: Partial<CardFacts['selection']>;
+    baseline?: CardFacts['baseline'];
+    heldOut?: CardFacts['heldOut'];
+  } = {},
 ): CardFacts {
   return {
     name: 'shop',
     questions: [{ id: 'team', options: ['repair', 'returns'], counts: { repair: 5, returns: 5 } }],
     examples: { train: 10, heldOut: 0 },
     evaluatedOn: 'cross-fit',
-    heldOut: { questions: [] },
+    heldOut: over.heldOut ?? { questions: [] },
     baseline: over.baseline ?? { method: 'naive Bayes on word counts', questions: [] },
     selection: {
       method: 'cross-fit',

@@ -126,7 +126,7 @@ describe("the card's line on chance", () => {
 
   it('says a small lead could be chance, and a large one is unlikely to be', () => {
     expect(modelCard(facts({ modelOnly: 11, baselineOnly: 10, p: signTestP(11, 10) }))).toContain(
-      '- `team`: on the 21 lines where they disagree, this model was right on 11 and naive Bayes on 10. Were neither better, a split at least this uneven would come with probability 1.000 (exact sign test): the difference could be chance.',
+      '- `team`: on the 21 lines where this model and naive Bayes disagree, this model was right on 11 and naive Bayes on 10. Were neither better, a split at least this uneven would come with probability 1.000 (exact sign test): the difference could be chance.',
     );
     const card = modelCard(facts({ modelOnly: 30, baselineOnly: 2, p: signTestP(30, 2) }));
     expect(card).toContain('probability under 0.001 (exact sign test): unlikely to be chance.');

@@ -100,17 +100,25 @@ describe('clef-web train on a planted task', () => {
       const card = readFileSync(join(first.packageDir, 'README.md'), 'utf8');
       expect(card).toContain('### `route` (choice, 4 options)');
       expect(card).toMatch(/Accuracy: \*\*\d+\.\d%\*\* over 240 answers out of fold/);
-      expect(card).toMatch(/\| `route` \| \d+\.\d% \| \d+\.\d% \| /); // beside naive Bayes
+      // Beside naive Bayes and logistic regression.
+      const row = /\| `route` \| (\d+\.\d)% \| (\d+\.\d)% \| (\d+\.\d)% \| /.exec(card);
+      expect(row, card).not.toBeNull();
+      const [, model, nb, lr] = row ?? [];
+      expect(manifest.training.logisticAccuracy.route * 100).toBeCloseTo(Number(lr), 1);
       // The lines only one of the two got right make the whole difference between the accuracies.
-      const [, model, nb] = /\| `route` \| (\d+\.\d)% \| (\d+\.\d)% \| /.exec(card) ?? [];
-      const alone =
-        /- `route`: on the \d+ lines where they disagree, this model was right on (\d+) and naive Bayes on (\d+)\. Were neither better, .* \(exact sign test\)/.exec(
-          card,
+      for (const [name, baseline] of [
+        ['naive Bayes', nb],
+        ['logistic regression', lr],
+      ]) {
+        const alone = new RegExp(
+          `- \`route\`: on the \\d+ lines where this model and ${name} disagree, this model was right on (\\d+) and ${name} on (\\d+)\\. Were neither better, .* \\(exact sign test\\)`,
+        ).exec(card);
+        const same = card.includes(`- \`route\`: this model and ${name} got the same lines right.`);
+        expect(alone !== null || same, card).toBe(true);
+        expect(same ? 0 : Number(alone?.[1]) - Number(alone?.[2])).toBe(
+          Math.round(((Number(model) - Number(baseline)) / 100) * 240),
         );
-      expect(alone, card).not.toBeNull();
-      expect(Number(alone?.[1]) - Number(alone?.[2])).toBe(
-        Math.round(((Number(model) - Number(nb)) / 100) * 240),
-      );
+      }
       // The release, named from the package the card is in (not from where `train` ran).
       expect(card).toContain(`a Clef release (\`../${basename(first.releaseDir)}\`)`);
       // Calibrated on out-of-fold answers, which would sharpen this model (a fitted temperature
@@ -288,6 +296,9 @@ describe('the CLI', () => {
       const printed = stdout.mock.calls.map((c) => String(c[0])).join('\n');
       expect(printed).toMatch(
         /route: accuracy [\d.]+% over 120 answers out of fold; naive Bayes [\d.]+%: [^\n]*; \d+ lines right by the model alone, \d+ by naive Bayes alone: (could|unlikely to) be chance \(sign test, p /,
+      );
+      expect(printed).toMatch(
+        /\n {2}logistic regression on word and word-pair counts [\d.]+%: [^\n]*; \d+ lines right by the model alone, \d+ by logistic regression alone: (could|unlikely to) be chance \(sign test, p /,
       );
       expect(existsSync(join(out, 'manifest.json'))).toBe(true);
     } finally {
