@@ -151,7 +151,7 @@ describe('the second baseline beside the model', () => {
 
   it('chooses C by log loss on the held-out part and counts the lines only one got right', () => {
     const rng = new Rng(testSeed('logistic-held-out'));
-    const lines = randomFile(rng, 50).map((l) => ({ ...l, label: l.label }));
+    const lines = randomFile(rng, 50);
     const all = examples(lines, LABELS);
     const train = all.slice(0, 35);
     const heldOut = all.slice(35);
@@ -205,14 +205,12 @@ describe('the second baseline beside the model', () => {
       label: options[i % 50] as string,
     }));
     const train = examples(lines, options);
-    const started = performance.now();
     const lr = logisticFigures(
       [{ id: 'route' }],
       train,
       null,
       train.map((_, i) => i % 5),
     );
-    expect(performance.now() - started).toBeLessThan(10_000); // counted, not fitted
     expect(lr.questions.get('route')).toBeNull();
     expect(lr.logisticSkipped).toMatch(
       /^not fitted: `route` would have 1,1\d\d,\d\d\d weights \(word and word-pair features × options\), more than the 1,000,000 it is fitted at/,
