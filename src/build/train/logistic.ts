@@ -24,6 +24,14 @@ export const LOGISTIC_CS = [0.1, 1, 10] as const;
  */
 export const LOGISTIC_MAX_WEIGHTS = 1_000_000;
 
+/**
+ * Work (feature occurrences × labels, summed over the fits) above which the baseline is not fitted:
+ * a fit's pass costs its rows' feature occurrences times the labels, and a fit makes at most 500
+ * iterations. Measured at about 1.1 µs a unit on the 2-core machine of docs/benchmarks.md (2,000
+ * CLINC150 queries of 20 intents: 10.6 million, 13 s), so at most about a minute.
+ */
+export const LOGISTIC_MAX_WORK = 50_000_000;
+
 /** Word and adjacent word-pair counts of a text, keyed `w:word` and `p:word word`. */
 export function wordPairCounts(text: string): Map<string, number> {
   const w = words(text);
@@ -38,11 +46,16 @@ export function wordPairCounts(text: string): Map<string, number> {
 
 export type Featurize = (text: string) => Map<string, number>;
 
-/** The features a fit would have: how many, to check LOGISTIC_MAX_WEIGHTS before fitting. */
+/** The features a fit would have and their occurrences: what LOGISTIC_MAX_* are checked on. */
 export function featureCount(texts: Iterable<string>, featurize: Featurize = wordPairCounts) {
   const seen = new Set<string>();
-  for (const t of texts) for (const k of featurize(t).keys()) seen.add(k);
-  return seen.size;
+  let occurrences = 0;
+  for (const t of texts)
+    for (const k of featurize(t).keys()) {
+      seen.add(k);
+      occurrences++;
+    }
+  return { features: seen.size, occurrences };
 }
 
 export interface LogisticModel {
@@ -178,14 +191,16 @@ const LOG_FLOOR = log(1e-12);
  * out-of-fold log loss. As the model's λ is, so both were tuned on the lines they are judged on.
  * `onFit` counts the fits (3 per fold, or 3) as they end.
  */
-export function logisticFigures(
+export async function logisticFigures(
   questions: ReadonlyArray<{ id: string }>,
   train: readonly LabelledExample[],
   heldOut: readonly LabelledExample[] | null,
   folds: readonly number[] | null,
   modelRight?: ModelRight,
   onFit?: (done: number, total: number) => void,
-): Pick<BaselineReport, 'logisticSkipped'> & { questions: Map<string, LogisticFigures | null> } {
+): Promise<
+  Pick<BaselineReport, 'logisticSkipped'> & { questions: Map<string, LogisticFigures | null> }
+> {
   const k = heldOut === null && folds !== null ? Math.max(...folds) + 1 : 1;
   const total = questions.length * LOGISTIC_CS.length * k;
   let done = 0;
@@ -194,11 +209,18 @@ export function logisticFigures(
   for (const q of questions) {
     const rows = rowsOf(train, q.id);
     const labels = new Set(rows.map((r) => r.label)).size;
-    const weights = (featureCount(rows.map((r) => r.text)) + 1) * labels;
-    if (weights > LOGISTIC_MAX_WEIGHTS) {
-      skipped.push(
-        `\`${q.id}\` would have ${weights.toLocaleString('en-US')} weights (word and word-pair features × options), more than the ${LOGISTIC_MAX_WEIGHTS.toLocaleString('en-US')} it is fitted at`,
-      );
+    const counted = featureCount(rows.map((r) => r.text));
+    const weights = (counted.features + 1) * labels;
+    const work = counted.occurrences * labels * LOGISTIC_CS.length * k;
+    const n = (x: number) => x.toLocaleString('en-US');
+    const over =
+      weights > LOGISTIC_MAX_WEIGHTS
+        ? `would have ${n(weights)} weights (word and word-pair features × options), more than the ${n(LOGISTIC_MAX_WEIGHTS)} it is fitted at`
+        : work > LOGISTIC_MAX_WORK
+          ? `would take ${n(work)} steps (feature occurrences × options × ${LOGISTIC_CS.length * k} fits, each up to 500 iterations), more than the ${n(LOGISTIC_MAX_WORK)} it is fitted at (about a minute)`
+          : null;
+    if (over !== null) {
+      skipped.push(`\`${q.id}\` ${over}`);
       out.set(q.id, null);
       done += LOGISTIC_CS.length * k;
       onFit?.(done, total);
@@ -206,18 +228,21 @@ export function logisticFigures(
     }
     const judged = heldOut !== null ? rowsOf(heldOut, q.id) : folds !== null ? rows : [];
     // Per strength, each judged line's log-probabilities and the labels they are over.
-    const candidates = LOGISTIC_CS.map((c) => {
+    const candidates = [];
+    for (const c of LOGISTIC_CS) {
       const answers = new Map<Row, { lp: Float64Array; labels: readonly string[] }>();
-      const fitAndJudge = (fitOn: Row[], judgeOn: Row[]) => {
+      const fitAndJudge = async (fitOn: Row[], judgeOn: Row[]) => {
         const model = fitLogistic(fitOn, c);
         for (const r of judgeOn)
           answers.set(r, { lp: model.logProbabilities(r.text), labels: model.labels });
+        // A turn of the event loop between fits: a signal (Ctrl-C) is heard, and onFit may stop.
+        await new Promise((resolve) => setTimeout(resolve, 0));
         onFit?.(++done, total);
       };
-      if (heldOut !== null) fitAndJudge(rows, judged);
+      if (heldOut !== null) await fitAndJudge(rows, judged);
       else if (folds !== null)
         for (let f = 0; f < k; f++)
-          fitAndJudge(
+          await fitAndJudge(
             rows.filter((r) => folds[r.index] !== f),
             rows.filter((r) => folds[r.index] === f),
           );
@@ -226,8 +251,8 @@ export function logisticFigures(
         const at = a.labels.indexOf(r.label);
         loss -= at < 0 ? LOG_FLOOR : Math.max(a.lp[at] as number, LOG_FLOOR);
       }
-      return { c, answers, loss };
-    });
+      candidates.push({ c, answers, loss });
+    }
     const best = candidates.reduce((a, b) => (b.loss < a.loss ? b : a));
     let right = 0;
     let modelOnly = 0;
@@ -255,8 +280,6 @@ export function logisticFigures(
   }
   return {
     questions: out,
-    ...(skipped.length > 0
-      ? { logisticSkipped: `not fitted: ${skipped.join('; ')} (L-BFGS keeps 21 copies of them).` }
-      : {}),
+    ...(skipped.length > 0 ? { logisticSkipped: `not fitted: ${skipped.join('; ')}.` } : {}),
   };
 }

@@ -254,7 +254,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       fitted.folds,
       modelRight,
     );
-    const logistic = logisticFigures(
+    const logistic = await logisticFigures(
       questions,
       split.train,
       judged.on === 'held-out' ? split.heldOut : null,

@@ -20,6 +20,7 @@ import {
   fitLogistic,
   LOGISTIC_CS,
   LOGISTIC_MAX_WEIGHTS,
+  LOGISTIC_MAX_WORK,
   logisticFigures,
 } from '../../../../src/build/train/logistic.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
@@ -139,17 +140,19 @@ describe('the second baseline beside the model', () => {
       };
     });
 
-  it('reads word order from its word pairs, out of fold, where naive Bayes cannot', () => {
+  it('reads word order from its word pairs, out of fold, where naive Bayes cannot', async () => {
     const SEED = testSeed('logistic-order');
     const train = examples(orderLines(new Rng(SEED), 60), ['first', 'second']);
     const folds = train.map((_, i) => i % 5);
-    const lr = logisticFigures([{ id: 'route' }], train, null, folds).questions.get('route');
+    const lr = (await logisticFigures([{ id: 'route' }], train, null, folds)).questions.get(
+      'route',
+    );
     const nb = baselineFigures([{ id: 'route' }], train, null, folds).questions[0];
     expect(lr?.accuracy, seedLine('logistic-order', SEED)).toBeGreaterThanOrEqual(0.95);
     expect(nb?.accuracy, seedLine('logistic-order', SEED)).toBeLessThanOrEqual(0.75);
   });
 
-  it('chooses C by log loss on the held-out part and counts the lines only one got right', () => {
+  it('chooses C by log loss on the held-out part and counts the lines only one got right', async () => {
     const rng = new Rng(testSeed('logistic-held-out'));
     const lines = randomFile(rng, 50);
     const all = examples(lines, LABELS);
@@ -159,8 +162,10 @@ describe('the second baseline beside the model', () => {
     const modelRight = (_: string, e: LabelledExample) =>
       e.line === skipped ? undefined : e.line % 2 === 0;
     const ticks: Array<[number, number]> = [];
-    const lr = logisticFigures([{ id: 'route' }], train, heldOut, null, modelRight, (d, t) =>
-      ticks.push([d, t]),
+    const lr = (
+      await logisticFigures([{ id: 'route' }], train, heldOut, null, modelRight, (d, t) =>
+        ticks.push([d, t]),
+      )
     ).questions.get('route');
     expect(ticks).toEqual([
       [1, 3],
@@ -196,7 +201,7 @@ describe('the second baseline beside the model', () => {
     expect(modelOnly + baselineOnly).toBeGreaterThan(0);
   });
 
-  it('is not fitted above its weight limit, and says so', () => {
+  it('is not fitted above its weight limit, and says so', async () => {
     const rng = new Rng(testSeed('logistic-limit'));
     // 1,000 lines of 12 words never seen elsewhere, 50 labels: about 23,000 features × 50.
     const options = Array.from({ length: 50 }, (_, i) => `o${i}`);
@@ -205,7 +210,7 @@ describe('the second baseline beside the model', () => {
       label: options[i % 50] as string,
     }));
     const train = examples(lines, options);
-    const lr = logisticFigures(
+    const lr = await logisticFigures(
       [{ id: 'route' }],
       train,
       null,
@@ -227,6 +232,29 @@ describe('the second baseline beside the model', () => {
     );
     expect(card).toMatch(/\| `team` \| n\/a \| 50\.0% \| not fitted \| /);
     expect(card).toContain('Logistic regression was not fitted: `route` would have');
+  });
+
+  it('is not fitted where its fits would take too long, and says so', async () => {
+    const rng = new Rng(testSeed('logistic-work'));
+    // 2,000 lines of 30 words of 50, 40 labels: few weights (about 2,550 features × 40), but
+    // about 55 feature occurrences a line × 40 labels × 15 fits each pass.
+    const options = Array.from({ length: 40 }, (_, i) => `o${i}`);
+    const lines = Array.from({ length: 2000 }, (_, i) => ({
+      text: Array.from({ length: 30 }, () => `v${rng.int(50)}`).join(' '),
+      label: options[i % 40] as string,
+    }));
+    const train = examples(lines, options);
+    const lr = await logisticFigures(
+      [{ id: 'route' }],
+      train,
+      null,
+      train.map((_, i) => i % 5),
+    );
+    expect(lr.questions.get('route')).toBeNull();
+    expect(lr.logisticSkipped).toMatch(
+      /^not fitted: `route` would take [\d,]+ steps \(feature occurrences × options × 15 fits, each up to 500 iterations\), more than the 50,000,000 it is fitted at \(about a minute\)\.$/,
+    );
+    expect(LOGISTIC_MAX_WORK).toBe(50_000_000);
   });
 });
 
