@@ -62,8 +62,17 @@ export interface TrainingSummary {
     descriptions?: Record<string, JsonValue[]>;
   }>;
   examples: { train: number; heldOut: number };
-  /** Per question: accuracy on the held-out examples (null when none was held out). */
+  /** What the accuracies were measured on: the held-out part, or the training part out of fold. */
+  evaluatedOn?: 'held-out' | 'cross-fit';
+  /** Per question: the model's accuracy on those examples (null where none was judged). */
   heldOutAccuracy: Record<string, number | null>;
+  /** Per question: naive Bayes on word counts, fitted and judged the same way. */
+  baselineAccuracy?: Record<string, number | null>;
+  /**
+   * Per question: logistic regression on word and word-pair counts, fitted and judged the same
+   * way (null where it was not fitted: the card says why). Absent from older packages.
+   */
+  logisticAccuracy?: Record<string, number | null>;
   seed: number;
   note: string;
 }
