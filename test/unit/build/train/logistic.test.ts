@@ -201,21 +201,31 @@ describe('the second baseline beside the model', () => {
     expect(modelOnly + baselineOnly).toBeGreaterThan(0);
   });
 
-  it('is not fitted above its weight limit, and says so', async () => {
-    const rng = new Rng(testSeed('logistic-limit'));
-    // 1,000 lines of 12 words never seen elsewhere, 50 labels: about 23,000 features × 50.
-    const options = Array.from({ length: 50 }, (_, i) => `o${i}`);
-    const lines = Array.from({ length: 1000 }, (_, i) => ({
-      text: Array.from({ length: 12 }, (_, j) => `x${i}y${j}z${rng.int(1000)}`).join(' '),
-      label: options[i % 50] as string,
+  /** logisticFigures on 5 folds of `lines` lines of `length` words, the labels in turn. */
+  const outOfFold = (
+    lines: number,
+    labels: number,
+    word: (line: number, at: number) => string,
+    length: number,
+  ) => {
+    const options = Array.from({ length: labels }, (_, i) => `o${i}`);
+    const file = Array.from({ length: lines }, (_, i) => ({
+      text: Array.from({ length }, (_, j) => word(i, j)).join(' '),
+      label: options[i % labels] as string,
     }));
-    const train = examples(lines, options);
-    const lr = await logisticFigures(
+    const train = examples(file, options);
+    return logisticFigures(
       [{ id: 'route' }],
       train,
       null,
       train.map((_, i) => i % 5),
     );
+  };
+
+  it('is not fitted above its weight limit, and says so', async () => {
+    const rng = new Rng(testSeed('logistic-limit'));
+    // 1,000 lines of 12 words never seen elsewhere, 50 labels: about 23,000 features × 50.
+    const lr = await outOfFold(1000, 50, (i, j) => `x${i}y${j}z${rng.int(1000)}`, 12);
     expect(lr.questions.get('route')).toBeNull();
     expect(lr.logisticSkipped).toMatch(
       /^not fitted: `route` would have 1,1\d\d,\d\d\d weights \(word and word-pair features × options\), more than the 1,000,000 it is fitted at/,
@@ -238,18 +248,7 @@ describe('the second baseline beside the model', () => {
     const rng = new Rng(testSeed('logistic-work'));
     // 2,000 lines of 30 words of 50, 40 labels: few weights (about 2,550 features × 40), but
     // about 55 feature occurrences a line × 40 labels × 15 fits each pass.
-    const options = Array.from({ length: 40 }, (_, i) => `o${i}`);
-    const lines = Array.from({ length: 2000 }, (_, i) => ({
-      text: Array.from({ length: 30 }, () => `v${rng.int(50)}`).join(' '),
-      label: options[i % 40] as string,
-    }));
-    const train = examples(lines, options);
-    const lr = await logisticFigures(
-      [{ id: 'route' }],
-      train,
-      null,
-      train.map((_, i) => i % 5),
-    );
+    const lr = await outOfFold(2000, 40, () => `v${rng.int(50)}`, 30);
     expect(lr.questions.get('route')).toBeNull();
     expect(lr.logisticSkipped).toMatch(
       /^not fitted: `route` would take [\d,]+ steps \(feature occurrences × options × 15 fits, each up to 500 iterations\), more than the 50,000,000 it is fitted at \(about a minute\)\.$/,
