@@ -87,10 +87,10 @@ function chance(
 }
 
 /** Naive Bayes' figures, then logistic regression's, beside a question's accuracy. */
-function baselines(r: TrainResult, id: string, model: number): TemplateResult {
+function baselines(r: TrainResult, id: string): TemplateResult {
   const b = r.baseline.questions.find((x) => x.id === id);
   const lr = b?.logistic;
-  const behind = lr != null && model < lr.accuracy;
+  const behind = lr?.verdict === 'behind';
   const nbVerdict =
     b?.verdict === 'earned' && behind
       ? '3 points or more above it'
@@ -99,7 +99,8 @@ function baselines(r: TrainResult, id: string, model: number): TemplateResult {
     ${chance(b?.disagreements, 'naive Bayes')};
     ${
       lr == null
-        ? html`logistic regression <span data-logistic>not fitted</span>`
+        ? html`logistic regression
+            <span data-logistic title=${r.baseline.logisticSkipped ?? ''}>not fitted</span>`
         : html`logistic regression <span data-logistic>${pct(lr.accuracy)}</span>:
             ${behind ? 'better: the model did not earn its place' : 'the model is level or ahead'}
             ${chance(lr.disagreements, 'logistic regression')}`
@@ -134,7 +135,7 @@ export function renderResult(
           <caption>
             ${q.id}: ${r.evaluatedOn === 'cross-fit' ? 'out-of-fold' : 'held-out'} accuracy
             <span data-accuracy>${pct(q.accuracy)}</span>
-            (${q.answered}); ${baselines(r, q.id, q.accuracy)}
+            (${q.answered}); ${baselines(r, q.id)}
           </caption>
           <tr>
             <th>option</th>
