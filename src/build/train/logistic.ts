@@ -2,8 +2,8 @@
  * The second baseline a careful engineer tries: multinomial logistic regression on word and
  * adjacent word-pair counts, scikit-learn's form (C · Σ cross-entropy + ½ |w|², the intercepts not
  * penalised), fitted by the trainer's L-BFGS with its portable exp and log, so the same file gives
- * the same figures in Node and in the page. Its strength C is chosen from LOGISTIC_CS by the
- * caller (baseline.ts), on the same folds or held-out part that chose the model's λ.
+ * the same figures in Node and in the page. Its strength C is chosen from LOGISTIC_CS
+ * (logisticFigures) on the same folds or held-out part that chose the model's λ.
  */
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
@@ -182,7 +182,7 @@ function rowsOf(examples: readonly LabelledExample[], question: string): Row[] {
   return rows;
 }
 
-/** The log loss below which a label the fit never saw is not pushed (as scikit-learn clips). */
+/** The least log-probability a line's label counts for, seen by the fit or not (scikit-learn's clip). */
 const LOG_FLOOR = log(1e-12);
 
 /**
