@@ -182,7 +182,7 @@ function rowsOf(examples: readonly LabelledExample[], question: string): Row[] {
   return rows;
 }
 
-/** The least log-probability a line's label counts for, seen by the fit or not (as scikit-learn). */
+/** The least log-probability a line's label counts for, seen by the fit or not (as sklearn). */
 const LOG_FLOOR = log(1e-12);
 
 /**
