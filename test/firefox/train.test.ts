@@ -2,8 +2,10 @@
  * The playground's Train panel in Firefox ESR (the dev server): a Latin-1 file refused with the
  * message `clef-web train` gives; the planted task trained in the page's worker, verified
  * through Firefox's engine, kept in its origin-private file system, loaded through the service
- * worker's local-package route and answering fresh draws on the page's System One route. Chromium runs the full check (test/browser/playground-train.spec.ts:
- * bytes against the disk run, the .zip, the network audit); this one proves the Firefox parts.
+ * worker's local-package route and answering fresh draws on the page's System One route; both
+ * baselines (naive Bayes, logistic regression) fitted beside it in Firefox's worker. Chromium
+ * runs the full check (test/browser/playground-train.spec.ts: bytes against the disk run, the
+ * .zip, the network audit); this one proves the Firefox parts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,6 +69,15 @@ it('trains the planted task in the page, then uses the model', async () => {
   expect(accuracy).toBeGreaterThanOrEqual(99);
   const delta = Number(await page.$eval('[data-delta]', (e) => e.textContent ?? ''));
   expect(delta).toBeLessThanOrEqual(1e-3);
+  // Both baselines, fitted in Firefox's worker too, each with its sign test.
+  expect(await page.$eval('[data-logistic]', (e) => e.textContent ?? '')).toMatch(/^\d+\.\d%$/);
+  const chance = await page.$$eval('[data-chance]', (spans) =>
+    spans.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ')),
+  );
+  expect(chance).toEqual([
+    expect.stringMatching(/^\(right alone: the model \d+, naive Bayes \d+; sign test p /),
+    expect.stringMatching(/^\(right alone: the model \d+, logistic regression \d+; sign test p /),
+  ]);
 
   await (await page.waitForSelector('::-p-aria(Use this model here[role="button"])'))!.click();
   await page.waitForFunction(
