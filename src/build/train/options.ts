@@ -85,7 +85,10 @@ export interface TrainResult {
    */
   heldOut: HeldOutReport;
   evaluatedOn: 'held-out' | 'cross-fit';
-  /** Naive Bayes on word counts, fitted and judged the same way (the baseline to beat). */
+  /**
+   * The baselines to beat, fitted and judged the same way: naive Bayes on word counts, and
+   * logistic regression on word and word-pair counts (`logistic` on each question).
+   */
   baseline: BaselineReport;
   /** Largest |Δp| between the package (the host's engine) and the fitted function, held out. */
   maxPackageDeltaP: number;
