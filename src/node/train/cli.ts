@@ -9,7 +9,7 @@ import { isCalibrationError } from '../../calibrate/errors.js';
 import { MissingDependencyError } from '../missing-dependency.js';
 import { isTrainError, TrainError } from '../../build/train/errors.js';
 import type { TrainInput } from '../../build/train/input.js';
-import type { TrainProgress } from '../../build/train/options.js';
+import type { TrainProgress, TrainResult } from '../../build/train/options.js';
 import type { PlainFormat } from '../../build/train/plain.js';
 import type { TeacherProgress } from '../../build/train/teacher-options.js';
 import { progressLines } from './progress-lines.js';
@@ -125,6 +125,38 @@ function stopTeacherOnSignal(controller: AbortController): () => void {
     process.off('SIGINT', handler);
     process.off('SIGTERM', handler);
   };
+}
+
+/**
+ * The lines `train` prints about a trained model: each question's accuracy beside naive Bayes',
+ * then logistic regression's, with the verdict and the sign tests the card gives.
+ */
+export function figuresLines(result: TrainResult): string[] {
+  const on = result.evaluatedOn === 'cross-fit' ? 'out of fold' : 'held out';
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const out: string[] = [];
+  for (const q of result.heldOut.questions) {
+    const baseline = result.baseline.questions.find((b) => b.id === q.id);
+    const nb = baseline?.accuracy ?? NaN;
+    const lr = baseline?.logistic;
+    const behind = lr != null && logisticVerdict(q.accuracy, lr.accuracy) === 'behind';
+    const plain = {
+      earned: behind ? '3 points or more above it' : 'the model earned its place',
+      level: 'no better than naive Bayes by 3 points',
+      worse: 'naive Bayes is better: the model did NOT earn its place (see README.md)',
+      unmeasured: 'not compared',
+    }[baselineVerdict(q.accuracy, nb)];
+    out.push(
+      `${q.id}: accuracy ${pct(q.accuracy)} over ${q.answered} answers ${on}; naive Bayes ${pct(nb)}: ${plain}${baseline?.disagreements ? `; ${chanceNote(baseline.disagreements)}` : ''}`,
+    );
+    if (lr != null)
+      out.push(
+        `  logistic regression on word and word-pair counts ${pct(lr.accuracy)}: ${behind ? 'better than the model: the model did NOT earn its place (see README.md)' : 'the model is level or ahead'}${lr.disagreements ? `; ${chanceNote(lr.disagreements, 'logistic regression')}` : ''}`,
+      );
+  }
+  if (result.baseline.logisticSkipped !== undefined)
+    out.push(`logistic regression ${result.baseline.logisticSkipped}`);
+  return out;
 }
 
 export async function trainMain(argv: string[]): Promise<number> {
@@ -258,29 +290,7 @@ export async function trainMain(argv: string[]): Promise<number> {
     };
     if (options.teacher !== undefined) stopSignals = stopTeacherOnSignal(controller);
     const result = await trainDecisionModel(options).finally(() => lines.end());
-    const on = result.evaluatedOn === 'cross-fit' ? 'out of fold' : 'held out';
-    for (const q of result.heldOut.questions) {
-      const baseline = result.baseline.questions.find((b) => b.id === q.id);
-      const nb = baseline?.accuracy ?? NaN;
-      const lr = baseline?.logistic;
-      const behind = lr != null && logisticVerdict(q.accuracy, lr.accuracy) === 'behind';
-      const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-      const plain = {
-        earned: behind ? '3 points or more above naive Bayes' : 'the model earned its place',
-        level: 'no better than naive Bayes by 3 points',
-        worse: 'naive Bayes is better: the model did NOT earn its place (see README.md)',
-        unmeasured: 'not compared',
-      }[baselineVerdict(q.accuracy, nb)];
-      console.log(
-        `${q.id}: accuracy ${pct(q.accuracy)} over ${q.answered} answers ${on}; naive Bayes ${pct(nb)}: ${plain}${baseline?.disagreements ? `; ${chanceNote(baseline.disagreements)}` : ''}`,
-      );
-      if (lr != null)
-        console.log(
-          `  logistic regression on word and word-pair counts ${pct(lr.accuracy)}: ${behind ? 'better than the model: the model did NOT earn its place (see README.md)' : 'the model is level or ahead'}${lr.disagreements ? `; ${chanceNote(lr.disagreements, 'logistic regression')}` : ''}`,
-        );
-    }
-    if (result.baseline.logisticSkipped !== undefined)
-      console.log(`logistic regression ${result.baseline.logisticSkipped}`);
+    for (const line of figuresLines(result)) console.log(line);
     console.log(
       `wrote ${result.packageDir} (model "${result.name}"; card: README.md) and the release ${result.releaseDir}`,
     );

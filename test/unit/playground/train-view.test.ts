@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TemplateResult } from 'lit';
 import { renderResult } from '../../../src/playground/train-view.js';
-import type { TrainResult } from '../../../src/train-web/train-wire.js';
+import { trainResult as result } from '../support/train-result.js';
 
 /** A template's markup with its values in place (nested templates and lists included). */
 function markup(v: unknown): string {
@@ -26,46 +26,6 @@ const words = (t: TemplateResult) =>
   markup(t)
     .replace(/<[^>]*>/g, '')
     .replace(/\s+/g, ' ');
-
-function result(model: number, naiveBayes: number, logistic: number | null): TrainResult {
-  const verdict = model >= naiveBayes + 0.03 ? 'earned' : model >= naiveBayes ? 'level' : 'worse';
-  return {
-    name: 'shop',
-    examples: { train: 100, heldOut: 0 },
-    evaluatedOn: 'cross-fit',
-    maxPackageDeltaP: 1e-5,
-    verified: 100,
-    calibrated: true,
-    timingsMs: { fit: 1000 },
-    heldOut: {
-      questions: [{ id: 'route', answered: 100, accuracy: model, recall: {}, confusions: [] }],
-    },
-    baseline: {
-      method: 'naive Bayes on word counts',
-      questions: [
-        {
-          id: 'route',
-          answered: 100,
-          accuracy: naiveBayes,
-          verdict,
-          disagreements: { modelOnly: 12, baselineOnly: 2, p: 0.013 },
-          logistic:
-            logistic === null
-              ? null
-              : {
-                  accuracy: logistic,
-                  c: 1,
-                  verdict: model >= logistic ? 'level-or-ahead' : 'behind',
-                  disagreements: { modelOnly: 3, baselineOnly: 8, p: 0.227 },
-                },
-        },
-      ],
-      ...(logistic === null
-        ? { logisticSkipped: 'not fitted: `route` would have 1,147,432 weights' }
-        : {}),
-    },
-  } as unknown as TrainResult;
-}
 
 const actions = { use: () => {}, download: () => {} };
 
