@@ -102,8 +102,8 @@ export function logisticVerdict(
 }
 
 /**
- * The two-sided exact sign test (McNemar's exact test) on the lines where the model and naive
- * Bayes disagree: the probability of a split at least this uneven if each were as likely as the
+ * The two-sided exact sign test (McNemar's exact test) on the lines where the model and a
+ * baseline disagree: the probability of a split at least this uneven if each were as likely as the
  * other to be the one right, 2 · Σ_{i ≤ min} C(n, i) / 2ⁿ (at most 1). 1 where they never disagree.
  * Each term is summed from its logarithm, so n may be in the thousands.
  */
