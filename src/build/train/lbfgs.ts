@@ -32,6 +32,13 @@ export type Minimum = { x: Float64Array; value: number; iterations: number };
 /**
  * The method itself, as a generator that asks for each evaluation it needs: one algorithm for a
  * synchronous objective (minimize) and for one whose shards run elsewhere (minimizeAsync).
+ *
+ * Where the objective is cheap (a small file's fit: 30-60 thousand parameters, 100-300 examples)
+ * the passes over the parameter vector are most of a fit's time, so each pass does the work of
+ * two: the two-loop recursion updates the direction and takes the next product in one loop. Every
+ * value is computed by the same operations in the same order as the textbook's separate loops
+ * (test/unit/build/train/lbfgs.test.ts holds those and compares every iterate bit for bit), so
+ * fused or not, a fit gives the same bytes.
  */
 function* search(start: Float64Array, options: LbfgsOptions): Generator<Ask, Minimum, number> {
   const n = start.length;
@@ -41,9 +48,9 @@ function* search(start: Float64Array, options: LbfgsOptions): Generator<Ask, Min
   let x = start.slice();
   let g = new Float64Array(n);
   let f = yield { x, grad: g };
-  const ss: Float64Array[] = [];
-  const ys: Float64Array[] = [];
-  const rhos: number[] = [];
+  let gMax = maxAbs(g);
+  // The pairs (s, y), oldest first, with ρ = 1 / s·y and y·y (the first step's scale).
+  const pairs: Pair[] = [];
   const direction = new Float64Array(n);
   // The trial point and its gradient; swapped with x and g when the step is taken.
   let next = new Float64Array(n);
@@ -51,35 +58,12 @@ function* search(start: Float64Array, options: LbfgsOptions): Generator<Ask, Min
   const alpha = new Float64Array(m);
   let iterations = 0;
   for (; iterations < options.maxIterations; iterations++) {
-    if (maxAbs(g) < gtol) break;
-    // Two-loop recursion: direction = −H g.
-    direction.set(g);
-    for (let k = ss.length - 1; k >= 0; k--) {
-      const a = (rhos[k] as number) * dot(ss[k] as Float64Array, direction);
-      alpha[k] = a;
-      axpy(-a, ys[k] as Float64Array, direction);
-    }
-    if (ss.length > 0) {
-      const last = ss.length - 1;
-      const yy = dot(ys[last] as Float64Array, ys[last] as Float64Array);
-      scale(direction, 1 / ((rhos[last] as number) * yy));
-    } else {
-      scale(direction, 1 / Math.max(1, Math.sqrt(dot(g, g))));
-    }
-    for (let k = 0; k < ss.length; k++) {
-      const b = (rhos[k] as number) * dot(ys[k] as Float64Array, direction);
-      axpy((alpha[k] as number) - b, ss[k] as Float64Array, direction);
-    }
-    scale(direction, -1);
-    let slope = dot(g, direction);
+    if (gMax < gtol) break;
+    let slope = twoLoop(g, pairs, direction, alpha);
     if (!(slope < 0)) {
       // Not a descent direction (curvature went wrong): restart from steepest descent.
-      ss.length = 0;
-      ys.length = 0;
-      rhos.length = 0;
-      direction.set(g);
-      scale(direction, -1 / Math.max(1, Math.sqrt(dot(g, g))));
-      slope = dot(g, direction);
+      pairs.length = 0;
+      slope = twoLoop(g, pairs, direction, alpha);
     }
     let step = 1;
     let fNext = Infinity;
@@ -91,24 +75,24 @@ function* search(start: Float64Array, options: LbfgsOptions): Generator<Ask, Min
     }
     if (!(fNext < f)) break; // no progress possible along this direction
     // A pair about to leave the history lends its arrays to the new one.
-    const full = ss.length === m;
-    const s = full ? (ss[0] as Float64Array) : new Float64Array(n);
-    const y = full ? (ys[0] as Float64Array) : new Float64Array(n);
+    const full = pairs.length === m;
+    const oldest = full ? pairs.shift() : undefined;
+    const s = oldest?.s ?? new Float64Array(n);
+    const y = oldest?.y ?? new Float64Array(n);
+    let sy = 0;
+    let yy = 0;
+    gMax = 0;
     for (let i = 0; i < n; i++) {
-      s[i] = (next[i] as number) - (x[i] as number);
-      y[i] = (gNext[i] as number) - (g[i] as number);
+      const si = (next[i] as number) - (x[i] as number);
+      const gi = gNext[i] as number;
+      const yi = gi - (g[i] as number);
+      s[i] = si;
+      y[i] = yi;
+      sy += si * yi;
+      yy += yi * yi;
+      gMax = Math.max(gMax, Math.abs(gi));
     }
-    const sy = dot(s, y);
-    if (full) {
-      ss.shift();
-      ys.shift();
-      rhos.shift();
-    }
-    if (sy > 1e-12) {
-      ss.push(s);
-      ys.push(y);
-      rhos.push(1 / sy);
-    }
+    if (sy > 1e-12) pairs.push({ s, y, rho: 1 / sy, yy });
     const improvement = (f - fNext) / Math.max(Math.abs(f), 1e-12);
     [x, next] = [next, x];
     [g, gNext] = [gNext, g];
@@ -120,6 +104,95 @@ function* search(start: Float64Array, options: LbfgsOptions): Generator<Ask, Min
     }
   }
   return { x, value: f, iterations };
+}
+
+/** A step and the change of gradient it made: ρ = 1 / s·y, and y·y. */
+interface Pair {
+  s: Float64Array;
+  y: Float64Array;
+  rho: number;
+  yy: number;
+}
+
+/**
+ * The direction −H g by the two-loop recursion over `pairs` (steepest descent, scaled to at most
+ * unit length, where there are none), written into `d`; returns its slope g·d. Each loop's
+ * update of d is fused with the next pair's product, taken on the updated d as the separate loops
+ * take it.
+ */
+function twoLoop(g: Float64Array, pairs: Pair[], d: Float64Array, alpha: Float64Array): number {
+  const n = g.length;
+  const count = pairs.length;
+  if (count === 0) {
+    let gg = 0;
+    for (let i = 0; i < n; i++) gg += (g[i] as number) * (g[i] as number);
+    const c = 1 / Math.max(1, Math.sqrt(gg));
+    let slope = 0;
+    for (let i = 0; i < n; i++) {
+      const di = (g[i] as number) * c * -1;
+      d[i] = di;
+      slope += (g[i] as number) * di;
+    }
+    return slope;
+  }
+  // d = g, and the newest pair's s·d.
+  const last = pairs[count - 1] as Pair;
+  let product = 0;
+  for (let i = 0; i < n; i++) {
+    const gi = g[i] as number;
+    d[i] = gi;
+    product += (last.s[i] as number) * gi;
+  }
+  // Newest to oldest: a = ρ s·d, d −= a y; then the next older pair's s·d, or, after the oldest,
+  // d scaled by 1 / (ρ y·y) of the newest and the oldest pair's y·d.
+  const scaleBy = 1 / (last.rho * last.yy);
+  for (let k = count - 1; k >= 0; k--) {
+    const pair = pairs[k] as Pair;
+    const a = pair.rho * product;
+    alpha[k] = a;
+    const minusA = -a;
+    const y = pair.y;
+    product = 0;
+    if (k > 0) {
+      const sOlder = (pairs[k - 1] as Pair).s;
+      for (let i = 0; i < n; i++) {
+        const di = (d[i] as number) + minusA * (y[i] as number);
+        d[i] = di;
+        product += (sOlder[i] as number) * di;
+      }
+    } else {
+      const yOldest = (pairs[0] as Pair).y;
+      for (let i = 0; i < n; i++) {
+        const di = ((d[i] as number) + minusA * (y[i] as number)) * scaleBy;
+        d[i] = di;
+        product += (yOldest[i] as number) * di;
+      }
+    }
+  }
+  // Oldest to newest: b = ρ y·d, d += (α − b) s; then the next newer pair's y·d, or, after the
+  // newest, d negated and the slope g·d.
+  let slope = 0;
+  for (let k = 0; k < count; k++) {
+    const pair = pairs[k] as Pair;
+    const c = (alpha[k] as number) - pair.rho * product;
+    const s = pair.s;
+    product = 0;
+    if (k < count - 1) {
+      const yNewer = (pairs[k + 1] as Pair).y;
+      for (let i = 0; i < n; i++) {
+        const di = (d[i] as number) + c * (s[i] as number);
+        d[i] = di;
+        product += (yNewer[i] as number) * di;
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        const di = ((d[i] as number) + c * (s[i] as number)) * -1;
+        d[i] = di;
+        slope += (g[i] as number) * di;
+      }
+    }
+  }
+  return slope;
 }
 
 export function minimize(
@@ -143,20 +216,6 @@ export async function minimizeAsync(
   let step = steps.next();
   while (!step.done) step = steps.next(await objective(step.value.x, step.value.grad));
   return step.value;
-}
-
-function dot(a: Float64Array, b: Float64Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
-  return s;
-}
-
-function axpy(a: number, x: Float64Array, y: Float64Array): void {
-  for (let i = 0; i < y.length; i++) y[i] = (y[i] as number) + a * (x[i] as number);
-}
-
-function scale(x: Float64Array, a: number): void {
-  for (let i = 0; i < x.length; i++) x[i] = (x[i] as number) * a;
 }
 
 function maxAbs(x: Float64Array): number {
