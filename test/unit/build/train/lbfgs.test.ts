@@ -1,8 +1,8 @@
 /**
  * The trainer's L-BFGS (src/build/train/lbfgs.ts) fuses its passes over the parameter vector; a
- * fit must still give the same bytes as the textbook's separate loops. The reference below is
- * that textbook form, written out here: the two-loop recursion as a dot product, then an axpy,
- * per pair, the scaling, the negation and the slope each a pass of its own. On fresh random
+ * fit must still give the same bytes as the textbook's separate loops (tools/train/
+ * lbfgs-textbook.ts: the two-loop recursion as a dot product, then an axpy, per pair, the
+ * scaling, the negation and the slope each a pass of its own). On fresh random
  * objectives every point the method asks to evaluate, and the minimum it returns, must equal
  * the reference's bit for bit (tolerance: none). The objectives are chosen to reach each branch:
  * a full history, a pair left out for its curvature (s·y ≤ 1e-12, on a non-convex objective),
@@ -12,127 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../../src/calibrate/prng.js';
 import { minimize, minimizeAsync, type LbfgsOptions } from '../../../../src/build/train/lbfgs.js';
 import { testSeed } from '../../../support/seed.js';
+import { newBranches, textbookLbfgs } from '../../../../tools/train/lbfgs-textbook.js';
 
 type Objective = (x: Float64Array, grad: Float64Array) => number;
-
-interface Branches {
-  fullHistory: number;
-  pairLeftOut: number;
-  restarts: number;
-}
-
-/** The textbook L-BFGS with the trainer's line search and stopping rules, loop by loop. */
-function reference(
-  objective: Objective,
-  start: Float64Array,
-  options: LbfgsOptions,
-  asked: Float64Array[],
-  branches: Branches,
-): { x: Float64Array; value: number; iterations: number } {
-  const dot = (a: Float64Array, b: Float64Array) => {
-    let s = 0;
-    for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
-    return s;
-  };
-  const axpy = (a: number, x: Float64Array, y: Float64Array) => {
-    for (let i = 0; i < y.length; i++) y[i] = (y[i] as number) + a * (x[i] as number);
-  };
-  const scale = (x: Float64Array, a: number) => {
-    for (let i = 0; i < x.length; i++) x[i] = (x[i] as number) * a;
-  };
-  const maxAbs = (x: Float64Array) => {
-    let m = 0;
-    for (const v of x) m = Math.max(m, Math.abs(v));
-    return m;
-  };
-  const evaluate = (x: Float64Array, g: Float64Array) => {
-    asked.push(x.slice());
-    return objective(x, g);
-  };
-  const n = start.length;
-  const m = options.history ?? 8;
-  const gtol = options.gradientTolerance ?? 1e-6;
-  const rtol = options.relativeTolerance ?? 1e-7;
-  let x = start.slice();
-  let g = new Float64Array(n);
-  let f = evaluate(x, g);
-  const ss: Float64Array[] = [];
-  const ys: Float64Array[] = [];
-  const rhos: number[] = [];
-  const alpha = new Float64Array(m);
-  let iterations = 0;
-  for (; iterations < options.maxIterations; iterations++) {
-    if (maxAbs(g) < gtol) break;
-    const d = g.slice();
-    for (let k = ss.length - 1; k >= 0; k--) {
-      const a = (rhos[k] as number) * dot(ss[k] as Float64Array, d);
-      alpha[k] = a;
-      axpy(-a, ys[k] as Float64Array, d);
-    }
-    if (ss.length > 0) {
-      const last = ss.length - 1;
-      const yy = dot(ys[last] as Float64Array, ys[last] as Float64Array);
-      scale(d, 1 / ((rhos[last] as number) * yy));
-    } else {
-      scale(d, 1 / Math.max(1, Math.sqrt(dot(g, g))));
-    }
-    for (let k = 0; k < ss.length; k++) {
-      const b = (rhos[k] as number) * dot(ys[k] as Float64Array, d);
-      axpy((alpha[k] as number) - b, ss[k] as Float64Array, d);
-    }
-    scale(d, -1);
-    let slope = dot(g, d);
-    if (!(slope < 0)) {
-      branches.restarts++;
-      ss.length = 0;
-      ys.length = 0;
-      rhos.length = 0;
-      d.set(g);
-      scale(d, -1 / Math.max(1, Math.sqrt(dot(g, g))));
-      slope = dot(g, d);
-    }
-    let step = 1;
-    let fNext = Infinity;
-    const next = new Float64Array(n);
-    const gNext = new Float64Array(n);
-    for (let tries = 0; tries < 30; tries++) {
-      for (let i = 0; i < n; i++) next[i] = (x[i] as number) + step * (d[i] as number);
-      fNext = evaluate(next, gNext);
-      if (Number.isFinite(fNext) && fNext <= f + 1e-4 * step * slope) break;
-      step *= 0.5;
-    }
-    if (!(fNext < f)) break;
-    const s = new Float64Array(n);
-    const y = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      s[i] = (next[i] as number) - (x[i] as number);
-      y[i] = (gNext[i] as number) - (g[i] as number);
-    }
-    const sy = dot(s, y);
-    if (ss.length === m) {
-      branches.fullHistory++;
-      ss.shift();
-      ys.shift();
-      rhos.shift();
-    }
-    if (sy > 1e-12) {
-      ss.push(s);
-      ys.push(y);
-      rhos.push(1 / sy);
-    } else {
-      branches.pairLeftOut++;
-    }
-    const improvement = (f - fNext) / Math.max(Math.abs(f), 1e-12);
-    x = next;
-    g = gNext;
-    f = fNext;
-    if (improvement < rtol) {
-      iterations++;
-      break;
-    }
-  }
-  return { x, value: f, iterations };
-}
 
 /** A random smooth objective: a convex quadratic plus, where `wavy`, a non-convex sine term. */
 function randomObjective(rng: Rng, n: number, wavy: boolean): Objective {
@@ -177,7 +59,7 @@ describe('L-BFGS', () => {
   it('asks for the same points and returns the same minimum as the textbook loops, bit for bit', async () => {
     const seed = testSeed('lbfgs');
     const rng = new Rng(seed);
-    const total: Branches = { fullHistory: 0, pairLeftOut: 0, restarts: 0 };
+    const total = newBranches();
     const stops = new Set<string>();
     for (let trial = 0; trial < 60; trial++) {
       const n = 5 + rng.int(60);
@@ -199,8 +81,16 @@ describe('L-BFGS', () => {
               ...(trial % 3 === 1 ? { gradientTolerance: 1e-4 } : { relativeTolerance: 1e-10 }),
             };
       const expectedAsked: Float64Array[] = [];
-      const branches: Branches = { fullHistory: 0, pairLeftOut: 0, restarts: 0 };
-      const expected = reference(objective, start, options, expectedAsked, branches);
+      const branches = newBranches();
+      const expected = textbookLbfgs(
+        (x, g) => {
+          expectedAsked.push(x.slice());
+          return objective(x, g);
+        },
+        start,
+        options,
+        branches,
+      );
       total.fullHistory += branches.fullHistory;
       total.pairLeftOut += branches.pairLeftOut;
       total.restarts += branches.restarts;
