@@ -34,11 +34,14 @@ export type Minimum = { x: Float64Array; value: number; iterations: number };
  * synchronous objective (minimize) and for one whose shards run elsewhere (minimizeAsync).
  *
  * Where the objective is cheap (a small file's fit: 30-60 thousand parameters, 100-300 examples)
- * the passes over the parameter vector are most of a fit's time, so each pass does the work of
- * two: the two-loop recursion updates the direction and takes the next product in one loop. Every
- * value is computed by the same operations in the same order as the textbook's separate loops
- * (test/unit/build/train/lbfgs.test.ts holds those and compares every iterate bit for bit), so
- * fused or not, a fit gives the same bytes.
+ * the passes over the parameter vector are a large part of a fit's time, so each pass does the
+ * work of two: the two-loop recursion updates the direction and takes the next product in one
+ * loop, and the pass that makes a pair takes its products and the gradient's largest entry.
+ * Every value is computed by the same operations in the same order as the textbook's separate
+ * loops (tools/train/lbfgs-textbook.ts; test/unit/build/train/lbfgs.test.ts compares every point
+ * evaluated bit for bit), so a fit gives the same bytes as before: about 2× faster in the method
+ * itself, 1.16-1.26× in `train` on small files (docs/benchmarks.md, "The fit's L-BFGS with its
+ * passes fused").
  */
 function* search(start: Float64Array, options: LbfgsOptions): Generator<Ask, Minimum, number> {
   const n = start.length;
