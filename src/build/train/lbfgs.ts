@@ -155,15 +155,15 @@ function twoLoop(g: Float64Array, pairs: Pair[], d: Float64Array, alpha: Float64
     alpha[k] = a;
     const minusA = -a;
     const y = pair.y;
-    product = 0;
     if (k > 0) {
       product = updateThenDot(d, minusA, y, (pairs[k - 1] as Pair).s);
     } else {
-      const yOldest = (pairs[0] as Pair).y;
+      // The oldest pair: its own y is the first the second loop takes.
+      product = 0;
       for (let i = 0; i < n; i++) {
         const di = ((d[i] as number) + minusA * (y[i] as number)) * scaleBy;
         d[i] = di;
-        product += (yOldest[i] as number) * di;
+        product += (y[i] as number) * di;
       }
     }
   }
@@ -174,7 +174,6 @@ function twoLoop(g: Float64Array, pairs: Pair[], d: Float64Array, alpha: Float64
     const pair = pairs[k] as Pair;
     const c = (alpha[k] as number) - pair.rho * product;
     const s = pair.s;
-    product = 0;
     if (k < count - 1) {
       product = updateThenDot(d, c, s, (pairs[k + 1] as Pair).y);
     } else {
@@ -190,7 +189,8 @@ function twoLoop(g: Float64Array, pairs: Pair[], d: Float64Array, alpha: Float64
 
 /**
  * d += c·u, then w·d: one pass, the sum taken in index order as a separate axpy and dot take it.
- * Unrolled by four, one accumulator still: 1.2× faster again in V8 (tools/bench/lbfgs.ts).
+ * Unrolled by four, one accumulator still: faster again in V8 (tools/bench/lbfgs.ts at 28,000
+ * parameters, the objective's time included: 2.7 → 2.3 ms an iteration).
  */
 function updateThenDot(d: Float64Array, c: number, u: Float64Array, w: Float64Array): number {
   let product = 0;
