@@ -93,6 +93,8 @@ for (const n of sizes) {
   };
   const textbook: number[] = [];
   const fused: number[] = [];
+  // One untimed run of each first, so both are compiled before either is timed.
+  run(textbookLbfgs);
   let last = run(minimize);
   let same = true;
   for (let r = 0; r < repeats; r++) {

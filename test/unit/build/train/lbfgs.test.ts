@@ -47,6 +47,14 @@ function randomObjective(rng: Rng, n: number, wavy: boolean): Objective {
   };
 }
 
+/** `objective`, each point it is asked at copied into `asked`. */
+function recording(objective: Objective, asked: Float64Array[]): Objective {
+  return (x, grad) => {
+    asked.push(x.slice());
+    return objective(x, grad);
+  };
+}
+
 function sameBits(a: Float64Array, b: Float64Array): boolean {
   if (a.length !== b.length) return false;
   const ua = new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
@@ -82,29 +90,14 @@ describe('L-BFGS', () => {
             };
       const expectedAsked: Float64Array[] = [];
       const branches = newBranches();
-      const expected = textbookLbfgs(
-        (x, g) => {
-          expectedAsked.push(x.slice());
-          return objective(x, g);
-        },
-        start,
-        options,
-        branches,
-      );
+      const expected = textbookLbfgs(recording(objective, expectedAsked), start, options, branches);
       total.fullHistory += branches.fullHistory;
       total.pairLeftOut += branches.pairLeftOut;
       stops.add(expected.iterations === options.maxIterations ? 'iterations' : 'tolerance');
       const where = `seed ${seed}, trial ${trial} (n ${n}, history ${options.history})`;
 
       const asked: Float64Array[] = [];
-      const got = minimize(
-        (x, g) => {
-          asked.push(x.slice());
-          return objective(x, g);
-        },
-        start,
-        options,
-      );
+      const got = minimize(recording(objective, asked), start, options);
       expect(asked.length, where).toBe(expectedAsked.length);
       for (let i = 0; i < asked.length; i++)
         expect(
