@@ -7,7 +7,7 @@
  * through its package (onnxruntime-node), on the test file only.
  *
  *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency,bikeshop,devices,agentgate]
- *       [--out bench/work/small] [--label NAME]
+ *       [--out bench/work/small] [--label NAME] [--threads N]
  *
  * Per task: accuracy over the test file; helpdesk and bikeshop also in-scope accuracy (the
  * queues, `other` left out of the argmax) and the AUROC of P(other), bikeshop its contrast items;
@@ -69,6 +69,7 @@ const { values } = parseArgs({
     'clinc-intents': { type: 'string', default: '6' },
     'clinc-per-label': { type: 'string', default: '40' },
     'clinc-seed': { type: 'string', default: '1' },
+    threads: { type: 'string' },
   },
 });
 if (!ORDER_MODES.includes(values.order as OrderMode)) {
@@ -87,6 +88,7 @@ async function runTask(task: Task) {
     name: task.name,
     out: join(work, 'package'),
     order: values.order as OrderMode,
+    ...(values.threads === undefined ? {} : { threads: Number(values.threads) }),
     onProgress: (p) => process.stderr.write(`${task.name}: ${formatProgress(p)}\n`),
   });
   const trainMs = Date.now() - started;
@@ -312,6 +314,7 @@ writeResults(values.label as string, {
     clincIntents: values['clinc-intents'],
     clincPerLabel: values['clinc-per-label'],
     clincSeed: values['clinc-seed'],
+    threads: values.threads ?? 'default',
   },
   results,
 });

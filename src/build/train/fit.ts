@@ -25,7 +25,7 @@ import type { ModelExample } from './model.js';
 import { modelLogits } from './readout.js';
 import { DEFAULT_PAIR_SHAPE } from './pairs.js';
 import { CANDIDATES, DEFAULT_SETTINGS, score, type CandidateScore } from './select.js';
-import type { ShardPool } from './shards.js';
+import type { TrainPool } from './select.js';
 import { FitPlan, type FitReport } from './fit-progress.js';
 
 /** Largest training part that is cross-fitted; a larger one is judged on its held-out part. */
@@ -47,8 +47,8 @@ export interface FitPhaseOptions {
   order?: OrderMode;
   seed: number;
   rmsEps: number;
-  /** Threads for the fits' shards (learner.ts FitOptions.pool). */
-  pool?: ShardPool;
+  /** Threads for the fits' shards, or a small file's cross-fits (select.ts TrainPool). */
+  pool?: TrainPool;
   /**
    * Progress (fit-progress.ts): on each fit done, and every ITERATION_REPORT iterations of the one
    * under way.

@@ -19,8 +19,8 @@ import {
   type CandidateScore,
   type CrossFit,
   type ScopeLayerName,
+  type TrainPool,
 } from './select.js';
-import type { ShardPool } from './shards.js';
 import { FitPlan, type FitKind, type FitReport } from './fit-progress.js';
 import { isPointer } from './pairs.js';
 
@@ -109,7 +109,7 @@ export interface LayerSearchOptions {
   /** Whether the model gets the order layer whatever it scores (`on`). */
   forceOrder: boolean;
   seed: number;
-  pool?: ShardPool;
+  pool?: TrainPool;
   /** Progress, as fit.ts FitPhaseOptions.onFit. */
   onFit?: (report: FitReport) => void;
 }

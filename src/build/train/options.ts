@@ -11,7 +11,7 @@ import type { HeldOutReport } from './card.js';
 import type { TrainedQuestion } from './data.js';
 import type { FitPhase, OrderMode } from './fit.js';
 import type { FitSettings } from './learner.js';
-import type { ShardPool } from './shards.js';
+import type { TrainPool } from './select.js';
 
 export type TrainPhase =
   'check' | 'tokenizer' | 'fit' | 'release' | 'convert' | 'verify' | 'calibrate' | 'card';
@@ -115,10 +115,11 @@ export interface TrainHost {
   /** The converter's runtime (onnxruntime-node, the Node engine); the page's asks for neither. */
   convertRuntime?: ConvertRuntime;
   /**
-   * Threads the fit's shards run on (Node: worker threads, shard-pool.ts); without one, this
-   * thread runs them. The same bytes either way (shards.ts).
+   * Threads the fit's shards run on (Node: worker threads, shard-pool.ts), and a small file's
+   * cross-fits at once; without one, this thread runs them. The same bytes either way (shards.ts,
+   * select.ts FoldRunner).
    */
-  shardPool?: ShardPool;
+  shardPool?: TrainPool;
   /** The engine openPackage runs, as the model card names it. */
   engineName: string;
   /** Told the temporary folders before the first is written (Node removes them on SIGINT). */

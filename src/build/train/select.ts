@@ -9,8 +9,8 @@
 import { Rng } from '../../calibrate/prng.js';
 import { fitModel, type FitSettings } from './learner.js';
 import type { LearnerSetup } from './learner-setup.js';
-import type { ShardPool } from './shards.js';
-import type { ModelExample } from './model.js';
+import { shardCount, type ShardPool } from './shards.js';
+import type { ModelExample, ModelParams } from './model.js';
 import { modelLogits } from './readout.js';
 import { exp, log } from './portable-math.js';
 
@@ -84,6 +84,37 @@ export function assignFolds(examples: readonly ModelExample[], k: number, seed: 
   return fold;
 }
 
+/** One fit of a cross-fit: a candidate's settings, fitted on every fold but `fold`. */
+export interface FoldJob {
+  settings: FitSettings;
+  fold: number;
+}
+
+/**
+ * Runs a cross-fit's fits at once (Node: on the shard pool's threads, src/node/train/shard-pool.ts).
+ * Each fit is the one crossFit would make on this thread (fitModel at `maxIterations`, one start,
+ * no shards), so its answers are the same bits wherever it ran.
+ */
+export interface FoldRunner {
+  fitFolds(
+    setup: LearnerSetup,
+    examples: readonly ModelExample[],
+    /** Fold of each example (assignFolds). */
+    folds: readonly number[],
+    jobs: readonly FoldJob[],
+    options: {
+      maxIterations: number;
+      /** After each job's fit, with its index: in the order they finish. */
+      onFitted: (job: number) => void;
+      /** Each L-BFGS iteration of the earliest job still under way. */
+      onIteration?: (iteration: number) => void;
+    },
+  ): Promise<Float64Array[][][]>;
+}
+
+/** Threads for the fits' shards, and where it can, for a cross-fit's fits at once. */
+export type TrainPool = ShardPool & Partial<FoldRunner>;
+
 export interface CrossFitOptions {
   candidates?: readonly FitSettings[];
   folds?: number;
@@ -93,8 +124,11 @@ export interface CrossFitOptions {
   onFit?: (done: number, total: number) => void;
   /** Each L-BFGS iteration of the fit under way. */
   onIteration?: (iteration: number) => void;
-  /** Threads for the fits' shards (learner.ts FitOptions.pool). */
-  pool?: ShardPool;
+  /**
+   * Threads for the fits' shards (learner.ts FitOptions.pool); where each fit has one shard (a
+   * small file), for the cross-fit's fits at once instead.
+   */
+  pool?: TrainPool;
 }
 
 export async function crossFit(
@@ -107,30 +141,72 @@ export async function crossFit(
   const fold = assignFolds(examples, k, options.seed);
   const total = candidates.length * k;
   let done = 0;
-  const results = [];
-  for (const settings of candidates) {
+  const jobs = candidates.flatMap((settings) =>
+    Array.from({ length: k }, (_, f): FoldJob => ({ settings, fold: f })),
+  );
+  const answers = await foldAnswers(setup, examples, fold, jobs, {
+    ...options,
+    onFitted: () => options.onFit?.(++done, total),
+  });
+  const results = candidates.map((settings, c) => {
     const outOfFold = new Array<Float64Array[]>(examples.length);
     for (let f = 0; f < k; f++) {
-      const train = examples.filter((_, i) => fold[i] !== f);
-      const fitted = await fitModel(setup, train, {
-        settings,
-        maxIterations: options.maxIterations,
-        onIteration: options.onIteration,
-        pool: options.pool,
+      const held = answers[c * k + f] as Float64Array[][];
+      let next = 0;
+      examples.forEach((_, i) => {
+        if (fold[i] === f) outOfFold[i] = held[next++] as Float64Array[];
       });
-      examples.forEach((e, i) => {
-        if (fold[i] === f) outOfFold[i] = modelLogits(fitted.params, e);
-      });
-      options.onFit?.(++done, total);
     }
-    results.push({ settings, outOfFold, ...score(examples, outOfFold) });
-  }
+    return { settings, outOfFold, ...score(examples, outOfFold) };
+  });
   const best = results.reduce((a, b) => (b.logLoss < a.logLoss ? b : a));
   return {
     best: best.settings,
     scores: results.map(({ settings, logLoss, accuracy }) => ({ settings, logLoss, accuracy })),
     outOfFold: best.outOfFold,
   };
+}
+
+/**
+ * Each job's answers (logits) for the examples of the fold it leaves out, in example order: on
+ * the pool's threads at once where every fit has one shard (more shards already use them), else
+ * one fit after another on this thread.
+ */
+async function foldAnswers(
+  setup: LearnerSetup,
+  examples: readonly ModelExample[],
+  fold: readonly number[],
+  jobs: readonly FoldJob[],
+  options: CrossFitOptions & { onFitted: () => void },
+): Promise<Float64Array[][][]> {
+  const { pool, maxIterations, onIteration } = options;
+  // The largest training part of a fit: every example but the smallest fold's.
+  const smallest = Math.min(...jobs.map((j) => fold.filter((f) => f === j.fold).length));
+  const oneShard = shardCount(examples.length - smallest, setup.shape.pairs !== undefined) === 1;
+  if (pool?.fitFolds !== undefined && pool.threads > 1 && oneShard && jobs.length > 1)
+    return pool.fitFolds(setup, examples, fold, jobs, {
+      maxIterations,
+      onFitted: options.onFitted,
+      onIteration,
+    });
+  const answers: Float64Array[][][] = [];
+  for (const { settings, fold: f } of jobs) {
+    const train = examples.filter((_, i) => fold[i] !== f);
+    const fitted = await fitModel(setup, train, { settings, maxIterations, onIteration, pool });
+    answers.push(heldAnswers(fitted.params, examples, fold, f));
+    options.onFitted();
+  }
+  return answers;
+}
+
+/** The model's logits for the examples of fold `f`, in example order. */
+export function heldAnswers(
+  params: ModelParams,
+  examples: readonly ModelExample[],
+  fold: readonly number[],
+  f: number,
+): Float64Array[][] {
+  return examples.filter((_, i) => fold[i] === f).map((e) => modelLogits(params, e));
 }
 
 /** Mean cross-entropy and accuracy of the labelled questions, given each example's logits. */

@@ -1,11 +1,16 @@
 /**
  * The fit's shards (src/build/train/shards.ts) on worker threads (shard-worker.ts), for
- * `clef-web train` in Node. The threads start with the first fit that has more than one shard
- * (a small file never starts one), get each fit's examples once, and per evaluation the
- * parameters through a SharedArrayBuffer; each thread takes the next shard not yet taken (a slow
- * core does fewer) and writes its loss and gradient into the shard's own slot of another shared
- * buffer. This thread then adds the slots in shard order, so the sum is the same bits whichever
- * thread did which shard, and the same as one thread's.
+ * `clef-web train` in Node. The threads start with the first fit that has more than one shard,
+ * get each fit's examples once, and per evaluation the parameters through a SharedArrayBuffer;
+ * each thread takes the next shard not yet taken (a slow core does fewer) and writes its loss and
+ * gradient into the shard's own slot of another shared buffer. This thread then adds the slots in
+ * shard order, so the sum is the same bits whichever thread did which shard, and the same as one
+ * thread's.
+ *
+ * A small file's fits have one shard each, so there the same threads run a cross-fit's fits at
+ * once instead (select.ts FoldRunner): each thread gets the examples once and then the next fit
+ * not yet taken, runs it whole and sends back its answers for the fold it left out. A fit is the
+ * same code on the same inputs wherever it runs, so the answers are the same bits.
  *
  * Whoever makes the pool closes it (trainDecisionModel: in a finally, on success, error and
  * interrupt): the threads are terminated. A thread that fails fails the run (train_thread_failed).
@@ -13,7 +18,10 @@
 import type { Worker } from 'node:worker_threads';
 import { TrainError } from '../../build/train/errors.js';
 import type { Gradients } from '../../build/train/gradients.js';
-import type { ModelParams } from '../../build/train/model.js';
+import type { FitSettings } from '../../build/train/learner.js';
+import type { LearnerSetup } from '../../build/train/learner-setup.js';
+import type { ModelExample, ModelParams } from '../../build/train/model.js';
+import type { FoldJob, FoldRunner } from '../../build/train/select.js';
 import {
   shardLayout,
   sumShards,
@@ -39,16 +47,30 @@ export type ShardRequest =
       control: SharedArrayBuffer;
     }
   | { type: 'evaluate'; id: number }
+  /** A cross-fit's examples, for the `fit`s that follow. */
+  | {
+      type: 'folds';
+      setup: LearnerSetup;
+      examples: readonly ModelExample[];
+      folds: readonly number[];
+    }
+  | { type: 'fit'; id: number; settings: FitSettings; fold: number; maxIterations: number }
+  /** Lets go of the open fit's examples and the cross-fit's. */
   | { type: 'close' };
 
 /** What a thread sends back. */
 export type ShardReply =
-  { type: 'done'; id: number } | { type: 'failed'; id: number; message: string; stack?: string };
+  | { type: 'done'; id: number }
+  /** A `fit`'s answers: the logits of the examples of the fold it left out, in example order. */
+  | { type: 'fitted'; id: number; answers: Float64Array[][] }
+  /** Each iteration of a `fit` under way. */
+  | { type: 'iteration'; id: number; iteration: number }
+  | { type: 'failed'; id: number; message: string; stack?: string };
 
 /** Threads at most by default: the fit's 8 shards share out evenly, memory stays modest. */
 export const MAX_DEFAULT_THREADS = 4;
 
-export interface NodeShardPool extends ShardPool {
+export interface NodeShardPool extends ShardPool, FoldRunner {
   /** Terminates the threads (an evaluation under way fails); the pool cannot be used after. */
   close(): Promise<void>;
   /** Threads started and not yet ended. */
@@ -57,8 +79,13 @@ export interface NodeShardPool extends ShardPool {
 
 interface Thread {
   worker: Worker;
-  /** The evaluation it runs, if any. */
-  waiting: { id: number; done: () => void; failed: (e: Error) => void } | null;
+  /** The evaluation or fit it runs, if any. */
+  waiting: {
+    id: number;
+    done: (reply: ShardReply) => void;
+    failed: (e: Error) => void;
+    onIteration?: (iteration: number) => void;
+  } | null;
 }
 
 function threadFailed(message: string, details: Record<string, unknown> = {}): TrainError {
@@ -99,9 +126,13 @@ export function nodeShardPool(threads: number): NodeShardPool {
     thread.worker.on('message', (m: ShardReply) => {
       const waiting = thread.waiting;
       if (waiting === null || m.id !== waiting.id) return;
+      if (m.type === 'iteration') {
+        waiting.onIteration?.(m.iteration);
+        return;
+      }
       thread.waiting = null;
-      if (m.type === 'done') {
-        waiting.done();
+      if (m.type !== 'failed') {
+        waiting.done(m);
         return;
       }
       // This thread's own evaluation fails too: fail() reaches only those still waiting, and
@@ -120,14 +151,32 @@ export function nodeShardPool(threads: number): NodeShardPool {
     return thread;
   };
 
+  const usable = (): void => {
+    if (closed) throw new Error('the shard pool is closed');
+    if (broken !== null) throw broken;
+  };
+  /** The first `used` threads, started where they are not yet. */
+  const threadsFor = (used: number): Thread[] => {
+    while (pool.length < used) start();
+    return pool.slice(0, used);
+  };
+  /** Sends a thread a request and waits for its reply (a failure fails the pool). */
+  const ask = (
+    t: Thread,
+    request: ShardRequest & { id: number },
+    onIteration?: (iteration: number) => void,
+  ): Promise<ShardReply> =>
+    new Promise<ShardReply>((done, failed) => {
+      t.waiting = { id: request.id, done, failed, onIteration };
+      t.worker.postMessage(request);
+    });
+
   return {
     threads,
     open(fit: ShardFit): ShardSession {
-      if (closed) throw new Error('the shard pool is closed');
-      if (broken !== null) throw broken;
+      usable();
       const shards = fit.ranges.length;
       const used = Math.min(threads, shards);
-      while (pool.length < used) start();
       const layout = shardLayout(fit);
       const request = {
         type: 'open' as const,
@@ -140,7 +189,7 @@ export function nodeShardPool(threads: number): NodeShardPool {
       const paramBuffer = new Float64Array(request.params);
       const gradBuffer = new Float64Array(request.grads);
       const control = new Int32Array(request.control);
-      const mine = pool.slice(0, used);
+      const mine = threadsFor(used);
       for (const t of mine) t.worker.postMessage(request satisfies ShardRequest);
       const id = ++session;
       return {
@@ -153,15 +202,7 @@ export function nodeShardPool(threads: number): NodeShardPool {
           // on it reads them after).
           Atomics.store(control, 0, 0);
           const n = ++evaluation;
-          await Promise.all(
-            mine.map(
-              (t) =>
-                new Promise<void>((done, failed) => {
-                  t.waiting = { id: n, done, failed };
-                  t.worker.postMessage({ type: 'evaluate', id: n } satisfies ShardRequest);
-                }),
-            ),
-          );
+          await Promise.all(mine.map((t) => ask(t, { type: 'evaluate', id: n })));
           const finished = Atomics.load(control, 1);
           if (finished !== shards) throw threadFailed(`${finished} of ${shards} shards came back`);
           return sumShards(fit, layout, gradBuffer, shards, total);
@@ -171,6 +212,51 @@ export function nodeShardPool(threads: number): NodeShardPool {
           for (const t of mine) t.worker.postMessage({ type: 'close' } satisfies ShardRequest);
         },
       };
+    },
+    async fitFolds(setup, examples, folds, jobs, { maxIterations, onFitted, onIteration }) {
+      usable();
+      const mine = threadsFor(Math.min(threads, jobs.length));
+      const request: ShardRequest = { type: 'folds', setup, examples, folds };
+      for (const t of mine) t.worker.postMessage(request);
+      const answers = new Array<Float64Array[][]>(jobs.length);
+      // Jobs under way: only the earliest one's iterations are reported, so they count up.
+      const underWay = new Set<number>();
+      let next = 0;
+      let stopped = false;
+      const runOn = async (t: Thread): Promise<void> => {
+        while (!stopped && next < jobs.length) {
+          const j = next++;
+          const { settings, fold } = jobs[j] as FoldJob;
+          underWay.add(j);
+          const reply = await ask(
+            t,
+            { type: 'fit', id: ++evaluation, settings, fold, maxIterations },
+            (iteration) => {
+              if (j === Math.min(...underWay)) onIteration?.(iteration);
+            },
+          );
+          underWay.delete(j);
+          if (stopped) return;
+          if (reply.type !== 'fitted') throw threadFailed(`a fit came back as ${reply.type}`);
+          answers[j] = reply.answers;
+          onFitted(j);
+        }
+      };
+      try {
+        await Promise.all(
+          mine.map((t) =>
+            runOn(t).catch((e: unknown) => {
+              // The other threads take no further fit (an interrupt, or a failure).
+              stopped = true;
+              throw e;
+            }),
+          ),
+        );
+      } finally {
+        if (!closed && broken === null && !stopped)
+          for (const t of mine) t.worker.postMessage({ type: 'close' } satisfies ShardRequest);
+      }
+      return answers;
     },
     running: () => running,
     async close(): Promise<void> {

@@ -1,11 +1,15 @@
 /**
  * One thread of the fit's shard pool (shard-pool.ts): it holds the open fit's examples, and on
  * each `evaluate` takes shards not yet taken, one at a time, and writes each one's loss and
- * gradient into the shard's slot of the shared gradient buffer (shards.ts evaluateShard).
+ * gradient into the shard's slot of the shared gradient buffer (shards.ts evaluateShard). Or it
+ * holds a cross-fit's examples, and on each `fit` runs that fit whole, as crossFit would on the
+ * main thread (select.ts foldAnswers), and sends back its answers for the fold it left out.
  */
 import { parentPort } from 'node:worker_threads';
 import type { Gradients } from '../../build/train/gradients.js';
+import { fitModel } from '../../build/train/learner.js';
 import type { ModelExample, ModelParams } from '../../build/train/model.js';
+import { heldAnswers } from '../../build/train/select.js';
 import {
   evaluateShard,
   gradientsOver,
@@ -15,8 +19,9 @@ import {
 } from '../../build/train/shards.js';
 import type { ShardReply, ShardRequest } from './shard-pool.js';
 
-const port = parentPort;
-if (port === null) throw new Error('shard-worker.ts runs as a worker thread only');
+const parent = parentPort;
+if (parent === null) throw new Error('shard-worker.ts runs as a worker thread only');
+const port = parent;
 
 interface OpenFit {
   fit: ShardFit;
@@ -30,6 +35,38 @@ interface OpenFit {
 }
 
 let open: OpenFit | null = null;
+let crossFit: Extract<ShardRequest, { type: 'folds' }> | null = null;
+
+function failure(id: number, e: unknown): ShardReply {
+  const error = e instanceof Error ? e : new Error(String(e));
+  return { type: 'failed', id, message: error.message, stack: error.stack };
+}
+
+async function fit(m: Extract<ShardRequest, { type: 'fit' }>): Promise<void> {
+  let reply: ShardReply;
+  try {
+    const held = crossFit;
+    if (held === null) throw new Error('no cross-fit is open');
+    const { setup, examples, folds } = held;
+    const fitted = await fitModel(
+      setup,
+      examples.filter((_, i) => folds[i] !== m.fold),
+      {
+        settings: m.settings,
+        maxIterations: m.maxIterations,
+        onIteration: (iteration) => port.postMessage({ type: 'iteration', id: m.id, iteration }),
+      },
+    );
+    reply = {
+      type: 'fitted',
+      id: m.id,
+      answers: heldAnswers(fitted.params, examples, folds, m.fold),
+    };
+  } catch (e) {
+    reply = failure(m.id, e);
+  }
+  port.postMessage(reply);
+}
 
 function evaluate(state: OpenFit): void {
   state.refresh();
@@ -61,6 +98,11 @@ port.on('message', (m: ShardRequest) => {
     };
   } else if (m.type === 'close') {
     open = null;
+    crossFit = null;
+  } else if (m.type === 'folds') {
+    crossFit = m;
+  } else if (m.type === 'fit') {
+    void fit(m);
   } else {
     let reply: ShardReply;
     try {
@@ -68,8 +110,7 @@ port.on('message', (m: ShardRequest) => {
       evaluate(open);
       reply = { type: 'done', id: m.id };
     } catch (e) {
-      const error = e instanceof Error ? e : new Error(String(e));
-      reply = { type: 'failed', id: m.id, message: error.message, stack: error.stack };
+      reply = failure(m.id, e);
     }
     port.postMessage(reply);
   }

@@ -1,0 +1,200 @@
+/**
+ * A small file's cross-fit on worker threads (select.ts FoldRunner, src/node/train/shard-pool.ts
+ * fitFolds) gives the same bits as one fit after another on this thread: each fit is the same code
+ * on the same inputs, and its answers are put back by job, not by when they came back. Checked on
+ * the planted task (the plain bag) and the status task with the scope layer and the pointer, on 2
+ * and 3 threads. The check is sharp enough to see two jobs' answers swapped. Progress still
+ * counts every fit once and reports the iterations of one fit at a time; an interrupt (a progress
+ * callback that throws) and a failing thread end the cross-fit, and the threads end with the pool.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
+import { RMS_EPS } from '../../../../src/build/train/construct.js';
+import {
+  checkExamples,
+  encodeExamples,
+  prepareTokenizer,
+} from '../../../../src/build/train/data.js';
+import { TrainError } from '../../../../src/build/train/errors.js';
+import { learnerSetup } from '../../../../src/build/train/fit.js';
+import type { LearnerSetup } from '../../../../src/build/train/learner-setup.js';
+import type { ModelExample } from '../../../../src/build/train/model.js';
+import { pointerShape } from '../../../../src/build/train/pointer.js';
+import {
+  CANDIDATES,
+  crossFit,
+  type CrossFit,
+  type TrainPool,
+} from '../../../../src/build/train/select.js';
+import { nodeShardPool, type NodeShardPool } from '../../../../src/node/train/shard-pool.js';
+import { validateRequest } from '../../../../src/protocol/validate.js';
+import { plantedJsonl, statusJsonl } from '../../../../tools/train/planted.js';
+import { seedLine, testSeed } from '../../../support/seed.js';
+
+const SEED = testSeed('fold-threads');
+const MAX_ITERATIONS = 40;
+
+function task(jsonl: string, layer: Parameters<typeof learnerSetup>[4]) {
+  const lines = parseLabelledExamples(jsonl, { validateRequest: (b) => validateRequest(b) });
+  const questions = checkExamples(lines);
+  const data = prepareTokenizer(lines, 512);
+  const encoded = encodeExamples(lines, data, 4096, new Set(questions.map((q) => q.id)));
+  const setup = learnerSetup(
+    data,
+    questions,
+    [{ examples: lines, encoded }],
+    { rmsEps: RMS_EPS },
+    layer,
+  );
+  return { setup, encoded };
+}
+
+const planted = task(plantedJsonl(120, SEED), null);
+/** The status task's two options (tools/train/planted.ts): the pointer's shape needs them. */
+const status = task(statusJsonl(100, SEED), { cues: 'nominal', pairs: pointerShape(2) });
+
+const pools: NodeShardPool[] = [];
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.close()));
+});
+function pool(threads: number): NodeShardPool {
+  const p = nodeShardPool(threads);
+  pools.push(p);
+  return p;
+}
+
+interface Run {
+  cross: CrossFit;
+  /** `done` of each onFit call, in order. */
+  fitted: number[];
+  /** The iterations reported, in order. */
+  iterations: number[];
+}
+
+async function run(
+  { setup, encoded }: { setup: LearnerSetup; encoded: readonly ModelExample[] },
+  threads?: TrainPool,
+): Promise<Run> {
+  const fitted: number[] = [];
+  const iterations: number[] = [];
+  const cross = await crossFit(setup, encoded, {
+    seed: SEED,
+    maxIterations: MAX_ITERATIONS,
+    onFit: (done) => fitted.push(done),
+    onIteration: (i) => iterations.push(i),
+    pool: threads,
+  });
+  return { cross, fitted, iterations };
+}
+
+/** Every out-of-fold logit's bits, and the scores, as one comparable value. */
+function bits(cross: CrossFit): string[] {
+  return [
+    ...cross.outOfFold.flatMap((e) =>
+      e.map((l) => Buffer.from(l.buffer, l.byteOffset, l.byteLength).toString('hex')),
+    ),
+    JSON.stringify(cross.scores),
+    JSON.stringify(cross.best),
+  ];
+}
+
+describe("a small file's cross-fit on worker threads", () => {
+  it.each([
+    ['the planted task, the plain bag', planted],
+    ['the status task, the scope layer and the pointer', status],
+  ])(
+    'gives the same bits on 2 and 3 threads as on this one (%s)',
+    async (_, data) => {
+      const here = await run(data);
+      const two = pool(2);
+      const three = pool(3);
+      const onTwo = await run(data, two);
+      const onThree = await run(data, three);
+      // Threads ran: a small file's single fit never starts one (shards.ts shardCount).
+      expect(two.running(), 'both threads ran').toBe(2);
+      expect(three.running(), 'three threads ran').toBe(3);
+      expect(bits(onTwo.cross), seedLine('fold-threads', SEED)).toEqual(bits(here.cross));
+      expect(bits(onThree.cross), seedLine('fold-threads', SEED)).toEqual(bits(here.cross));
+      const total = CANDIDATES.length * 5;
+      for (const r of [here, onTwo, onThree])
+        expect(r.fitted, 'each fit counted once').toEqual(
+          Array.from({ length: total }, (_, i) => i + 1),
+        );
+      // One fit's iterations at a time: the reports count up by one, but where the fit
+      // reported on ends (the next one may be under way already), at most once a fit; two fits'
+      // reports interleaved would break the count at nearly every report.
+      for (const r of [here, onTwo, onThree]) {
+        expect(r.iterations[0]).toBe(1);
+        const breaks = r.iterations.filter(
+          (it, i) => i > 0 && it !== (r.iterations[i - 1] as number) + 1,
+        );
+        expect(breaks.length, 'where the reported fit changes').toBeLessThan(total);
+        expect(r.iterations.length, 'reports').toBeGreaterThan(5 * total);
+      }
+      expect(here.iterations.filter((it) => it === 1).length, 'each fit from 1 here').toBe(total);
+      await Promise.all([two.close(), three.close()]);
+      expect(two.running() + three.running(), 'no thread left after close').toBe(0);
+    },
+    120_000,
+  );
+
+  it('would show two jobs answered in the wrong places', async () => {
+    const here = await run(planted);
+    const threads = pool(2);
+    const swapped: TrainPool = {
+      threads: 2,
+      open: (fit) => threads.open(fit),
+      fitFolds: async (...args) => {
+        const answers = await threads.fitFolds(...args);
+        // Folds 0 and 1 of the first candidate hold the same number of examples here.
+        [answers[0], answers[1]] = [answers[1] as Float64Array[][], answers[0] as Float64Array[][]];
+        return answers;
+      },
+    };
+    const slipped = await run(planted, swapped);
+    expect(bits(slipped.cross)).not.toEqual(bits(here.cross));
+    await threads.close();
+  }, 60_000);
+
+  it('stops taking fits when a progress callback throws (an interrupt), and the threads end', async () => {
+    const threads = pool(2);
+    let calls = 0;
+    const interrupted = await crossFit(planted.setup, planted.encoded, {
+      seed: SEED,
+      maxIterations: MAX_ITERATIONS,
+      onFit: (done) => {
+        calls = done;
+        if (done === 3) throw new Error('interrupted');
+      },
+      pool: threads,
+    }).catch((e: unknown) => e);
+    expect((interrupted as Error).message).toBe('interrupted');
+    // At most the fit each thread already had under way finishes after the interrupt.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(calls).toBe(3);
+    await threads.close();
+    expect(threads.running()).toBe(0);
+  }, 60_000);
+
+  it('fails with train_thread_failed when a thread fails, and ends its threads', async () => {
+    const threads = pool(2);
+    const bad = [...planted.encoded] as ModelExample[];
+    // A question the threads cannot read (its options missing).
+    const broken = bad[7] as ModelExample;
+    bad[7] = {
+      ...broken,
+      questions: broken.questions.map((q) => ({ ...q, options: null as never })),
+    };
+    const error = await Promise.race([
+      crossFit(planted.setup, bad, { seed: SEED, maxIterations: 5, pool: threads }).catch(
+        (e: unknown) => e,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting after 30 s'), 30_000)),
+    ]);
+    expect(error).toBeInstanceOf(TrainError);
+    expect((error as TrainError).code).toBe('train_thread_failed');
+    expect((error as TrainError).message).toMatch(/a training thread failed: .*--threads 1/);
+    await threads.close();
+    expect(threads.running()).toBe(0);
+  }, 60_000);
+});
