@@ -7,7 +7,6 @@
 import { fitModel, startsFor, type FitSettings, type FittedModel } from './learner.js';
 import type { LayerChoice, LearnerSetup } from './learner-setup.js';
 import type { ModelExample } from './model.js';
-import { modelLogits } from './readout.js';
 import { pointerShape } from './pointer.js';
 import { bareReading, SCOPE_READINGS, type ScopeCues } from './scope.js';
 import {
@@ -15,6 +14,8 @@ import {
   crossFit,
   DEFAULT_SETTINGS,
   FOLDS,
+  foldRunnerFor,
+  heldAnswers,
   score,
   type CandidateScore,
   type CrossFit,
@@ -201,6 +202,27 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     b === null ? 0 : Math.max(...b.cross.scores.map((c) => c.accuracy));
   const lossOf = (b: typeof best): number =>
     b === null ? Infinity : Math.min(...b.cross.scores.map((c) => c.logLoss));
+  // The order layer's probe (below) fits the same whatever the steps between find: where the
+  // threads run a small file's fits at once, it starts now, beside them, and is judged in its
+  // place. The same fit and the same answers, on a thread that would otherwise wait.
+  const orderRunner =
+    ordered !== null &&
+    orderProbed &&
+    best !== null &&
+    (options.forceOrder || accuracyOf(best) < ORDER_UNNEEDED_ACCURACY)
+      ? foldRunnerFor(pool, ordered, examples, fold)
+      : null;
+  const earlyOrderProbe =
+    orderRunner === null || ordered === null
+      ? undefined
+      : orderRunner
+          .fitFolds(ordered, examples, fold, [{ settings: orderSettings(given), fold: 0 }], {
+            maxIterations: MAX_ITERATIONS,
+            onFitted: () => undefined,
+          })
+          .then((answers) => answers[0] as Float64Array[][]);
+  // Where the steps between leave it unjudged (or fail first), its outcome is dropped.
+  earlyOrderProbe?.catch(() => undefined);
   // One more candidate's full cross-fit (its k fits are in the count, as sure ones).
   const crossFitOne = (
     setup: LearnerSetup,
@@ -267,20 +289,34 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
     setup: LearnerSetup,
     settings: FitSettings,
     against: { cross: CrossFit },
+    /** Its answers on fold 0, where the fit was started earlier (earlyOrderProbe). */
+    early?: Promise<Float64Array[][]>,
   ): Promise<{ won: boolean; score: ReturnType<typeof score> }> => {
     const held = examples.filter((_, i) => fold[i] === 0);
     const kind = isPointer(setup.shape.pairs) ? 'pointer' : 'order';
-    const fitted = await fitModel(
-      setup,
-      examples.filter((_, i) => fold[i] !== 0),
-      { settings, maxIterations: MAX_ITERATIONS, onIteration: ticker(kind).onIteration, pool },
-    );
+    const answers =
+      early !== undefined
+        ? await early
+        : heldAnswers(
+            (
+              await fitModel(
+                setup,
+                examples.filter((_, i) => fold[i] !== 0),
+                {
+                  settings,
+                  maxIterations: MAX_ITERATIONS,
+                  onIteration: ticker(kind).onIteration,
+                  pool,
+                },
+              )
+            ).params,
+            examples,
+            fold,
+            0,
+          );
     plan.finished(kind);
     const bestOut = against.cross.outOfFold.filter((_, i) => fold[i] === 0);
-    const probe = score(
-      held,
-      held.map((e) => modelLogits(fitted.params, e)),
-    );
+    const probe = score(held, answers);
     return { won: probe.logLoss < score(held, bestOut).logLoss, score: probe };
   };
   // The pointer (pointer.ts) after the scope layer (the kept reading, else the one that scored
@@ -357,7 +393,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   let probed = true;
   if (ordered !== null && tryOrder && orderProbed && best !== null) {
     const settings = orderSettings(given);
-    const probe = await probeFold(ordered, settings, best);
+    const probe = await probeFold(ordered, settings, best, earlyOrderProbe);
     probed = probe.won;
     if (!probed) {
       scores.push({ settings, ...probe.score, folds: 1, layer: 'order' });

@@ -180,11 +180,9 @@ async function foldAnswers(
   options: CrossFitOptions & { onFitted: () => void },
 ): Promise<Float64Array[][][]> {
   const { pool, maxIterations, onIteration } = options;
-  // The largest training part of a fit: every example but the smallest fold's.
-  const smallest = Math.min(...jobs.map((j) => fold.filter((f) => f === j.fold).length));
-  const oneShard = shardCount(examples.length - smallest, setup.shape.pairs !== undefined) === 1;
-  if (pool?.fitFolds !== undefined && pool.threads > 1 && oneShard && jobs.length > 1)
-    return pool.fitFolds(setup, examples, fold, jobs, {
+  const runner = jobs.length > 1 ? foldRunnerFor(pool, setup, examples, fold) : null;
+  if (runner !== null)
+    return runner.fitFolds(setup, examples, fold, jobs, {
       maxIterations,
       onFitted: options.onFitted,
       onIteration,
@@ -197,6 +195,28 @@ async function foldAnswers(
     options.onFitted();
   }
   return answers;
+}
+
+/**
+ * The pool as a FoldRunner for this setup's cross-fit, where it is one and every fit of it has one
+ * shard (a fit of more shards runs them on the threads itself); else null.
+ */
+export function foldRunnerFor(
+  pool: TrainPool | undefined,
+  setup: LearnerSetup,
+  examples: readonly ModelExample[],
+  fold: readonly number[],
+): FoldRunner | null {
+  if (pool?.fitFolds === undefined || pool.threads < 2) return null;
+  // The largest training part of a fit: every example but the smallest fold's.
+  const k = Math.max(...fold) + 1;
+  const smallest = Math.min(
+    ...Array.from({ length: k }, (_, f) => fold.filter((x) => x === f).length),
+  );
+  const layered = setup.shape.pairs !== undefined;
+  return shardCount(examples.length - smallest, layered) === 1
+    ? (pool as TrainPool & FoldRunner)
+    : null;
 }
 
 /** The model's logits for the examples of fold `f`, in example order. */

@@ -8,9 +8,12 @@
  * thread's.
  *
  * A small file's fits have one shard each, so there the same threads run a cross-fit's fits at
- * once instead (select.ts FoldRunner): each thread gets the examples once and then the next fit
- * not yet taken, runs it whole and sends back its answers for the fold it left out. A fit is the
- * same code on the same inputs wherever it runs, so the answers are the same bits.
+ * once instead (select.ts FoldRunner): the fits of every cross-fit asked for wait in one queue,
+ * first come first, and each free thread takes the next (the search asks for the order layer's
+ * probe early, so it runs beside the cross-fits after it: layer-search.ts). A thread gets a
+ * cross-fit's examples with its first fit of it, runs each fit whole and sends back its answers
+ * for the fold it left out. A fit is the same code on the same inputs wherever it runs, so the
+ * answers are the same bits.
  *
  * Whoever makes the pool closes it (trainDecisionModel: in a finally, on success, error and
  * interrupt): the threads are terminated. A thread that fails fails the run (train_thread_failed).
@@ -47,15 +50,25 @@ export type ShardRequest =
       control: SharedArrayBuffer;
     }
   | { type: 'evaluate'; id: number }
-  /** A cross-fit's examples, for the `fit`s that follow. */
+  /** A cross-fit's examples, for the `fit`s of its session. */
   | {
       type: 'folds';
+      session: number;
       setup: LearnerSetup;
       examples: readonly ModelExample[];
       folds: readonly number[];
     }
-  | { type: 'fit'; id: number; settings: FitSettings; fold: number; maxIterations: number }
-  /** Lets go of the open fit's examples and the cross-fit's. */
+  | {
+      type: 'fit';
+      id: number;
+      session: number;
+      settings: FitSettings;
+      fold: number;
+      maxIterations: number;
+    }
+  /** Lets go of a cross-fit's examples. */
+  | { type: 'forget'; session: number }
+  /** Lets go of the open fit's examples. */
   | { type: 'close' };
 
 /** What a thread sends back. */
@@ -75,6 +88,25 @@ export interface NodeShardPool extends ShardPool, FoldRunner {
   close(): Promise<void>;
   /** Threads started and not yet ended. */
   running(): number;
+}
+
+/** A cross-fit's fits (fitFolds), queued and run on whichever thread is free. */
+interface Batch {
+  session: Extract<ShardRequest, { type: 'folds' }>;
+  jobs: readonly FoldJob[];
+  maxIterations: number;
+  answers: Float64Array[][][];
+  /** Jobs not yet fitted. */
+  left: number;
+  /** Jobs under way: only the earliest one's iterations are reported, so they count up. */
+  underWay: Set<number>;
+  onFitted: (job: number) => void;
+  onIteration?: (iteration: number) => void;
+  /** Threads that hold its examples. */
+  holders: Set<Thread>;
+  settled: boolean;
+  resolve: (answers: Float64Array[][][]) => void;
+  reject: (e: unknown) => void;
 }
 
 interface Thread {
@@ -110,11 +142,78 @@ export function nodeShardPool(threads: number): NodeShardPool {
   let session = 0;
   let evaluation = 0;
 
+  // Cross-fits under way (fitFolds) and their fits not yet taken by a thread, first come first.
+  const batches = new Set<Batch>();
+  const queue: Array<{ batch: Batch; j: number }> = [];
+  let sessions = 0;
+
+  /** Ends a batch: its answers, or the first error (its queued fits are dropped). */
+  const settle = (batch: Batch, error?: unknown): void => {
+    if (batch.settled) return;
+    batch.settled = true;
+    batches.delete(batch);
+    for (let q = queue.length - 1; q >= 0; q--) if (queue[q]?.batch === batch) queue.splice(q, 1);
+    // A thread still fitting for it keeps what it holds until that fit ends (shard-worker.ts).
+    if (!closed && broken === null)
+      for (const t of batch.holders)
+        t.worker.postMessage({
+          type: 'forget',
+          session: batch.session.session,
+        } satisfies ShardRequest);
+    if (error === undefined) batch.resolve(batch.answers);
+    else batch.reject(error);
+  };
+
   const fail = (error: TrainError): void => {
     broken ??= error;
     for (const t of pool) {
       t.waiting?.failed(error);
       t.waiting = null;
+    }
+    for (const batch of [...batches]) settle(batch, error);
+  };
+
+  /** Runs job j of a batch on thread t, then whatever is queued next. */
+  const runFit = (t: Thread, batch: Batch, j: number): void => {
+    const { settings, fold } = batch.jobs[j] as FoldJob;
+    if (!batch.holders.has(t)) {
+      t.worker.postMessage(batch.session);
+      batch.holders.add(t);
+    }
+    batch.underWay.add(j);
+    const request = {
+      type: 'fit' as const,
+      id: ++evaluation,
+      session: batch.session.session,
+      settings,
+      fold,
+      maxIterations: batch.maxIterations,
+    };
+    ask(t, request, (iteration) => {
+      if (j === Math.min(...batch.underWay)) batch.onIteration?.(iteration);
+    })
+      .then((reply) => {
+        batch.underWay.delete(j);
+        if (batch.settled) return;
+        if (reply.type !== 'fitted') throw threadFailed(`a fit came back as ${reply.type}`);
+        batch.answers[j] = reply.answers;
+        // An interrupt throws here: the batch ends with it, its queued fits dropped.
+        batch.onFitted(j);
+        batch.left -= 1;
+        if (batch.left === 0) settle(batch);
+      })
+      .catch((e: unknown) => settle(batch, e))
+      .finally(pump);
+  };
+
+  /** Gives each free thread (started up to `threads`) the next queued fit. */
+  const pump = (): void => {
+    while (queue.length > 0 && !closed && broken === null) {
+      const t =
+        pool.find((x) => x.waiting === null) ?? (pool.length < threads ? start() : undefined);
+      if (t === undefined) return;
+      const { batch, j } = queue.shift() as { batch: Batch; j: number };
+      runFit(t, batch, j);
     }
   };
 
@@ -213,50 +312,27 @@ export function nodeShardPool(threads: number): NodeShardPool {
         },
       };
     },
-    async fitFolds(setup, examples, folds, jobs, { maxIterations, onFitted, onIteration }) {
+    fitFolds(setup, examples, folds, jobs, { maxIterations, onFitted, onIteration }) {
       usable();
-      const mine = threadsFor(Math.min(threads, jobs.length));
-      const request: ShardRequest = { type: 'folds', setup, examples, folds };
-      for (const t of mine) t.worker.postMessage(request);
-      const answers = new Array<Float64Array[][]>(jobs.length);
-      // Jobs under way: only the earliest one's iterations are reported, so they count up.
-      const underWay = new Set<number>();
-      let next = 0;
-      let stopped = false;
-      const runOn = async (t: Thread): Promise<void> => {
-        while (!stopped && next < jobs.length) {
-          const j = next++;
-          const { settings, fold } = jobs[j] as FoldJob;
-          underWay.add(j);
-          const reply = await ask(
-            t,
-            { type: 'fit', id: ++evaluation, settings, fold, maxIterations },
-            (iteration) => {
-              if (j === Math.min(...underWay)) onIteration?.(iteration);
-            },
-          );
-          underWay.delete(j);
-          if (stopped) return;
-          if (reply.type !== 'fitted') throw threadFailed(`a fit came back as ${reply.type}`);
-          answers[j] = reply.answers;
-          onFitted(j);
-        }
-      };
-      try {
-        await Promise.all(
-          mine.map((t) =>
-            runOn(t).catch((e: unknown) => {
-              // The other threads take no further fit (an interrupt, or a failure).
-              stopped = true;
-              throw e;
-            }),
-          ),
-        );
-      } finally {
-        if (!closed && broken === null && !stopped)
-          for (const t of mine) t.worker.postMessage({ type: 'close' } satisfies ShardRequest);
-      }
-      return answers;
+      return new Promise<Float64Array[][][]>((resolve, reject) => {
+        const batch: Batch = {
+          session: { type: 'folds', session: ++sessions, setup, examples, folds },
+          jobs,
+          maxIterations,
+          answers: new Array<Float64Array[][]>(jobs.length),
+          left: jobs.length,
+          underWay: new Set(),
+          onFitted,
+          onIteration,
+          holders: new Set(),
+          settled: false,
+          resolve,
+          reject,
+        };
+        batches.add(batch);
+        jobs.forEach((_, j) => queue.push({ batch, j }));
+        pump();
+      });
     },
     running: () => running,
     async close(): Promise<void> {

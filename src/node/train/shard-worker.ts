@@ -35,7 +35,8 @@ interface OpenFit {
 }
 
 let open: OpenFit | null = null;
-let crossFit: Extract<ShardRequest, { type: 'folds' }> | null = null;
+/** The cross-fits whose fits this thread may be given, by session. */
+const crossFits = new Map<number, Extract<ShardRequest, { type: 'folds' }>>();
 
 function failure(id: number, e: unknown): ShardReply {
   const error = e instanceof Error ? e : new Error(String(e));
@@ -45,8 +46,8 @@ function failure(id: number, e: unknown): ShardReply {
 async function fit(m: Extract<ShardRequest, { type: 'fit' }>): Promise<void> {
   let reply: ShardReply;
   try {
-    const held = crossFit;
-    if (held === null) throw new Error('no cross-fit is open');
+    const held = crossFits.get(m.session);
+    if (held === undefined) throw new Error(`cross-fit ${m.session} is not open here`);
     const { setup, examples, folds } = held;
     const fitted = await fitModel(
       setup,
@@ -98,9 +99,10 @@ port.on('message', (m: ShardRequest) => {
     };
   } else if (m.type === 'close') {
     open = null;
-    crossFit = null;
   } else if (m.type === 'folds') {
-    crossFit = m;
+    crossFits.set(m.session, m);
+  } else if (m.type === 'forget') {
+    crossFits.delete(m.session);
   } else if (m.type === 'fit') {
     void fit(m);
   } else {

@@ -16,7 +16,7 @@ import {
   prepareTokenizer,
 } from '../../../../src/build/train/data.js';
 import { TrainError } from '../../../../src/build/train/errors.js';
-import { learnerSetup } from '../../../../src/build/train/fit.js';
+import { fitPhase, learnerSetup, type FitPhase } from '../../../../src/build/train/fit.js';
 import type { LearnerSetup } from '../../../../src/build/train/learner-setup.js';
 import type { ModelExample } from '../../../../src/build/train/model.js';
 import { pointerShape } from '../../../../src/build/train/pointer.js';
@@ -28,17 +28,23 @@ import {
 } from '../../../../src/build/train/select.js';
 import { nodeShardPool, type NodeShardPool } from '../../../../src/node/train/shard-pool.js';
 import { validateRequest } from '../../../../src/protocol/validate.js';
-import { plantedJsonl, statusJsonl } from '../../../../tools/train/planted.js';
+import { orderJsonl, plantedJsonl, statusJsonl } from '../../../../tools/train/planted.js';
+import { fitProgress } from '../../support/planted-fit.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
 
 const SEED = testSeed('fold-threads');
 const MAX_ITERATIONS = 40;
 
-function task(jsonl: string, layer: Parameters<typeof learnerSetup>[4]) {
+function parsed(jsonl: string) {
   const lines = parseLabelledExamples(jsonl, { validateRequest: (b) => validateRequest(b) });
   const questions = checkExamples(lines);
   const data = prepareTokenizer(lines, 512);
   const encoded = encodeExamples(lines, data, 4096, new Set(questions.map((q) => q.id)));
+  return { lines, questions, data, encoded };
+}
+
+function task(jsonl: string, layer: Parameters<typeof learnerSetup>[4]) {
+  const { lines, questions, data, encoded } = parsed(jsonl);
   const setup = learnerSetup(
     data,
     questions,
@@ -87,12 +93,13 @@ async function run(
   return { cross, fitted, iterations };
 }
 
+const hex = (a: Float64Array): string =>
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('hex');
+
 /** Every out-of-fold logit's bits, and the scores, as one comparable value. */
 function bits(cross: CrossFit): string[] {
   return [
-    ...cross.outOfFold.flatMap((e) =>
-      e.map((l) => Buffer.from(l.buffer, l.byteOffset, l.byteLength).toString('hex')),
-    ),
+    ...cross.outOfFold.flatMap((e) => e.map(hex)),
     JSON.stringify(cross.scores),
     JSON.stringify(cross.best),
   ];
@@ -197,4 +204,57 @@ describe("a small file's cross-fit on worker threads", () => {
     await threads.close();
     expect(threads.running()).toBe(0);
   }, 60_000);
+
+  // The order layer's probe starts on a thread right after the plain model's cross-fit, beside
+  // the scope layer's and the pointer's (layer-search.ts earlyOrderProbe), and is judged in its
+  // place: the whole search must choose and fit the same as on this thread.
+  it('searches the layers to the same bits on 2 threads, the order layer probed beside the rest', async () => {
+    // The planted order task: no bag of words and no scope reading answers it, so the order
+    // layer is probed (and its probe judged) on every seed.
+    const order = parsed(orderJsonl(80, SEED));
+    const search = (threads?: TrainPool) => {
+      const progress = fitProgress();
+      return fitPhase(
+        order.data,
+        order.questions,
+        { examples: order.lines, encoded: order.encoded },
+        { examples: [], encoded: [] },
+        { seed: SEED, rmsEps: RMS_EPS, pool: threads, onFit: progress.onFit },
+      ).then((fitted) => ({ fitted, progress }));
+    };
+    const phaseBits = ({ model, outOfFold, selection }: FitPhase) => [
+      JSON.stringify(selection),
+      hex(model.params.theta),
+      hex(model.params.rows),
+      ...(outOfFold ?? []).flatMap((e) => e.map(hex)),
+    ];
+    const here = await search();
+    const threads = pool(2);
+    // Which fits went to the threads, in the order asked for: the size of each batch, and
+    // whether its setup has the order layer's heads.
+    const asked: string[] = [];
+    const watched: TrainPool = {
+      threads: 2,
+      open: (fit) => threads.open(fit),
+      fitFolds: (setup, ...rest) => {
+        asked.push(
+          `${rest[2].length}${setup.shape.pairs?.heads.some((h) => h.kind === 'memory') === true ? ' order' : ''}`,
+        );
+        return threads.fitFolds(setup, ...rest);
+      },
+    };
+    const onTwo = await search(watched);
+    expect(
+      here.fitted.selection.scores.some((s) => s.layer === 'order'),
+      'the order layer was tried',
+    ).toBe(true);
+    expect(asked[0], 'the plain grid first').toBe(`${CANDIDATES.length * 5}`);
+    expect(asked[1], 'then the order layer probe, on one fold').toBe('1 order');
+    expect(asked.length, 'and the scope readings after it').toBeGreaterThan(2);
+    expect(phaseBits(onTwo.fitted), seedLine('fold-threads', SEED)).toEqual(phaseBits(here.fitted));
+    // Progress as honest as on one thread: the same fits counted, the same settled total.
+    expect(onTwo.progress.miscounted()).toEqual([]);
+    expect(onTwo.progress.calls).toEqual(here.progress.calls);
+    await threads.close();
+  }, 240_000);
 });
