@@ -205,6 +205,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   // The order layer's probe (below) fits the same whatever the steps between find: where the
   // threads run a small file's fits at once, it starts now, beside them, and is judged in its
   // place. The same fit and the same answers, on a thread that would otherwise wait.
+  let awaitingOrderProbe = false;
   const orderRunner =
     ordered !== null &&
     orderProbed &&
@@ -219,6 +220,10 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
           .fitFolds(ordered, examples, fold, [{ settings: orderSettings(given), fold: 0 }], {
             maxIterations: MAX_ITERATIONS,
             onFitted: () => undefined,
+            // Its iterations are reported once the search waits for it, not beside the rest.
+            onIteration: (iteration) => {
+              if (awaitingOrderProbe) ticker('order').onIteration(iteration);
+            },
           })
           .then((answers) => answers[0] as Float64Array[][]);
   // Where the steps between leave it unjudged (or fail first), its outcome is dropped.
@@ -294,6 +299,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   ): Promise<{ won: boolean; score: ReturnType<typeof score> }> => {
     const held = examples.filter((_, i) => fold[i] === 0);
     const kind = isPointer(setup.shape.pairs) ? 'pointer' : 'order';
+    if (early !== undefined) awaitingOrderProbe = true;
     const answers =
       early !== undefined
         ? await early

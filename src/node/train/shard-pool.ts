@@ -342,6 +342,8 @@ export function nodeShardPool(threads: number): NodeShardPool {
         t.waiting?.failed(new Error('the shard pool was closed during an evaluation'));
         t.waiting = null;
       }
+      // A cross-fit whose fits were all still queued has no thread to fail it.
+      for (const batch of [...batches]) settle(batch, new Error('the shard pool was closed'));
       const stopping = pool.map((t) => t.worker.terminate());
       pool.length = 0;
       await Promise.all(stopping);

@@ -17,6 +17,7 @@ import {
 } from '../../../../src/build/train/data.js';
 import { TrainError } from '../../../../src/build/train/errors.js';
 import { fitPhase, learnerSetup, type FitPhase } from '../../../../src/build/train/fit.js';
+import type { FitReport } from '../../../../src/build/train/fit-progress.js';
 import type { LearnerSetup } from '../../../../src/build/train/learner-setup.js';
 import type { ModelExample } from '../../../../src/build/train/model.js';
 import { pointerShape } from '../../../../src/build/train/pointer.js';
@@ -214,13 +215,18 @@ describe("a small file's cross-fit on worker threads", () => {
     const order = parsed(orderJsonl(80, SEED));
     const search = (threads?: TrainPool) => {
       const progress = fitProgress();
+      const reports: FitReport[] = [];
+      const onFit = (r: FitReport): void => {
+        reports.push(r);
+        progress.onFit(r);
+      };
       return fitPhase(
         order.data,
         order.questions,
         { examples: order.lines, encoded: order.encoded },
         { examples: [], encoded: [] },
-        { seed: SEED, rmsEps: RMS_EPS, pool: threads, onFit: progress.onFit },
-      ).then((fitted) => ({ fitted, progress }));
+        { seed: SEED, rmsEps: RMS_EPS, pool: threads, onFit },
+      ).then((fitted) => ({ fitted, progress, reports }));
     };
     const phaseBits = ({ model, outOfFold, selection }: FitPhase) => [
       JSON.stringify(selection),
@@ -255,6 +261,39 @@ describe("a small file's cross-fit on worker threads", () => {
     // Progress as honest as on one thread: the same fits counted, the same settled total.
     expect(onTwo.progress.miscounted()).toEqual([]);
     expect(onTwo.progress.calls).toEqual(here.progress.calls);
+    // The early probe's iterations are reported only once the search waits for it, not among the
+    // steps it ran beside: from its first report to its end, every report is the order layer's.
+    const { reports } = onTwo;
+    const probeDone = reports.findIndex((r) => r.kind === 'order' && r.iteration === undefined);
+    const firstTick = reports.findIndex((r) => r.kind === 'order' && r.iteration !== undefined);
+    expect(probeDone, 'the probe finished').toBeGreaterThan(0);
+    if (firstTick >= 0 && firstTick < probeDone)
+      expect(reports.slice(firstTick, probeDone).map((r) => r.kind)).toEqual(
+        Array<string>(probeDone - firstTick).fill('order'),
+      );
     await threads.close();
   }, 240_000);
+
+  it('ends a cross-fit still queued when the pool is closed, rather than leave it waiting', async () => {
+    const threads = pool(1);
+    const fold = planted.encoded.map((_, i) => i % 5);
+    const ask = () =>
+      threads
+        .fitFolds(planted.setup, planted.encoded, fold, [{ settings: CANDIDATES[0]!, fold: 0 }], {
+          maxIterations: MAX_ITERATIONS,
+          onFitted: () => undefined,
+        })
+        .catch((e: unknown) => e);
+    // One thread: the first cross-fit's fit runs, the second's waits in the queue.
+    const running = ask();
+    const queued = ask();
+    await threads.close();
+    const outcome = await Promise.race([
+      Promise.all([running, queued]),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting after 10 s'), 10_000)),
+    ]);
+    expect(outcome).toEqual([expect.any(Error), expect.any(Error)]);
+    expect(((outcome as Error[])[1] as Error).message).toBe('the shard pool was closed');
+    expect(threads.running()).toBe(0);
+  }, 30_000);
 });
