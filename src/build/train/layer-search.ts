@@ -206,6 +206,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   // threads run a small file's fits at once, it starts now, beside them, and is judged in its
   // place. The same fit and the same answers, on a thread that would otherwise wait.
   let awaitingOrderProbe = false;
+  const orderTicks = ticker('order').onIteration;
   const orderRunner =
     ordered !== null &&
     orderProbed &&
@@ -222,7 +223,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
             onFitted: () => undefined,
             // Its iterations are reported once the search waits for it, not beside the rest.
             onIteration: (iteration) => {
-              if (awaitingOrderProbe) ticker('order').onIteration(iteration);
+              if (awaitingOrderProbe) orderTicks(iteration);
             },
           })
           .then((answers) => answers[0] as Float64Array[][]);

@@ -314,6 +314,8 @@ export function nodeShardPool(threads: number): NodeShardPool {
     },
     fitFolds(setup, examples, folds, jobs, { maxIterations, onFitted, onIteration }) {
       usable();
+      // No fit would settle it.
+      if (jobs.length === 0) return Promise.resolve([]);
       return new Promise<Float64Array[][][]>((resolve, reject) => {
         const batch: Batch = {
           session: { type: 'folds', session: ++sessions, setup, examples, folds },

@@ -287,6 +287,13 @@ describe("a small file's cross-fit on worker threads", () => {
     // One thread: the first cross-fit's fit runs, the second's waits in the queue.
     const running = ask();
     const queued = ask();
+    // A cross-fit of no fits is answered at once, not left in the queue.
+    await expect(
+      threads.fitFolds(planted.setup, planted.encoded, fold, [], {
+        maxIterations: MAX_ITERATIONS,
+        onFitted: () => undefined,
+      }),
+    ).resolves.toEqual([]);
     await threads.close();
     const outcome = await Promise.race([
       Promise.all([running, queued]),
