@@ -1,119 +1,14 @@
 /**
- * One thread of the fit's shard pool (shard-pool.ts): it holds the open fit's examples, and on
- * each `evaluate` takes shards not yet taken, one at a time, and writes each one's loss and
- * gradient into the shard's slot of the shared gradient buffer (shards.ts evaluateShard). Or it
- * holds a cross-fit's examples, and on each `fit` runs that fit whole, as crossFit would on the
- * main thread (select.ts foldAnswers), and sends back its answers for the fold it left out.
+ * One thread of `clef-web train`'s pool (shard-pool.ts): the runtime-free thread
+ * (src/build/train/thread-body.ts) on a worker_threads port.
  */
 import { parentPort } from 'node:worker_threads';
-import type { Gradients } from '../../build/train/gradients.js';
-import { fitModel } from '../../build/train/learner.js';
-import type { ModelExample, ModelParams } from '../../build/train/model.js';
-import { heldAnswers } from '../../build/train/select.js';
-import {
-  evaluateShard,
-  gradientsOver,
-  paramsOver,
-  type ShardFit,
-  type ShardLayout,
-} from '../../build/train/shards.js';
-import type { ShardReply, ShardRequest } from './shard-pool.js';
+import { shardThread } from '../../build/train/thread-body.js';
 
 const parent = parentPort;
 if (parent === null) throw new Error('shard-worker.ts runs as a worker thread only');
 const port = parent;
-
-interface OpenFit {
-  fit: ShardFit;
-  layout: ShardLayout;
-  params: ModelParams;
-  refresh: () => void;
-  slices: ModelExample[][];
-  grads: Gradients[];
-  gradBuffer: Float64Array;
-  control: Int32Array;
-}
-
-let open: OpenFit | null = null;
-/** The cross-fits whose fits this thread may be given, by session. */
-const crossFits = new Map<number, Extract<ShardRequest, { type: 'folds' }>>();
-
-function failure(id: number, e: unknown): ShardReply {
-  const error = e instanceof Error ? e : new Error(String(e));
-  return { type: 'failed', id, message: error.message, stack: error.stack };
-}
-
-async function fit(m: Extract<ShardRequest, { type: 'fit' }>): Promise<void> {
-  let reply: ShardReply;
-  try {
-    const held = crossFits.get(m.session);
-    if (held === undefined) throw new Error(`cross-fit ${m.session} is not open here`);
-    const { setup, examples, folds } = held;
-    const fitted = await fitModel(
-      setup,
-      examples.filter((_, i) => folds[i] !== m.fold),
-      {
-        settings: m.settings,
-        maxIterations: m.maxIterations,
-        onIteration: (iteration) => port.postMessage({ type: 'iteration', id: m.id, iteration }),
-      },
-    );
-    reply = {
-      type: 'fitted',
-      id: m.id,
-      answers: heldAnswers(fitted.params, examples, folds, m.fold),
-    };
-  } catch (e) {
-    reply = failure(m.id, e);
-  }
-  port.postMessage(reply);
-}
-
-function evaluate(state: OpenFit): void {
-  state.refresh();
-  const shards = state.slices.length;
-  for (;;) {
-    const s = Atomics.add(state.control, 0, 1);
-    if (s >= shards) return;
-    const { fit, layout, params, gradBuffer } = state;
-    const slice = state.slices[s] as ModelExample[];
-    evaluateShard(params, slice, fit.weight, state.grads[s] as Gradients, layout, gradBuffer, s);
-    Atomics.add(state.control, 1, 1);
-  }
-}
-
-port.on('message', (m: ShardRequest) => {
-  if (m.type === 'open') {
-    const paramBuffer = new Float64Array(m.params);
-    const gradBuffer = new Float64Array(m.grads);
-    const { params, refresh } = paramsOver(m.fit, m.layout, paramBuffer);
-    open = {
-      fit: m.fit,
-      layout: m.layout,
-      params,
-      refresh,
-      slices: m.fit.ranges.map(([a, b]) => m.fit.examples.slice(a, b)),
-      grads: m.fit.ranges.map((_, s) => gradientsOver(m.fit, m.layout, gradBuffer, s)),
-      gradBuffer,
-      control: new Int32Array(m.control),
-    };
-  } else if (m.type === 'close') {
-    open = null;
-  } else if (m.type === 'folds') {
-    crossFits.set(m.session, m);
-  } else if (m.type === 'forget') {
-    crossFits.delete(m.session);
-  } else if (m.type === 'fit') {
-    void fit(m);
-  } else {
-    let reply: ShardReply;
-    try {
-      if (open === null) throw new Error('no fit is open');
-      evaluate(open);
-      reply = { type: 'done', id: m.id };
-    } catch (e) {
-      reply = failure(m.id, e);
-    }
-    port.postMessage(reply);
-  }
-});
+port.on(
+  'message',
+  shardThread((reply) => port.postMessage(reply)),
+);
