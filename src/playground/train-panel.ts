@@ -3,8 +3,8 @@
  * a header, or JSONL of `{"text", "label"}`: choose its columns, edit the question) or labelled
  * System One requests (`clef-web train --examples`). The train worker reads it as `clef-web train`
  * does, with the same checks and the same messages, and the panel shows the label counts; then
- * train: the pipeline `clef-web train` runs, in the worker (workers/train.worker.ts), phase by
- * phase; the package is verified and calibrated through this page's engine. Then try it here
+ * train: the pipeline `clef-web train` runs, in the worker (workers/train.worker.ts), its fits on
+ * as many nested workers as the Threads field says, phase by phase; the package is verified and calibrated through this page's engine. Then try it here
  * (`clef-trained`) or download it as a .zip named after the model (the package and the Clef
  * release). Nothing is fetched and nothing leaves the browser. Light DOM, styled by
  * playground.css.
@@ -36,6 +36,20 @@ export interface ClefTrainedDetail {
 /** The OPFS folder the verify phase loads the package from (removed after the run). */
 const VERIFYING = '.verifying';
 
+/** Threads the fits run on at most by default, as `clef-web train` takes (src/node/train/train.ts). */
+const MAX_DEFAULT_THREADS = 4;
+/** Threads a user may ask for. */
+const MAX_THREADS = 64;
+
+/**
+ * The threads a run uses unless the user says otherwise: the cores, at most 4; 1 where the page
+ * is not cross-origin isolated (the threads share memory, which needs COOP/COEP).
+ */
+function defaultThreads(): number {
+  if (!globalThis.crossOriginIsolated) return 1;
+  return Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_DEFAULT_THREADS));
+}
+
 function secondsLeft(p: TrainProgress): string {
   return p.etaMs === undefined ? '' : `, about ${Math.ceil(p.etaMs / 1000)} s left`;
 }
@@ -49,6 +63,7 @@ export class ClefTrainPanel extends LitElement {
     _labelColumn: { state: true },
     _question: { state: true },
     _name: { state: true },
+    _threads: { state: true },
     _busy: { state: true },
     _progress: { state: true },
     _result: { state: true },
@@ -64,6 +79,7 @@ export class ClefTrainPanel extends LitElement {
   /** The question's JSON as edited; null: the one the file's labels make. */
   declare private _question: string | null;
   declare private _name: string;
+  declare private _threads: number;
   declare private _busy: boolean;
   declare private _progress: TrainProgress | null;
   declare private _result: TrainResult | null;
@@ -73,6 +89,8 @@ export class ClefTrainPanel extends LitElement {
   private files: Record<string, Uint8Array> = {};
   private release: Record<string, Uint8Array> = {};
   private saved: FileSystemDirectoryHandle | null = null;
+  /** The threads the last run's fits ran on. */
+  private ranOn = 1;
   /** Only the latest inspection's answer counts (a user may change columns quickly). */
   private inspection = 0;
 
@@ -85,6 +103,7 @@ export class ClefTrainPanel extends LitElement {
     this._labelColumn = undefined;
     this._question = null;
     this._name = '';
+    this._threads = defaultThreads();
     this._busy = false;
     this._progress = null;
     this._result = null;
@@ -192,6 +211,7 @@ export class ClefTrainPanel extends LitElement {
           file: this.picked(),
           // Labelled requests name their model; a plain file's requests get the name here.
           ...(summary.kind === 'plain' ? { name: this._name.trim() || 'model' } : {}),
+          threads: this._threads,
         },
         Comlink.proxy((p: TrainProgress) => (this._progress = p)),
         Comlink.proxy(host),
@@ -202,6 +222,7 @@ export class ClefTrainPanel extends LitElement {
       }
       this.files = outcome.files;
       this.release = outcome.release;
+      this.ranOn = outcome.threads;
       this.saved = await saveTrainedPackage(folderName(outcome.result.name), outcome.files);
       this._result = outcome.result;
     } catch (e) {
@@ -317,6 +338,33 @@ export class ClefTrainPanel extends LitElement {
     </div>`;
   }
 
+  /**
+   * How many threads the fits run on (nested workers; `clef-web train --threads`): each holds its
+   * own copy of the examples, so fewer use less memory. One only where the page is not
+   * cross-origin isolated.
+   */
+  private renderThreads(): TemplateResult {
+    const isolated = globalThis.crossOriginIsolated;
+    return html`<label class="field inline"
+      >Threads
+      <input
+        type="number"
+        min="1"
+        max=${MAX_THREADS}
+        step="1"
+        aria-label="Threads"
+        title=${isolated ? 'Each thread holds its own copy of the examples' : 'Threads need a cross-origin-isolated page (COOP/COEP)'}
+        .value=${String(this._threads)}
+        ?disabled=${this._busy || !isolated}
+        @change=${(e: Event) => {
+          const input = e.target as HTMLInputElement;
+          const n = Number(input.value);
+          this._threads = Number.isInteger(n) ? Math.max(1, Math.min(MAX_THREADS, n)) : 1;
+          input.value = String(this._threads);
+        }}
+    /></label>`;
+  }
+
   protected override render(): TemplateResult {
     const p = this._progress;
     const ready = this._summary !== null && this._summary.examples > 0;
@@ -341,6 +389,7 @@ export class ClefTrainPanel extends LitElement {
       />
       ${this.renderPlainSettings()}
       ${this._summary ? renderCounts(this._summary, this._file?.name ?? '') : nothing}
+      ${this.renderThreads()}
       <button
         type="button"
         class="primary"
@@ -364,10 +413,14 @@ ${this._failure.message}</pre>`
       }
       ${
         this._result
-          ? renderResult(this._result, {
-              use: () => this.useModel(),
-              download: () => this.download(),
-            })
+          ? renderResult(
+              this._result,
+              {
+                use: () => this.useModel(),
+                download: () => this.download(),
+              },
+              this.ranOn,
+            )
           : nothing
       }
     </section>`;

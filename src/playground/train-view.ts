@@ -111,6 +111,7 @@ function baselines(r: TrainResult, id: string): TemplateResult {
 export function renderResult(
   r: TrainResult,
   actions: { use: () => void; download: () => void },
+  threads: number,
 ): TemplateResult {
   return html`<div class="train-result" data-model=${r.name}>
     <p>
@@ -153,6 +154,7 @@ export function renderResult(
         </table>`,
     )}
     <p class="muted" data-timings>
+      fitted on <span data-threads>${threads}</span> ${threads === 1 ? 'thread' : 'threads'} ·
       ${Object.entries(r.timingsMs)
         .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
         .join(' · ')}

@@ -17,6 +17,11 @@ export interface PageTrainRequest {
   name?: string;
   seed?: number;
   holdout?: number;
+  /**
+   * Threads the fits run on (nested workers), as `clef-web train --threads`; 1 or left out: the
+   * train worker alone. More than one needs a cross-origin-isolated page.
+   */
+  threads?: number;
 }
 
 /**
@@ -44,6 +49,8 @@ export type PageTrainOutcome =
       files: Record<string, Uint8Array>;
       /** The Clef release it was converted from. */
       release: Record<string, Uint8Array>;
+      /** The threads that ran fits: 1 where no nested worker was started. */
+      threads: number;
     }
   | { ok: false; failure: PageTrainFailure };
 

@@ -2,12 +2,13 @@
  * The playground's Train panel in Chromium: the planted task (each state's label is decided by
  * one planted word), picked as a plain CSV (its label column chosen, its question edited),
  * trained in the page with the pipeline `clef-web train` runs, in a worker over an in-memory
- * file system. Checked: the label counts; the held-out accuracy (≥ 99%, as the trainer's own
- * test asks); the package verified through the page's engine to within 1e-3; the converted files
- * byte-identical to the equivalent labelled-request file trained on the disk in Node at the same
- * defaults (the package `npm run models:tiny` builds, TRAINED_PLANTED: so the plain reader, the
- * in-memory files, POSIX paths and JS SHA-256 change nothing); the .zip, named
- * after the model, holding exactly the package the manifest describes; "Use this model here"
+ * file system, its fits on two nested workers (the Threads field). Checked: the label counts;
+ * the held-out accuracy (≥ 99%, as the trainer's own test asks); the package verified through the
+ * page's engine to within 1e-3; the threads the fits ran on; the converted files byte-identical
+ * to the equivalent labelled-request file trained on the disk in Node at the same defaults (the
+ * package `npm run models:tiny` builds, TRAINED_PLANTED: so the plain reader, the in-memory
+ * files, POSIX paths, JS SHA-256 and the nested workers change nothing); the .zip, named after
+ * the model, holding exactly the package the manifest describes; "Use this model here"
  * putting the trained question in the form, and a warning when a request asks what the model was
  * not trained on; the model answering fresh planted draws; no request to any origin but the
  * page's own. Then every refusal `clef-web train` makes of a file, made by the panel with the
@@ -104,6 +105,12 @@ test('trains a plain CSV in the page, downloads it, and the playground asks its 
   await question.fill(JSON.stringify(QUESTION, null, 2));
   await question.blur();
   await panel.getByLabel('Model name').fill('support-router');
+  // The fits on two nested workers (as `clef-web train --threads 2`): the bytes below are the
+  // same as the disk run's.
+  const threads = panel.getByLabel('Threads');
+  await expect(threads).toBeEnabled();
+  await threads.fill('2');
+  await threads.blur();
   await expect(trainButton).toBeEnabled();
   await trainButton.click();
   await expect(panel.locator('.progress-note')).toBeVisible({ timeout: 30_000 });
@@ -133,6 +140,7 @@ test('trains a plain CSV in the page, downloads it, and the playground asks its 
   }
   const delta = Number(await result.locator('[data-delta]').textContent());
   expect(delta).toBeLessThanOrEqual(1e-3);
+  await expect(result.locator('[data-threads]')).toHaveText('2');
 
   // The download, named after the model: the package (and its release), as the manifest hashes it.
   const downloading = page.waitForEvent('download');

@@ -1,7 +1,7 @@
 /**
  * The playground's Train panel in Firefox ESR (the dev server): a Latin-1 file refused with the
- * message `clef-web train` gives; the planted task trained in the page's worker, verified
- * through Firefox's engine, kept in its origin-private file system, loaded through the service
+ * message `clef-web train` gives; the planted task trained in the page's worker, its fits on
+ * two nested workers, verified through Firefox's engine, kept in its origin-private file system, loaded through the service
  * worker's local-package route and answering fresh draws on the page's System One route; both
  * baselines (naive Bayes, logistic regression) fitted beside it in Firefox's worker. Chromium
  * runs the full check (test/browser/playground-train.spec.ts: bytes against the disk run, the
@@ -61,6 +61,15 @@ it('trains the planted task in the page, then uses the model', async () => {
   );
   await input.uploadFile(file);
   await page.waitForSelector('.train table.label-counts');
+  // The fits on two nested workers, as `clef-web train --threads 2`.
+  const threads = (await page.waitForSelector(
+    '.train input[aria-label="Threads"]:not([disabled])',
+  )) as ElementHandle<HTMLInputElement>;
+  await threads.click({ count: 3 });
+  await threads.type('2');
+  await page.$eval('.train input[aria-label="Threads"]', (e) =>
+    e.dispatchEvent(new Event('change', { bubbles: true })),
+  );
   await (await page.waitForSelector('.train button.primary'))!.click();
   await page.waitForSelector('.train .train-result, .train [role=alert]', { timeout: 240_000 });
   const alert = await page.$eval('.train', (e) => e.querySelector('[role=alert]')?.textContent);
@@ -69,6 +78,7 @@ it('trains the planted task in the page, then uses the model', async () => {
   expect(accuracy).toBeGreaterThanOrEqual(99);
   const delta = Number(await page.$eval('[data-delta]', (e) => e.textContent ?? ''));
   expect(delta).toBeLessThanOrEqual(1e-3);
+  expect(await page.$eval('[data-threads]', (e) => e.textContent)).toBe('2');
   // Both baselines, fitted in Firefox's worker too, each with its sign test.
   expect(await page.$eval('[data-logistic]', (e) => e.textContent ?? '')).toMatch(/^\d+\.\d%$/);
   const chance = await page.$$eval('[data-chance]', (spans) =>

@@ -91,7 +91,7 @@ export interface FoldJob {
 }
 
 /**
- * Runs a cross-fit's fits at once (Node: on the shard pool's threads, src/node/train/shard-pool.ts).
+ * Runs a cross-fit's fits at once (on the trainer's thread pool, thread-pool.ts).
  * Each fit is the one crossFit would make on this thread (fitModel at `maxIterations`, one start,
  * no shards), so its answers are the same bits wherever it ran.
  */

@@ -9,8 +9,8 @@
  * number of threads fit the same weights to the bit.
  *
  * Where the shards run is the host's business: runtime-free code here runs them one after the
- * other (localShards); Node hands in a ShardPool of worker threads (src/node/train/shard-pool.ts)
- * that gets each fit's examples once and the parameters per evaluation, in shared buffers laid
+ * other (localShards); Node and the page hand in a pool of threads (thread-pool.ts: worker
+ * threads, nested Web Workers) that gets each fit's examples once and the parameters per evaluation, in shared buffers laid
  * out as below.
  */
 import { accumulate, addGradients, clearGradients, zeroGradients } from './gradients.js';

@@ -2,8 +2,9 @@
  * `trainDecisionModel` in Node: the pipeline (pipeline.ts) on the disk, the package verified on
  * onnxruntime-node, WASM-prepared graphs written. Before any work: onnxruntime-node is there,
  * the output folders can be written, the input reads (input.ts); partial folders a dead run
- * left are removed, and this run's are removed on SIGINT/SIGTERM (interrupts.ts). The fit's
- * shards run on worker threads (shard-pool.ts), which end with the run however it ends.
+ * left are removed, and this run's are removed on SIGINT/SIGTERM (interrupts.ts). The fits run
+ * on worker threads (shard-pool.ts, over src/build/train/thread-pool.ts), which end with the run
+ * however it ends.
  */
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';

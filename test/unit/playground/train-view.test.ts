@@ -31,7 +31,7 @@ const actions = { use: () => {}, download: () => {} };
 
 describe('the Train panel beside the baselines', () => {
   it('says the model earned its place where it leads naive Bayes by 3 points and the regression', () => {
-    const shown = words(renderResult(result(0.8, 0.7, 0.78), actions));
+    const shown = words(renderResult(result(0.8, 0.7, 0.78), actions, 1));
     expect(shown).toContain('naive Bayes 70.0%: the model earned its place');
     expect(shown).toContain('(right alone: the model 12, naive Bayes 2; sign test p 0.013)');
     expect(shown).toContain('logistic regression 78.0%: the model is level or ahead');
@@ -39,15 +39,24 @@ describe('the Train panel beside the baselines', () => {
   });
 
   it('does not, where logistic regression is ahead', () => {
-    const shown = words(renderResult(result(0.8, 0.7, 0.85), actions));
+    const shown = words(renderResult(result(0.8, 0.7, 0.85), actions, 1));
     expect(shown).not.toContain('earned its place');
     expect(shown).toContain('naive Bayes 70.0%: 3 points or more above it');
     expect(shown).toContain('logistic regression 85.0%: better: the model did not earn its place');
   });
 
   it('says where the regression was not fitted, with the reason on hover', () => {
-    const t = renderResult(result(0.8, 0.7, null), actions);
+    const t = renderResult(result(0.8, 0.7, null), actions, 1);
     expect(words(t)).toContain('logistic regression not fitted');
     expect(markup(t)).toContain('title=not fitted: `route` would have 1,147,432 weights');
+  });
+
+  it('says how many threads the fits ran on', () => {
+    expect(words(renderResult(result(0.8, 0.7, 0.78), actions, 1))).toContain(
+      'fitted on 1 thread ·',
+    );
+    expect(words(renderResult(result(0.8, 0.7, 0.78), actions, 3))).toContain(
+      'fitted on 3 threads ·',
+    );
   });
 });
