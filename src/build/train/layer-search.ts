@@ -14,6 +14,7 @@ import {
   crossFit,
   DEFAULT_SETTINGS,
   FOLDS,
+  fitStarts,
   foldRunnerFor,
   heldAnswers,
   score,
@@ -426,7 +427,7 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   if (!orderSure && starts > 1) plan.confirm('best', starts - 1);
   if (!orderSure && starts === 1) plan.ruleOut('best', orderStarts);
   plan.settle();
-  const model = await fitModel(chosen.setup, examples, {
+  const model = await fitStarts(chosen.setup, examples, {
     settings: chosen.cross.best,
     maxIterations: MAX_ITERATIONS,
     starts,

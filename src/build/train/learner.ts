@@ -128,16 +128,15 @@ export async function fitModel(
   train: readonly ModelExample[],
   options: FitOptions,
 ): Promise<FittedModel> {
-  const starts = options.starts ?? 1;
-  const first = options.seed ?? 1;
   let kept: FittedModel | null = null;
-  for (let s = 0; s < starts; s++) {
-    const fit = fitObjective(setup, train, { ...options, seed: first + s });
+  for (const [s, seed] of startSeeds(options.starts ?? 1, options.seed).entries()) {
+    const fit = fitObjective(setup, train, { ...options, seed });
     try {
       const result = await minimizeAsync(fit.objective, fit.start, {
         maxIterations: options.maxIterations,
         onIteration: options.onIteration,
       });
+      // lowestStart's rule: the first of the lowest objective.
       if (kept === null || result.value < kept.objective) kept = fit.model(result);
     } finally {
       fit.close();
@@ -145,6 +144,18 @@ export async function fitModel(
     options.onStartFitted?.(s);
   }
   return kept as FittedModel;
+}
+
+/** The seeds of `starts` starts from `seed` (1 unless given): seed, seed + 1, … */
+export function startSeeds(starts: number, seed = 1): number[] {
+  return Array.from({ length: starts }, (_, s) => seed + s);
+}
+
+/** The start fitModel keeps of models fitted from startSeeds: the first of the lowest objective. */
+export function lowestStart(models: readonly FittedModel[]): FittedModel | undefined {
+  let kept: FittedModel | undefined;
+  for (const m of models) if (kept === undefined || m.objective < kept.objective) kept = m;
+  return kept;
 }
 
 /** The objective fitModel minimises (exported for the benchmark that times one evaluation). */

@@ -7,7 +7,14 @@
  * fit, and held out, in its fold).
  */
 import { Rng } from '../../calibrate/prng.js';
-import { fitModel, type FitSettings } from './learner.js';
+import {
+  fitModel,
+  lowestStart,
+  startSeeds,
+  type FitOptions,
+  type FitSettings,
+  type FittedModel,
+} from './learner.js';
 import type { LearnerSetup } from './learner-setup.js';
 import { shardCount, type ShardPool } from './shards.js';
 import type { ModelExample, ModelParams } from './model.js';
@@ -91,9 +98,9 @@ export interface FoldJob {
 }
 
 /**
- * Runs a cross-fit's fits at once (on the trainer's thread pool, thread-pool.ts).
- * Each fit is the one crossFit would make on this thread (fitModel at `maxIterations`, one start,
- * no shards), so its answers are the same bits wherever it ran.
+ * Runs a cross-fit's fits at once, or a model's starts (on the trainer's thread pool,
+ * thread-pool.ts). Each fit is the one this thread would make (fitModel at `maxIterations`, one
+ * start, no shards), so its answers are the same bits wherever it ran.
  */
 export interface FoldRunner {
   fitFolds(
@@ -110,6 +117,23 @@ export interface FoldRunner {
       onIteration?: (iteration: number) => void;
     },
   ): Promise<Float64Array[][][]>;
+  /**
+   * fitModel on every example from each of `seeds`, one start each, at once: the models in seed
+   * order (fitModel's `starts` keeps the one of lowest objective: lowestStart).
+   */
+  fitStarts(
+    setup: LearnerSetup,
+    examples: readonly ModelExample[],
+    settings: FitSettings,
+    seeds: readonly number[],
+    options: {
+      maxIterations: number;
+      /** After each start's fit, with its index: in the order they finish. */
+      onFitted: (start: number) => void;
+      /** Each L-BFGS iteration of the earliest start still under way. */
+      onIteration?: (iteration: number) => void;
+    },
+  ): Promise<FittedModel[]>;
 }
 
 /** Threads for the fits' shards, and where it can, for a cross-fit's fits at once. */
@@ -217,6 +241,44 @@ export function foldRunnerFor(
   return shardCount(examples.length - smallest, layered) === 1
     ? (pool as TrainPool & FoldRunner)
     : null;
+}
+
+/**
+ * fitModel with its `starts`, the starts at once on the pool's threads where it is a FoldRunner of
+ * two threads or more and the fit has one shard: each start is the one fitModel would make here,
+ * and the same one is kept (lowestStart), so the model is the same bits.
+ */
+export async function fitStarts(
+  setup: LearnerSetup,
+  examples: readonly ModelExample[],
+  options: Omit<FitOptions, 'onIteration' | 'pool'> & {
+    starts: number;
+    pool?: TrainPool;
+    /** Each iteration of the earliest start under way. */
+    onIteration?: (iteration: number) => void;
+  },
+): Promise<FittedModel> {
+  const { pool, starts } = options;
+  const layered = setup.shape.pairs !== undefined;
+  if (
+    starts < 2 ||
+    pool?.fitStarts === undefined ||
+    pool.threads < 2 ||
+    shardCount(examples.length, layered) !== 1
+  )
+    return fitModel(setup, examples, options);
+  const models = await pool.fitStarts(
+    setup,
+    examples,
+    options.settings,
+    startSeeds(starts, options.seed),
+    {
+      maxIterations: options.maxIterations,
+      onFitted: (s) => options.onStartFitted?.(s),
+      onIteration: options.onIteration,
+    },
+  );
+  return lowestStart(models) as FittedModel;
 }
 
 /** The model's logits for the examples of fold `f`, in example order. */

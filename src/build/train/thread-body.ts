@@ -7,7 +7,8 @@
  * time, and writes each one's loss and gradient into the shard's slot of the shared gradient
  * buffer (shards.ts evaluateShard). Or it holds a cross-fit's examples, and on each `fit` runs
  * that fit whole, as crossFit would on the pool's own thread (select.ts foldAnswers), and sends
- * back its answers for the fold it left out.
+ * back its answers for the fold it left out; or, on each `start`, fits a model from one seed on
+ * every example and sends the model back.
  */
 import type { Gradients } from './gradients.js';
 import { fitModel } from './learner.js';
@@ -83,6 +84,24 @@ export function shardThread(post: (reply: ShardReply) => void): (m: ShardRequest
     post(reply);
   };
 
+  const start = async (m: Extract<ShardRequest, { type: 'start' }>): Promise<void> => {
+    let reply: ShardReply;
+    try {
+      const held = crossFits.get(m.session);
+      if (held === undefined) throw new Error(`session ${m.session} is not open here`);
+      const model = await fitModel(held.setup, held.examples, {
+        settings: m.settings,
+        seed: m.seed,
+        maxIterations: m.maxIterations,
+        onIteration: (iteration) => post({ type: 'iteration', id: m.id, iteration }),
+      });
+      reply = { type: 'model', id: m.id, model };
+    } catch (e) {
+      reply = failure(m.id, e);
+    }
+    post(reply);
+  };
+
   return (m) => {
     if (m.type === 'open') {
       const paramBuffer = new Float64Array(m.params);
@@ -106,6 +125,8 @@ export function shardThread(post: (reply: ShardReply) => void): (m: ShardRequest
       crossFits.delete(m.session);
     } else if (m.type === 'fit') {
       void fit(m);
+    } else if (m.type === 'start') {
+      void start(m);
     } else {
       let reply: ShardReply;
       try {

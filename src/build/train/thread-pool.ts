@@ -25,6 +25,7 @@
 import { TrainError } from './errors.js';
 import type { Gradients } from './gradients.js';
 import type { ModelParams } from './model.js';
+import type { FittedModel } from './learner.js';
 import type { FoldJob, FoldRunner } from './select.js';
 import {
   shardLayout,
@@ -52,12 +53,21 @@ export interface TrainThreadPool extends ShardPool, FoldRunner {
   running(): number;
 }
 
-/** A cross-fit's fits (fitFolds), queued and run on whichever thread is free. */
+/**
+ * A cross-fit's fits (fitFolds) or a model's starts (fitStarts), queued and run on whichever
+ * thread is free.
+ */
 interface Batch {
   session: Extract<ShardRequest, { type: 'folds' }>;
-  jobs: readonly FoldJob[];
-  maxIterations: number;
-  answers: Float64Array[][][];
+  /** Job j's request, under the id given, for this batch's session. */
+  request: (
+    j: number,
+    id: number,
+    session: number,
+  ) => Extract<ShardRequest, { type: 'fit' | 'start' }>;
+  /** Job j's result from its reply (a reply of another kind throws). */
+  read: (reply: ShardReply) => unknown;
+  results: unknown[];
   /** Jobs not yet fitted. */
   left: number;
   /** Jobs under way: only the earliest one's iterations are reported, so they count up. */
@@ -67,7 +77,7 @@ interface Batch {
   /** Threads that hold its examples. */
   holders: Set<Thread>;
   settled: boolean;
-  resolve: (answers: Float64Array[][][]) => void;
+  resolve: (results: unknown[]) => void;
   reject: (e: unknown) => void;
 }
 
@@ -127,7 +137,7 @@ export function threadPool(threads: number, host: ThreadPoolHost): TrainThreadPo
           type: 'forget',
           session: batch.session.session,
         } satisfies ShardRequest);
-    if (error === undefined) batch.resolve(batch.answers);
+    if (error === undefined) batch.resolve(batch.results);
     else batch.reject(error);
   };
 
@@ -142,28 +152,18 @@ export function threadPool(threads: number, host: ThreadPoolHost): TrainThreadPo
 
   /** Runs job j of a batch on thread t, then whatever is queued next. */
   const runFit = (t: Thread, batch: Batch, j: number): void => {
-    const { settings, fold } = batch.jobs[j] as FoldJob;
     if (!batch.holders.has(t)) {
       t.port.post(batch.session);
       batch.holders.add(t);
     }
     batch.underWay.add(j);
-    const request = {
-      type: 'fit' as const,
-      id: ++evaluation,
-      session: batch.session.session,
-      settings,
-      fold,
-      maxIterations: batch.maxIterations,
-    };
-    ask(t, request, (iteration) => {
+    ask(t, batch.request(j, ++evaluation, batch.session.session), (iteration) => {
       if (j === Math.min(...batch.underWay)) batch.onIteration?.(iteration);
     })
       .then((reply) => {
         batch.underWay.delete(j);
         if (batch.settled) return;
-        if (reply.type !== 'fitted') throw threadFailed(`a fit came back as ${reply.type}`);
-        batch.answers[j] = reply.answers;
+        batch.results[j] = batch.read(reply);
         // An interrupt throws here: the batch ends with it, its queued fits dropped.
         batch.onFitted(j);
         batch.left -= 1;
@@ -242,6 +242,39 @@ export function threadPool(threads: number, host: ThreadPoolHost): TrainThreadPo
       t.port.post(request);
     });
 
+  /** Queues `count` jobs of one session (its examples sent once a thread) and waits for all. */
+  const queueBatch = <T>(
+    held: Omit<Extract<ShardRequest, { type: 'folds' }>, 'type' | 'session'>,
+    count: number,
+    request: Batch['request'],
+    read: (reply: ShardReply) => T,
+    onFitted: (job: number) => void,
+    onIteration?: (iteration: number) => void,
+  ): Promise<T[]> => {
+    usable();
+    // No fit would settle it.
+    if (count === 0) return Promise.resolve([]);
+    return new Promise<T[]>((resolve, reject) => {
+      const batch: Batch = {
+        session: { type: 'folds', session: ++sessions, ...held },
+        request,
+        read,
+        results: new Array<T>(count),
+        left: count,
+        underWay: new Set(),
+        onFitted,
+        onIteration,
+        holders: new Set(),
+        settled: false,
+        resolve: resolve as (results: unknown[]) => void,
+        reject,
+      };
+      batches.add(batch);
+      for (let j = 0; j < count; j++) queue.push({ batch, j });
+      pump();
+    });
+  };
+
   return {
     threads,
     open(fit: ShardFit): ShardSession {
@@ -285,28 +318,44 @@ export function threadPool(threads: number, host: ThreadPoolHost): TrainThreadPo
       };
     },
     fitFolds(setup, examples, folds, jobs, { maxIterations, onFitted, onIteration }) {
-      usable();
-      // No fit would settle it.
-      if (jobs.length === 0) return Promise.resolve([]);
-      return new Promise<Float64Array[][][]>((resolve, reject) => {
-        const batch: Batch = {
-          session: { type: 'folds', session: ++sessions, setup, examples, folds },
-          jobs,
+      return queueBatch<Float64Array[][]>(
+        { setup, examples, folds },
+        jobs.length,
+        (j, id, session) => ({
+          type: 'fit',
+          id,
+          session,
+          settings: (jobs[j] as FoldJob).settings,
+          fold: (jobs[j] as FoldJob).fold,
           maxIterations,
-          answers: new Array<Float64Array[][]>(jobs.length),
-          left: jobs.length,
-          underWay: new Set(),
-          onFitted,
-          onIteration,
-          holders: new Set(),
-          settled: false,
-          resolve,
-          reject,
-        };
-        batches.add(batch);
-        jobs.forEach((_, j) => queue.push({ batch, j }));
-        pump();
-      });
+        }),
+        (reply) => {
+          if (reply.type !== 'fitted') throw threadFailed(`a fit came back as ${reply.type}`);
+          return reply.answers;
+        },
+        onFitted,
+        onIteration,
+      );
+    },
+    fitStarts(setup, examples, settings, seeds, { maxIterations, onFitted, onIteration }) {
+      return queueBatch<FittedModel>(
+        { setup, examples, folds: [] },
+        seeds.length,
+        (j, id, session) => ({
+          type: 'start',
+          id,
+          session,
+          settings,
+          seed: seeds[j] as number,
+          maxIterations,
+        }),
+        (reply) => {
+          if (reply.type !== 'model') throw threadFailed(`a start came back as ${reply.type}`);
+          return reply.model;
+        },
+        onFitted,
+        onIteration,
+      );
     },
     running: () => running,
     async close(): Promise<void> {

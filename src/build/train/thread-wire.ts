@@ -4,7 +4,7 @@
  * (src/node/train/shard-pool.ts) or the page's Web Workers (workers/train.worker.ts). Types only.
  */
 import type { LearnerSetup } from './learner-setup.js';
-import type { FitSettings } from './learner.js';
+import type { FitSettings, FittedModel } from './learner.js';
 import type { ModelExample } from './model.js';
 import type { ShardFit, ShardLayout } from './shards.js';
 
@@ -22,7 +22,7 @@ export type ShardRequest =
       control: SharedArrayBuffer;
     }
   | { type: 'evaluate'; id: number }
-  /** A cross-fit's examples, for the `fit`s of its session. */
+  /** A cross-fit's examples (or a model's, `folds` empty), for the `fit`s or `start`s of its session. */
   | {
       type: 'folds';
       session: number;
@@ -38,6 +38,15 @@ export type ShardRequest =
       fold: number;
       maxIterations: number;
     }
+  /** A model's start on every example of its session (fitModel's `starts`, one at a time). */
+  | {
+      type: 'start';
+      id: number;
+      session: number;
+      settings: FitSettings;
+      seed: number;
+      maxIterations: number;
+    }
   /** Lets go of a cross-fit's examples. */
   | { type: 'forget'; session: number }
   /** Lets go of the open fit's examples. */
@@ -48,6 +57,8 @@ export type ShardReply =
   | { type: 'done'; id: number }
   /** A `fit`'s answers: the logits of the examples of the fold it left out, in example order. */
   | { type: 'fitted'; id: number; answers: Float64Array[][] }
+  /** A `start`'s fitted model. */
+  | { type: 'model'; id: number; model: FittedModel }
   /** Each iteration of a `fit` under way. */
   | { type: 'iteration'; id: number; iteration: number }
   | { type: 'failed'; id: number; message: string; stack?: string };

@@ -18,12 +18,16 @@ import {
 import { TrainError } from '../../../../src/build/train/errors.js';
 import { fitPhase, learnerSetup, type FitPhase } from '../../../../src/build/train/fit.js';
 import type { FitReport } from '../../../../src/build/train/fit-progress.js';
+import { fitModel, startsFor, type FittedModel } from '../../../../src/build/train/learner.js';
 import type { LearnerSetup } from '../../../../src/build/train/learner-setup.js';
 import type { ModelExample } from '../../../../src/build/train/model.js';
+import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { pointerShape } from '../../../../src/build/train/pointer.js';
 import {
   CANDIDATES,
   crossFit,
+  DEFAULT_SETTINGS,
+  fitStarts,
   type CrossFit,
   type TrainPool,
 } from '../../../../src/build/train/select.js';
@@ -248,6 +252,10 @@ describe("a small file's cross-fit on worker threads", () => {
         );
         return threads.fitFolds(setup, ...rest);
       },
+      fitStarts: (setup, examples, settings, seeds, options) => {
+        asked.push(`starts ${seeds.join(',')}`);
+        return threads.fitStarts(setup, examples, settings, seeds, options);
+      },
     };
     const onTwo = await search(watched);
     expect(
@@ -257,6 +265,9 @@ describe("a small file's cross-fit on worker threads", () => {
     expect(asked[0], 'the plain grid first').toBe(`${CANDIDATES.length * 5}`);
     expect(asked[1], 'then the order layer probe, on one fold').toBe('1 order');
     expect(asked.length, 'and the scope readings after it').toBeGreaterThan(2);
+    // Where the order layer is kept, its final fit's two starts ran on the threads, last.
+    if (here.fitted.selection.order) expect(asked.at(-1)).toBe('starts 1,2');
+    else expect(asked.filter((a) => a.startsWith('starts'))).toEqual([]);
     expect(phaseBits(onTwo.fitted), seedLine('fold-threads', SEED)).toEqual(phaseBits(here.fitted));
     // Progress as honest as on one thread: the same fits counted, the same settled total.
     expect(onTwo.progress.miscounted()).toEqual([]);
@@ -273,6 +284,48 @@ describe("a small file's cross-fit on worker threads", () => {
       );
     await threads.close();
   }, 240_000);
+
+  // The order layer's kept model is fitted from two starts (learner.ts ORDER_STARTS), the lower
+  // objective kept: on the threads they run at once, and the same start must be kept.
+  it("fits a model's starts at once to the same bits as one after another here", async () => {
+    const order = task(orderJsonl(80, SEED), DEFAULT_PAIR_SHAPE);
+    expect(startsFor(order.setup)).toBe(2);
+    const options = { settings: DEFAULT_SETTINGS, maxIterations: MAX_ITERATIONS, starts: 2 };
+    const here = await fitModel(order.setup, order.encoded, options);
+    const threads = pool(2);
+    let models: FittedModel[] = [];
+    const started: number[] = [];
+    const iterations: number[] = [];
+    const watched: TrainPool = {
+      threads: 2,
+      open: (fit) => threads.open(fit),
+      fitStarts: async (...args) => (models = await threads.fitStarts(...args)),
+    };
+    const onTwo = await fitStarts(order.setup, order.encoded, {
+      ...options,
+      pool: watched,
+      onStartFitted: (s) => started.push(s),
+      onIteration: (i) => iterations.push(i),
+    });
+    expect(models.length, 'both starts ran on the threads').toBe(2);
+    expect(threads.running()).toBe(2);
+    // The two starts end apart, so keeping the wrong one would show in the bits.
+    expect(models[0]?.objective).not.toBe(models[1]?.objective);
+    const modelBits = (m: FittedModel) => [
+      m.objective,
+      m.iterations,
+      hex(m.params.theta),
+      hex(m.params.rows),
+      hex(m.params.emb ?? new Float64Array()),
+      hex(m.weights.u),
+      hex(m.weights.g),
+    ];
+    expect(modelBits(onTwo), seedLine('fold-threads', SEED)).toEqual(modelBits(here));
+    expect(started.sort()).toEqual([0, 1]);
+    expect(iterations[0]).toBe(1);
+    expect(iterations.length).toBeGreaterThan(MAX_ITERATIONS);
+    await threads.close();
+  }, 120_000);
 
   it('ends a cross-fit still queued when the pool is closed, rather than leave it waiting', async () => {
     const threads = pool(1);
