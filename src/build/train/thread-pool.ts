@@ -15,9 +15,11 @@
  * A small file's fits have one shard each, so there the same threads run a cross-fit's fits at
  * once instead: the fits of every cross-fit asked for wait in one queue, first come first, and
  * each free thread takes the next (the search asks for the order layer's probe early, so it runs
- * beside the cross-fits after it: layer-search.ts). A thread gets a cross-fit's examples with its
- * first fit of it, runs each fit whole and sends back its answers for the fold it left out. A fit
- * is the same code on the same inputs wherever it runs, so the answers are the same bits.
+ * beside the cross-fits after it: layer-search.ts), and so do the starts of the model kept
+ * (fitStarts: the order layer's two). A thread gets a cross-fit's examples with its first fit of
+ * it, runs each fit whole and sends back its answers for the fold it left out (a start: its
+ * model). A fit is the same code on the same inputs wherever it runs, so the answers are the same
+ * bits.
  *
  * Whoever makes the pool closes it (in a finally, on success, error and interrupt): the threads
  * are terminated. A thread that fails fails the run (train_thread_failed).
