@@ -1,10 +1,10 @@
 /// <reference lib="webworker" />
 // The playground's train worker: the pipeline `clef-web train` runs (src/build/train/pipeline.ts)
 // on files held in memory (src/train-web/memory-files.ts, handed to the build tools below), with
-// the package verified by the page's own engine through `host`. The fits run on a pool of nested
-// workers (train-thread.worker.ts) where the page asks for more than one thread, as `clef-web
-// train --threads N` runs them on worker threads: the same bytes either way. Nothing is fetched
-// and nothing leaves the page.
+// the package verified by the page's own engine through `host`. The fits run on a pool of the
+// thread workers the page started (train-thread.worker.ts, a port each) where it started two or
+// more, as `clef-web train --threads N` runs them on worker threads: the same bytes either way.
+// Nothing is fetched and nothing leaves the page.
 import * as Comlink from 'comlink';
 import { inspectTrainInput, pickedInput, resolveTrainInput } from '../src/build/train/input.js';
 import { runTraining } from '../src/build/train/pipeline.js';
@@ -33,50 +33,36 @@ function failure(e: unknown): PageTrainFailure {
   };
 }
 
-/** Threads at most: as many as `clef-web train --threads` takes. */
-const MAX_THREADS = 64;
-
-/** A nested worker running the trainer's thread; the pool hears what it says and when it ends. */
-const startThread: StartThread = (events) => {
-  const worker = new Worker(new URL('./train-thread.worker.ts', import.meta.url), {
-    type: 'module',
-    name: 'clef-train-thread',
-  });
-  worker.onmessage = (e: MessageEvent<ShardReply>) => events.reply(e.data);
-  worker.onerror = (e: ErrorEvent) => {
-    e.preventDefault();
-    events.error(e.message || 'the thread did not start', { filename: e.filename });
-  };
-  worker.onmessageerror = () => events.error('a message could not be read', {});
-  return {
-    post: (message) => worker.postMessage(message),
-    terminate: async () => {
-      worker.terminate();
-      events.exit({});
-    },
-  };
-};
-
 /**
- * The pool for `threads`, or none for one thread. Its shared buffers need a cross-origin-isolated
- * page (COOP/COEP), as onnxruntime's threaded WASM does.
+ * The pool over the thread workers the page started (one port each), or none for fewer than two.
+ * Their shared buffers need a cross-origin-isolated page (COOP/COEP), as onnxruntime's threaded
+ * WASM does.
  */
-function poolFor(threads: number | undefined): TrainThreadPool | undefined {
-  if (threads === undefined || threads === 1) return undefined;
-  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
-    throw new TrainError(
-      'train_options_invalid',
-      `threads must be an integer from 1 to ${MAX_THREADS}, got ${threads} (nothing was trained)`,
-    );
-  }
+function poolFor(ports: readonly MessagePort[] | undefined): TrainThreadPool | undefined {
+  if (ports === undefined || ports.length < 2) return undefined;
   if (!self.crossOriginIsolated) {
     throw new TrainError(
       'train_options_invalid',
-      `${threads} threads need a cross-origin-isolated page (served with COOP/COEP, as the ` +
+      `${ports.length} threads need a cross-origin-isolated page (served with COOP/COEP, as the ` +
         'clef-web/vite plugin and `clef-web static` serve it); set Threads to 1',
     );
   }
-  return threadPool(threads, { start: startThread, oneThread: 'set Threads to 1' });
+  const free = [...ports];
+  // The pool starts a thread at most `ports.length` times: each takes the next port.
+  const startThread: StartThread = (events) => {
+    const port = free.shift() as MessagePort;
+    port.onmessage = (e: MessageEvent<ShardReply>) => events.reply(e.data);
+    port.onmessageerror = () => events.error('a message could not be read', {});
+    return {
+      post: (message) => port.postMessage(message),
+      // The page ends the worker itself after the run (an error there ends the run too).
+      terminate: async () => {
+        port.close();
+        events.exit({});
+      },
+    };
+  };
+  return threadPool(ports.length, { start: startThread, oneThread: 'set Threads to 1' });
 }
 
 const api: TrainWorkerApi = {

@@ -4,9 +4,9 @@
  * System One requests (`clef-web train --examples`). The train worker reads it as `clef-web train`
  * does, with the same checks and the same messages, and the panel shows the label counts; then
  * train: the pipeline `clef-web train` runs, in the worker (workers/train.worker.ts), its fits on
- * as many nested workers as the Threads field says, phase by phase; the package is verified and calibrated through this page's engine. Then try it here
- * (`clef-trained`) or download it as a .zip named after the model (the package and the Clef
- * release). Nothing is fetched and nothing leaves the browser. Light DOM, styled by
+ * as many thread workers as the Threads field says, phase by phase; the package is verified and
+ * calibrated through this page's engine. Then try it here (`clef-trained`) or download it as a
+ * .zip named after the model (the package and the Clef release). Nothing is fetched and nothing leaves the browser. Light DOM, styled by
  * playground.css.
  *
  * @event clef-trained - A model was trained and saved. `detail`: `{ name, dir }` (its OPFS folder).
@@ -17,6 +17,7 @@ import { createClef, type Clef } from '../client/clef.js';
 import type {
   InputSummary,
   PageTrainFailure,
+  PageTrainOutcome,
   PageVerifyHost,
   PickedFile,
   TrainProgress,
@@ -85,6 +86,8 @@ export class ClefTrainPanel extends LitElement {
   declare private _result: TrainResult | null;
   declare private _failure: PageTrainFailure | null;
   private worker: Worker | null = null;
+  /** The thread workers of the run under way (workers/train-thread.worker.ts). */
+  private threadWorkers: Worker[] = [];
   private remote: Comlink.Remote<TrainWorkerApi> | null = null;
   private files: Record<string, Uint8Array> = {};
   private release: Record<string, Uint8Array> = {};
@@ -116,6 +119,7 @@ export class ClefTrainPanel extends LitElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
+    this.endThreads();
     this.worker?.terminate();
     this.worker = null;
     this.remote = null;
@@ -134,6 +138,50 @@ export class ClefTrainPanel extends LitElement {
       this.remote = Comlink.wrap<TrainWorkerApi>(this.worker);
     }
     return this.remote as Comlink.Remote<TrainWorkerApi>;
+  }
+
+  /**
+   * Starts the run's thread workers (none for one thread) and gives each a port, whose other ends
+   * go to the train worker: started here, not there, as Firefox ESR can block for ever in a
+   * worker's own `new Worker()` (src/engine/thread-watch.ts). `lost`: a failure for the first
+   * thread worker that fails (one that does not load, say), which ends the run.
+   */
+  private startThreads(threads: number): { ports: MessagePort[]; lost: Promise<PageTrainOutcome> } {
+    if (threads < 2) return { ports: [], lost: new Promise<never>(() => undefined) };
+    const ports: MessagePort[] = [];
+    const lost = new Promise<PageTrainOutcome>((resolve) => {
+      for (let i = 0; i < threads; i++) {
+        const worker = new Worker(
+          new URL('../../workers/train-thread.worker.ts', import.meta.url),
+          {
+            type: 'module',
+            name: 'clef-train-thread',
+          },
+        );
+        worker.addEventListener('error', (e) => {
+          e.preventDefault();
+          resolve({
+            ok: false,
+            failure: {
+              code: 'train_thread_failed',
+              message:
+                `a training thread failed: ${e.message || 'it did not start'} ` +
+                '(set Threads to 1 to fit in one thread)',
+            },
+          });
+        });
+        const channel = new MessageChannel();
+        worker.postMessage({ port: channel.port1 }, [channel.port1]);
+        ports.push(channel.port2);
+        this.threadWorkers.push(worker);
+      }
+    });
+    return { ports, lost };
+  }
+
+  private endThreads(): void {
+    for (const worker of this.threadWorkers) worker.terminate();
+    this.threadWorkers = [];
   }
 
   /** The file as the worker reads it: bytes, name, the question and columns chosen. */
@@ -206,16 +254,23 @@ export class ClefTrainPanel extends LitElement {
       },
     };
     try {
-      const outcome = await this.api().train(
-        {
-          file: this.picked(),
-          // Labelled requests name their model; a plain file's requests get the name here.
-          ...(summary.kind === 'plain' ? { name: this._name.trim() || 'model' } : {}),
-          threads: this._threads,
-        },
-        Comlink.proxy((p: TrainProgress) => (this._progress = p)),
-        Comlink.proxy(host),
-      );
+      const threads = this.startThreads(this._threads);
+      const outcome = await Promise.race([
+        this.api().train(
+          Comlink.transfer(
+            {
+              file: this.picked(),
+              // Labelled requests name their model; a plain file's requests get the name here.
+              ...(summary.kind === 'plain' ? { name: this._name.trim() || 'model' } : {}),
+              threads: threads.ports,
+            },
+            threads.ports,
+          ),
+          Comlink.proxy((p: TrainProgress) => (this._progress = p)),
+          Comlink.proxy(host),
+        ),
+        threads.lost,
+      ]);
       if (!outcome.ok) {
         this._failure = outcome.failure;
         return;
@@ -231,6 +286,7 @@ export class ClefTrainPanel extends LitElement {
       await host.close().catch(() => undefined);
       await removeTrainedPackage(VERIFYING).catch(() => undefined);
       // A fresh worker for the next run: the in-memory file system and the trainer's memory go.
+      this.endThreads();
       this.worker?.terminate();
       this.worker = null;
       this.remote = null;
@@ -339,7 +395,7 @@ export class ClefTrainPanel extends LitElement {
   }
 
   /**
-   * How many threads the fits run on (nested workers; `clef-web train --threads`): each holds its
+   * How many threads the fits run on (thread workers; `clef-web train --threads`): each holds its
    * own copy of the examples, so fewer use less memory. One only where the page is not
    * cross-origin isolated.
    */

@@ -18,10 +18,13 @@ export interface PageTrainRequest {
   seed?: number;
   holdout?: number;
   /**
-   * Threads the fits run on (nested workers), as `clef-web train --threads`; 1 or left out: the
-   * train worker alone. More than one needs a cross-origin-isolated page.
+   * A port to each thread worker (workers/train-thread.worker.ts) the page started for the fits,
+   * as `clef-web train --threads` starts worker threads; fewer than two: the train worker alone.
+   * The page starts them, not the train worker: Firefox ESR can block for ever in a worker's own
+   * `new Worker()` (src/engine/thread-watch.ts). Their shared buffers need a cross-origin-isolated
+   * page.
    */
-  threads?: number;
+  threads?: MessagePort[];
 }
 
 /**
@@ -49,7 +52,7 @@ export type PageTrainOutcome =
       files: Record<string, Uint8Array>;
       /** The Clef release it was converted from. */
       release: Record<string, Uint8Array>;
-      /** The threads that ran fits: 1 where no nested worker was started. */
+      /** The threads that ran fits: 1 where no thread worker was used. */
       threads: number;
     }
   | { ok: false; failure: PageTrainFailure };

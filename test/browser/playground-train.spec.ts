@@ -2,12 +2,12 @@
  * The playground's Train panel in Chromium: the planted task (each state's label is decided by
  * one planted word), picked as a plain CSV (its label column chosen, its question edited),
  * trained in the page with the pipeline `clef-web train` runs, in a worker over an in-memory
- * file system, its fits on two nested workers (the Threads field). Checked: the label counts;
+ * file system, its fits on two thread workers (the Threads field). Checked: the label counts;
  * the held-out accuracy (≥ 99%, as the trainer's own test asks); the package verified through the
  * page's engine to within 1e-3; the threads the fits ran on; the converted files byte-identical
  * to the equivalent labelled-request file trained on the disk in Node at the same defaults (the
  * package `npm run models:tiny` builds, TRAINED_PLANTED: so the plain reader, the in-memory
- * files, POSIX paths, JS SHA-256 and the nested workers change nothing); the .zip, named after
+ * files, POSIX paths, JS SHA-256 and the thread workers change nothing); the .zip, named after
  * the model, holding exactly the package the manifest describes; "Use this model here"
  * putting the trained question in the form, and a warning when a request asks what the model was
  * not trained on; the model answering fresh planted draws; no request to any origin but the
@@ -105,7 +105,7 @@ test('trains a plain CSV in the page, downloads it, and the playground asks its 
   await question.fill(JSON.stringify(QUESTION, null, 2));
   await question.blur();
   await panel.getByLabel('Model name').fill('support-router');
-  // The fits on two nested workers (as `clef-web train --threads 2`): the bytes below are the
+  // The fits on two thread workers (as `clef-web train --threads 2`): the bytes below are the
   // same as the disk run's.
   const threads = panel.getByLabel('Threads');
   await expect(threads).toBeEnabled();

@@ -1,9 +1,10 @@
 /**
  * The playground's Train panel in Firefox ESR (the dev server): a Latin-1 file refused with the
  * message `clef-web train` gives; the planted task trained in the page's worker, its fits on
- * two nested workers, verified through Firefox's engine, kept in its origin-private file system, loaded through the service
- * worker's local-package route and answering fresh draws on the page's System One route; both
- * baselines (naive Bayes, logistic regression) fitted beside it in Firefox's worker. Chromium
+ * two thread workers the page started (a worker's own `new Worker()` can block for ever here:
+ * src/engine/thread-watch.ts), verified through Firefox's engine, kept in its origin-private file
+ * system, loaded through the service worker's local-package route and answering fresh draws on
+ * the page's System One route; both baselines (naive Bayes, logistic regression) fitted beside it in Firefox's worker. Chromium
  * runs the full check (test/browser/playground-train.spec.ts: bytes against the disk run, the
  * .zip, the network audit); this one proves the Firefox parts.
  */
@@ -61,7 +62,7 @@ it('trains the planted task in the page, then uses the model', async () => {
   );
   await input.uploadFile(file);
   await page.waitForSelector('.train table.label-counts');
-  // The fits on two nested workers, as `clef-web train --threads 2`.
+  // The fits on two thread workers, as `clef-web train --threads 2`.
   const threads = (await page.waitForSelector(
     '.train input[aria-label="Threads"]:not([disabled])',
   )) as ElementHandle<HTMLInputElement>;

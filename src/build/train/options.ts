@@ -115,8 +115,8 @@ export interface TrainHost {
   /** The converter's runtime (onnxruntime-node, the Node engine); the page's asks for neither. */
   convertRuntime?: ConvertRuntime;
   /**
-   * Threads the fit's shards run on (thread-pool.ts: Node's worker threads, the page's nested
-   * workers), and a small file's cross-fits at once; without one, this thread runs them. The same bytes either way (shards.ts,
+   * Threads the fit's shards run on (thread-pool.ts: Node's worker threads, the Train panel's
+   * thread workers), and a small file's cross-fits at once; without one, this thread runs them. The same bytes either way (shards.ts,
    * select.ts FoldRunner).
    */
   shardPool?: TrainPool;

@@ -10,8 +10,8 @@
  *
  * Where the shards run is the host's business: runtime-free code here runs them one after the
  * other (localShards); Node and the page hand in a pool of threads (thread-pool.ts: worker
- * threads, nested Web Workers) that gets each fit's examples once and the parameters per evaluation, in shared buffers laid
- * out as below.
+ * threads, Web Workers) that gets each fit's examples once and the parameters per evaluation, in
+ * shared buffers laid out as below.
  */
 import { accumulate, addGradients, clearGradients, zeroGradients } from './gradients.js';
 import { zeroPairParams } from './pairs.js';
