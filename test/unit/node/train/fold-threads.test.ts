@@ -322,8 +322,12 @@ describe("a small file's cross-fit on worker threads", () => {
     ];
     expect(modelBits(onTwo), seedLine('fold-threads', SEED)).toEqual(modelBits(here));
     expect(started.sort()).toEqual([0, 1]);
+    // The earliest start's iterations, then the other's still to come: they count up by one,
+    // changing start at most once.
     expect(iterations[0]).toBe(1);
-    expect(iterations.length).toBeGreaterThan(MAX_ITERATIONS);
+    const breaks = iterations.filter((it, i) => i > 0 && it !== (iterations[i - 1] as number) + 1);
+    expect(breaks.length, 'where the reported start changes').toBeLessThanOrEqual(1);
+    expect(iterations.length).toBeGreaterThanOrEqual(10);
     await threads.close();
   }, 120_000);
 
