@@ -12,7 +12,7 @@
  * putting the trained question in the form, and a warning when a request asks what the model was
  * not trained on; the model answering fresh planted draws; no request to any origin but the
  * page's own. Then every refusal `clef-web train` makes of a file, made by the panel with the
- * same message.
+ * same message; and a thread worker that does not load ending the run with `train_thread_failed`.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -374,4 +374,41 @@ test('refuses what clef-web train refuses, with the same message, before any wor
     rmSync(dir, { recursive: true, force: true });
     await context.close();
   }
+});
+
+test('ends the run with train_thread_failed when a thread worker does not load, and says what to do', async ({
+  browser,
+}, testInfo) => {
+  test.setTimeout(180_000);
+  const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
+  const page = await openPlayground(context);
+  // The thread workers' script cannot be fetched (offline before a run ever used threads, say).
+  await context.route(/train-thread\.worker/, (route) => route.abort());
+  const panel = page.locator('clef-train-panel');
+  await panel.getByLabel('Training data').setInputFiles({
+    name: 'planted.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from(plantedCsv(40, 5)),
+  });
+  await panel.getByLabel('Label column').selectOption('route');
+  const threads = panel.getByLabel('Threads');
+  await threads.fill('2');
+  await threads.blur();
+  const trainButton = panel.getByRole('button', { name: 'Train', exact: true });
+  await expect(trainButton).toBeEnabled();
+  await trainButton.click();
+  const alert = panel.locator('[role=alert]');
+  await expect(alert).toHaveAttribute('data-code', 'train_thread_failed', { timeout: 60_000 });
+  await expect(alert).toContainText('a training thread failed');
+  await expect(alert).toContainText('set Threads to 1 to fit in one thread');
+  await expect(panel.locator('.train-result')).toHaveCount(0);
+  // Nothing is left busy: Train can be pressed again, on one thread, and it trains.
+  await context.unroute(/train-thread\.worker/);
+  await threads.fill('1');
+  await threads.blur();
+  await expect(trainButton).toBeEnabled();
+  await trainButton.click();
+  await expect(panel.locator('.train-result')).toBeVisible({ timeout: 120_000 });
+  await expect(panel.locator('[data-threads]')).toHaveText('1');
+  await context.close();
 });
