@@ -230,17 +230,31 @@ export function foldRunnerFor(
   setup: LearnerSetup,
   examples: readonly ModelExample[],
   fold: readonly number[],
-): FoldRunner | null {
-  if (pool?.fitFolds === undefined || pool.threads < 2) return null;
+): Pick<FoldRunner, 'fitFolds'> | null {
   // The largest training part of a fit: every example but the smallest fold's.
   const k = Math.max(...fold) + 1;
   const smallest = Math.min(
     ...Array.from({ length: k }, (_, f) => fold.filter((x) => x === f).length),
   );
-  const layered = setup.shape.pairs !== undefined;
-  return shardCount(examples.length - smallest, layered) === 1
-    ? (pool as TrainPool & FoldRunner)
-    : null;
+  return runsWhole(pool, 'fitFolds', setup, examples.length - smallest) ? pool : null;
+}
+
+/**
+ * Whether the pool runs fits of `count` examples whole, one a thread, through `method`: it has
+ * that method and two threads or more, and such a fit has one shard (a fit of more runs its shards
+ * on the threads).
+ */
+function runsWhole<M extends keyof FoldRunner>(
+  pool: TrainPool | undefined,
+  method: M,
+  setup: LearnerSetup,
+  count: number,
+): pool is TrainPool & Pick<FoldRunner, M> {
+  return (
+    pool?.[method] !== undefined &&
+    pool.threads >= 2 &&
+    shardCount(count, setup.shape.pairs !== undefined) === 1
+  );
 }
 
 /**
@@ -259,13 +273,7 @@ export async function fitStarts(
   },
 ): Promise<FittedModel> {
   const { pool, starts } = options;
-  const layered = setup.shape.pairs !== undefined;
-  if (
-    starts < 2 ||
-    pool?.fitStarts === undefined ||
-    pool.threads < 2 ||
-    shardCount(examples.length, layered) !== 1
-  )
+  if (starts < 2 || !runsWhole(pool, 'fitStarts', setup, examples.length))
     return fitModel(setup, examples, options);
   const models = await pool.fitStarts(
     setup,

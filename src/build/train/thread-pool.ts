@@ -55,18 +55,19 @@ export interface TrainThreadPool extends ShardPool, FoldRunner {
   running(): number;
 }
 
+/** A job's request as a batch makes it, before runFit gives it an id and the batch's session. */
+type JobRequest =
+  | Omit<Extract<ShardRequest, { type: 'fit' }>, 'id' | 'session'>
+  | Omit<Extract<ShardRequest, { type: 'start' }>, 'id' | 'session'>;
+
 /**
  * A cross-fit's fits (fitFolds) or a model's starts (fitStarts), queued and run on whichever
  * thread is free.
  */
 interface Batch {
   session: Extract<ShardRequest, { type: 'folds' }>;
-  /** Job j's request, under the id given, for this batch's session. */
-  request: (
-    j: number,
-    id: number,
-    session: number,
-  ) => Extract<ShardRequest, { type: 'fit' | 'start' }>;
+  /** Job j's request, but for its id and session (runFit adds them). */
+  request: (j: number) => JobRequest;
   /** Job j's result from its reply (a reply of another kind throws). */
   read: (reply: ShardReply) => unknown;
   results: unknown[];
@@ -159,7 +160,8 @@ export function threadPool(threads: number, host: ThreadPoolHost): TrainThreadPo
       batch.holders.add(t);
     }
     batch.underWay.add(j);
-    ask(t, batch.request(j, ++evaluation, batch.session.session), (iteration) => {
+    const request = { ...batch.request(j), id: ++evaluation, session: batch.session.session };
+    ask(t, request, (iteration) => {
       if (j === Math.min(...batch.underWay)) batch.onIteration?.(iteration);
     })
       .then((reply) => {
@@ -323,14 +325,7 @@ export function threadPool(threads: number, host: ThreadPoolHost): TrainThreadPo
       return queueBatch<Float64Array[][]>(
         { setup, examples, folds },
         jobs.length,
-        (j, id, session) => ({
-          type: 'fit',
-          id,
-          session,
-          settings: (jobs[j] as FoldJob).settings,
-          fold: (jobs[j] as FoldJob).fold,
-          maxIterations,
-        }),
+        (j) => ({ type: 'fit', ...(jobs[j] as FoldJob), maxIterations }),
         (reply) => {
           if (reply.type !== 'fitted') throw threadFailed(`a fit came back as ${reply.type}`);
           return reply.answers;
@@ -343,14 +338,7 @@ export function threadPool(threads: number, host: ThreadPoolHost): TrainThreadPo
       return queueBatch<FittedModel>(
         { setup, examples, folds: [] },
         seeds.length,
-        (j, id, session) => ({
-          type: 'start',
-          id,
-          session,
-          settings,
-          seed: seeds[j] as number,
-          maxIterations,
-        }),
+        (j) => ({ type: 'start', settings, seed: seeds[j] as number, maxIterations }),
         (reply) => {
           if (reply.type !== 'model') throw threadFailed(`a start came back as ${reply.type}`);
           return reply.model;
