@@ -6,7 +6,9 @@
  * system, loaded through the service worker's local-package route and answering fresh draws on
  * the page's System One route; both baselines (naive Bayes, logistic regression) fitted beside it in Firefox's worker. Chromium
  * runs the full check (test/browser/playground-train.spec.ts: bytes against the disk run, the
- * .zip, the network audit); this one proves the Firefox parts.
+ * .zip, the network audit); this one proves the Firefox parts. Then a thread worker whose script
+ * cannot be fetched: Firefox reports it, the run ends with `train_thread_failed`, and the panel
+ * trains on one thread after it.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -122,4 +124,66 @@ it('trains the planted task in the page, then uses the model', async () => {
   expect(answers, `seed ${seed}`).toEqual(fresh.map((e) => e.label));
   await page.close();
   expect(firefox.errors).toEqual([]);
+});
+
+it('ends the run with train_thread_failed when a thread worker does not load, then trains on one', async () => {
+  const file = join(work, 'planted-40.jsonl');
+  writeFileSync(file, plantedJsonl(40, 5));
+  const page = await firefox.newPage();
+  // The thread workers' script cannot be fetched (offline before a run ever used threads, say).
+  // Firefox's BiDi sees a worker's requests but cannot block them, so the page is given a
+  // Worker that sends the thread workers to a script the server does not have (a 404).
+  await page.evaluateOnNewDocument(() => {
+    const PageWorker = window.Worker;
+    const refused: string[] = [];
+    (window as unknown as { refusedThreads: string[] }).refusedThreads = refused;
+    window.Worker = class extends PageWorker {
+      constructor(url: string | URL, options?: WorkerOptions) {
+        const missing = /train-thread\.worker/.test(String(url));
+        if (missing) refused.push(String(url));
+        super(
+          missing ? new URL('/no-such-script/train-thread.worker.js', location.href) : url,
+          options,
+        );
+      }
+    };
+  });
+  await page.goto(`${origin()}/`);
+  const input = (await page.waitForSelector(
+    'input[aria-label="Training data"]',
+  )) as ElementHandle<HTMLInputElement>;
+  await input.uploadFile(file);
+  await page.waitForSelector('.train table.label-counts');
+  const setThreads = async (n: number) => {
+    const threads = (await page.waitForSelector(
+      '.train input[aria-label="Threads"]:not([disabled])',
+    )) as ElementHandle<HTMLInputElement>;
+    await threads.click({ count: 3 });
+    await threads.type(String(n));
+    await page.$eval('.train input[aria-label="Threads"]', (e) =>
+      e.dispatchEvent(new Event('change', { bubbles: true })),
+    );
+  };
+  await setThreads(2);
+  await (await page.waitForSelector('.train button.primary:not([disabled])'))!.click();
+  await page.waitForSelector('.train [role=alert]', { timeout: 60_000 });
+  expect(await page.$eval('.train [role=alert]', (e) => e.getAttribute('data-code'))).toBe(
+    'train_thread_failed',
+  );
+  const message = await page.$eval('.train [role=alert]', (e) => e.textContent ?? '');
+  expect(message).toContain('a training thread failed');
+  expect(message).toContain('set Threads to 1 to fit in one thread');
+  expect(
+    await page.evaluate(
+      () => (window as unknown as { refusedThreads: string[] }).refusedThreads.length,
+    ),
+  ).toBe(2);
+  expect(await page.$$('.train .train-result')).toHaveLength(0);
+  // Nothing is left busy: on one thread (no thread worker), Train trains.
+  await setThreads(1);
+  await (await page.waitForSelector('.train button.primary:not([disabled])'))!.click();
+  await page.waitForSelector('.train .train-result', { timeout: 120_000 });
+  expect(await page.$eval('[data-threads]', (e) => e.textContent)).toBe('1');
+  await page.close();
+  expect(firefox.errors.filter((e) => !/no-such-script/.test(e))).toEqual([]);
 });
