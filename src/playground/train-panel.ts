@@ -4,7 +4,7 @@
  * System One requests (`clef-web train --examples`). The train worker reads it as `clef-web train`
  * does, with the same checks and the same messages, and the panel shows the label counts; then
  * train: the pipeline `clef-web train` runs, in the worker (workers/train.worker.ts), its fits on
- * as many thread workers as the Threads field says, phase by phase; the package is verified and
+ * as many thread workers as the Threads field says (./train-threads.ts), phase by phase; the package is verified and
  * calibrated through this page's engine. Then try it here (`clef-trained`) or download it as a
  * .zip named after the model (the package and the Clef release). Nothing is fetched and nothing leaves the browser. Light DOM, styled by
  * playground.css.
@@ -17,7 +17,6 @@ import { createClef, type Clef } from '../client/clef.js';
 import type {
   InputSummary,
   PageTrainFailure,
-  PageTrainOutcome,
   PageVerifyHost,
   PickedFile,
   TrainProgress,
@@ -27,6 +26,12 @@ import type {
 import { loadLocalPackage } from './local-package.js';
 import { folderName, removeTrainedPackage, saveTrainedPackage } from './trained-store.js';
 import { zipStored } from './zip.js';
+import {
+  defaultThreads,
+  MAX_THREADS,
+  startThreadWorkers,
+  type ThreadWorkers,
+} from './train-threads.js';
 import { nameFromFile, renderCounts, renderResult } from './train-view.js';
 
 export interface ClefTrainedDetail {
@@ -36,20 +41,6 @@ export interface ClefTrainedDetail {
 
 /** The OPFS folder the verify phase loads the package from (removed after the run). */
 const VERIFYING = '.verifying';
-
-/** Threads the fits run on at most by default, as `clef-web train` takes (src/node/train/train.ts). */
-const MAX_DEFAULT_THREADS = 4;
-/** Threads a user may ask for. */
-const MAX_THREADS = 64;
-
-/**
- * The threads a run uses unless the user says otherwise: the cores, at most 4; 1 where the page
- * is not cross-origin isolated (the threads share memory, which needs COOP/COEP).
- */
-function defaultThreads(): number {
-  if (!globalThis.crossOriginIsolated) return 1;
-  return Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_DEFAULT_THREADS));
-}
 
 function secondsLeft(p: TrainProgress): string {
   return p.etaMs === undefined ? '' : `, about ${Math.ceil(p.etaMs / 1000)} s left`;
@@ -86,8 +77,8 @@ export class ClefTrainPanel extends LitElement {
   declare private _result: TrainResult | null;
   declare private _failure: PageTrainFailure | null;
   private worker: Worker | null = null;
-  /** The thread workers of the run under way (workers/train-thread.worker.ts). */
-  private threadWorkers: Worker[] = [];
+  /** The thread workers of the run under way. */
+  private threads: ThreadWorkers | null = null;
   private remote: Comlink.Remote<TrainWorkerApi> | null = null;
   private files: Record<string, Uint8Array> = {};
   private release: Record<string, Uint8Array> = {};
@@ -119,7 +110,7 @@ export class ClefTrainPanel extends LitElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    this.endThreads();
+    this.threads?.end();
     this.worker?.terminate();
     this.worker = null;
     this.remote = null;
@@ -138,50 +129,6 @@ export class ClefTrainPanel extends LitElement {
       this.remote = Comlink.wrap<TrainWorkerApi>(this.worker);
     }
     return this.remote as Comlink.Remote<TrainWorkerApi>;
-  }
-
-  /**
-   * Starts the run's thread workers (none for one thread) and gives each a port, whose other ends
-   * go to the train worker: started here, not there, as Firefox ESR can block for ever in a
-   * worker's own `new Worker()` (src/engine/thread-watch.ts). `lost`: a failure for the first
-   * thread worker that fails (one that does not load, say), which ends the run.
-   */
-  private startThreads(threads: number): { ports: MessagePort[]; lost: Promise<PageTrainOutcome> } {
-    if (threads < 2) return { ports: [], lost: new Promise<never>(() => undefined) };
-    const ports: MessagePort[] = [];
-    const lost = new Promise<PageTrainOutcome>((resolve) => {
-      for (let i = 0; i < threads; i++) {
-        const worker = new Worker(
-          new URL('../../workers/train-thread.worker.ts', import.meta.url),
-          {
-            type: 'module',
-            name: 'clef-train-thread',
-          },
-        );
-        worker.addEventListener('error', (e) => {
-          e.preventDefault();
-          resolve({
-            ok: false,
-            failure: {
-              code: 'train_thread_failed',
-              message:
-                `a training thread failed: ${e.message || 'it did not start'} ` +
-                '(set Threads to 1 to fit in one thread)',
-            },
-          });
-        });
-        const channel = new MessageChannel();
-        worker.postMessage({ port: channel.port1 }, [channel.port1]);
-        ports.push(channel.port2);
-        this.threadWorkers.push(worker);
-      }
-    });
-    return { ports, lost };
-  }
-
-  private endThreads(): void {
-    for (const worker of this.threadWorkers) worker.terminate();
-    this.threadWorkers = [];
   }
 
   /** The file as the worker reads it: bytes, name, the question and columns chosen. */
@@ -254,7 +201,7 @@ export class ClefTrainPanel extends LitElement {
       },
     };
     try {
-      const threads = this.startThreads(this._threads);
+      const threads = (this.threads = startThreadWorkers(this._threads));
       const outcome = await Promise.race([
         this.api().train(
           Comlink.transfer(
@@ -286,7 +233,8 @@ export class ClefTrainPanel extends LitElement {
       await host.close().catch(() => undefined);
       await removeTrainedPackage(VERIFYING).catch(() => undefined);
       // A fresh worker for the next run: the in-memory file system and the trainer's memory go.
-      this.endThreads();
+      this.threads?.end();
+      this.threads = null;
       this.worker?.terminate();
       this.worker = null;
       this.remote = null;
