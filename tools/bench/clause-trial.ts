@@ -6,12 +6,15 @@
  *   npx tsx tools/bench/clause-trial.ts [--tasks failing,gate,urgency] [--label NAME]
  *     [--with-pairs] [--clinc-draws N [--clinc-seed 1]] [--probe TEXT]...
  *     [--kinds bag,clause,prefix,pointer,both,heads,shared] [--split every|first]
+ *     [--augment K --background OPTION]
  *
  * (`--with-pairs` adds each task's optional contrasting lines to its training, as
  * train-small.ts does; `--clinc-draws` adds train-small.ts's CLINC150 draws: 6 intents and
  * `other`, 40 training queries each; each `--probe` is a text every model is asked, its answer
  * printed and kept in the results; `--split first` ends only the first clause at a break, so a
- * state has at most two, as the flag layer's clause head marks them.)
+ * state has at most two, as the flag layer's clause head marks them; `--augment` trains on the
+ * file's own lines joined two by two as well, labelled by the line that is not the background
+ * option's: see `augmented` below.)
  *
  * Word-level softmax regressions on the project's small tasks (data/tasks), fitted on the
  * training file and judged on its test files with the figures train-small.ts reports:
@@ -38,6 +41,7 @@
  * figures sit below it; the trial measures what pooling by clause adds to a bag, not the product.
  */
 import { parseArgs } from 'node:util';
+import { Rng } from '../../src/calibrate/prng.js';
 import { minimize } from '../../src/build/train/lbfgs.js';
 import {
   SCOPE_CUE,
@@ -72,8 +76,35 @@ const { values } = parseArgs({
     probe: { type: 'string', multiple: true, default: [] },
     kinds: { type: 'string', default: 'bag,clause,prefix' },
     split: { type: 'string', default: 'every' },
+    augment: { type: 'string', default: '0' },
+    background: { type: 'string', default: '' },
   },
 });
+
+/**
+ * `--augment K --background OPTION`: each training line of another option joined with K lines of
+ * the background option (in either order, by a comma or "but"), labelled as the line; each
+ * background line joined with K others of its own. Built from the fit's own training part only
+ * (each fold's from that fold's), so the out-of-fold figures judge the file's own lines.
+ */
+const AUGMENT = Number(values.augment);
+const JOINERS = [', ', ' but ', ', and '];
+function augmented<L extends { text: string; label: string }>(lines: readonly L[], seed: number) {
+  if (AUGMENT === 0) return [...lines];
+  const rng = new Rng(seed);
+  const background = lines.filter((l) => l.label === values.background);
+  if (background.length === 0) throw new Error(`no line of the background ${values.background}`);
+  const out: Array<{ text: string; label: string }> = [...lines];
+  for (const line of lines)
+    for (let k = 0; k < AUGMENT; k++) {
+      const other = background[rng.int(background.length)] as L;
+      if (other === line) continue;
+      const joiner = JOINERS[rng.int(JOINERS.length)] as string;
+      const [a, b] = rng.int(2) === 0 ? [line, other] : [other, line];
+      out.push({ text: `${a.text}${joiner}${b.text}`, label: line.label });
+    }
+  return out;
+}
 
 const LAMBDAS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2];
 const BETAS = [1, 3, 10, 30];
@@ -556,6 +587,39 @@ function runTask(task: Task) {
     (text) => encode(text, null).words,
     FOLDS,
   );
+  const labelled = (
+    lines: ReadonlyArray<{ text: string; label: string }>,
+    reading: ScopeCues | null,
+  ) => ({
+    rows: rows(
+      lines.map((l) => encode(l.text, reading)),
+      vocab,
+    ),
+    ys: Int32Array.from(lines, (l) => labels.indexOf(l.label)),
+  });
+  const augmentedOutOfFold = (
+    reading: ScopeCues | null,
+    kind: Kind,
+    settings: { lambda: number; beta: number; mu: number },
+  ): number => {
+    let loss = 0;
+    for (let f = 0; f < FOLDS; f++) {
+      const part = labelled(
+        augmented(
+          task.train.filter((_, i) => fold[i] !== f),
+          1000 + f,
+        ),
+        reading,
+      );
+      const model = fit(part.rows, part.ys, C, V, kind, settings);
+      const held = labelled(
+        task.train.filter((_, i) => fold[i] === f),
+        reading,
+      );
+      held.rows.forEach((row, i) => (loss += crossEntropy(model(row), held.ys[i] as number)));
+    }
+    return loss / task.train.length;
+  };
   const choose = (kind: Kind): Choice => {
     let best: Choice | null = null;
     for (const reading of [null, ...SCOPE_READINGS]) {
@@ -567,9 +631,10 @@ function runTask(task: Task) {
         for (const beta of kind === 'bag' || kind === 'pointer' ? [0] : BETAS)
           for (const mu of kind === 'pointer' || kind === 'both' ? MUS : [0]) {
             const settings = { lambda, beta, mu };
-            const loss = outOfFold(data, y, fold, FOLDS, (rows, ys) =>
-              fit(rows, ys, C, V, kind, settings),
-            );
+            const loss =
+              AUGMENT === 0
+                ? outOfFold(data, y, fold, FOLDS, (rows, ys) => fit(rows, ys, C, V, kind, settings))
+                : augmentedOutOfFold(reading, kind, settings);
             if (best === null || loss < best.outOfFold)
               best = { reading, ...settings, outOfFold: loss };
           }
@@ -578,11 +643,8 @@ function runTask(task: Task) {
   };
   const judge = (kind: Kind) => {
     const choice = choose(kind);
-    const data = rows(
-      task.train.map((l) => encode(l.text, choice.reading)),
-      vocab,
-    );
-    const model = fit(data, y, C, V, kind, choice);
+    const whole = labelled(augmented(task.train, 999), choice.reading);
+    const model = fit(whole.rows, whole.ys, C, V, kind, choice);
     const scored: Scored[] = task.test.map((line) => {
       const [row] = rows([encode(line.text, choice.reading)], vocab) as [Row];
       return { p: probabilities(labels, model(row)), label: line.label, line };
