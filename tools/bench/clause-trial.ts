@@ -83,7 +83,7 @@ const { values } = parseArgs({
 
 /**
  * `--augment K --background OPTION`: each training line of another option joined with K lines of
- * the background option (in either order, by a comma or "but"), labelled as the line; each
+ * the background option (in either order, by ", ", " but " or ", and "), labelled as the line; each
  * background line joined with K others of its own. Built from the fit's own training part only
  * (each fold's from that fold's), so the out-of-fold figures judge the file's own lines.
  */
