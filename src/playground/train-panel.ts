@@ -5,9 +5,9 @@
  * does, with the same checks and the same messages, and the panel shows the label counts; then
  * train: the pipeline `clef-web train` runs, in the worker (workers/train.worker.ts), its fits on
  * as many thread workers as the Threads field says (./train-threads.ts), phase by phase; the
- * package is verified and calibrated through this page's engine. Then try it here (`clef-trained`) or download it as a
- * .zip named after the model (the package and the Clef release). Nothing is fetched and nothing leaves the browser. Light DOM, styled by
- * playground.css.
+ * package is verified and calibrated through this page's engine. Then try it here
+ * (`clef-trained`) or download it as a .zip named after the model (the package and the Clef
+ * release). Nothing is fetched and nothing leaves the browser. Light DOM, styled by playground.css.
  *
  * @event clef-trained - A model was trained and saved. `detail`: `{ name, dir }` (its OPFS folder).
  */
