@@ -4,10 +4,8 @@
  * in the train worker, as Firefox ESR can block for ever in a worker's own `new Worker()`
  * (src/engine/thread-watch.ts).
  */
-import type { PageTrainOutcome } from '../train-web/train-wire.js';
+import { MAX_DEFAULT_THREADS, type PageTrainOutcome } from '../train-web/train-wire.js';
 
-/** Threads the fits run on at most by default, as `clef-web train` takes (src/node/train/train.ts). */
-const MAX_DEFAULT_THREADS = 4;
 /** Threads a user may ask for. */
 export const MAX_THREADS = 64;
 

@@ -1,11 +1,13 @@
 /**
  * What crosses between the playground and its train worker (workers/train.worker.ts), through
- * Comlink. Types only.
+ * Comlink. Types, and the threads the panel starts by default (as `clef-web train`'s); no
+ * behaviour.
  */
 import type { InputSummary, PickedFile } from '../build/train/input.js';
 import type { TrainProgress, TrainResult } from '../build/train/options.js';
 
 export type { InputSummary, PickedFile, TrainProgress, TrainResult };
+export { MAX_DEFAULT_THREADS } from '../build/train/thread-wire.js';
 
 /**
  * What the page asks for: the picked file (its bytes, decoded in the worker as `clef-web train`

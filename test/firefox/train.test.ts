@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { ElementHandle } from 'puppeteer-core';
+import type { ElementHandle, Page } from 'puppeteer-core';
 import { decodeTrainingText } from '../../src/build/train/encoding.js';
 import { plantedExamples, plantedJsonl, plantedRequest } from '../../tools/train/planted.js';
 import { testSeed } from '../support/seed.js';
@@ -30,6 +30,18 @@ afterAll(async () => {
   await firefox?.close();
   rmSync(work, { recursive: true, force: true });
 });
+
+/** Types `n` into the Train panel's Threads field, as a user does, once it is enabled. */
+async function setThreads(page: Page, n: number): Promise<void> {
+  const threads = (await page.waitForSelector(
+    '.train input[aria-label="Threads"]:not([disabled])',
+  )) as ElementHandle<HTMLInputElement>;
+  await threads.click({ count: 3 });
+  await threads.type(String(n));
+  await page.$eval('.train input[aria-label="Threads"]', (e) =>
+    e.dispatchEvent(new Event('change', { bubbles: true })),
+  );
+}
 
 it('trains the planted task in the page, then uses the model', async () => {
   const file = join(work, 'planted.jsonl');
@@ -65,14 +77,7 @@ it('trains the planted task in the page, then uses the model', async () => {
   await input.uploadFile(file);
   await page.waitForSelector('.train table.label-counts');
   // The fits on two thread workers, as `clef-web train --threads 2`.
-  const threads = (await page.waitForSelector(
-    '.train input[aria-label="Threads"]:not([disabled])',
-  )) as ElementHandle<HTMLInputElement>;
-  await threads.click({ count: 3 });
-  await threads.type('2');
-  await page.$eval('.train input[aria-label="Threads"]', (e) =>
-    e.dispatchEvent(new Event('change', { bubbles: true })),
-  );
+  await setThreads(page, 2);
   await (await page.waitForSelector('.train button.primary'))!.click();
   await page.waitForSelector('.train .train-result, .train [role=alert]', { timeout: 240_000 });
   const alert = await page.$eval('.train', (e) => e.querySelector('[role=alert]')?.textContent);
@@ -154,17 +159,7 @@ it('ends the run with train_thread_failed when a thread worker does not load, th
   )) as ElementHandle<HTMLInputElement>;
   await input.uploadFile(file);
   await page.waitForSelector('.train table.label-counts');
-  const setThreads = async (n: number) => {
-    const threads = (await page.waitForSelector(
-      '.train input[aria-label="Threads"]:not([disabled])',
-    )) as ElementHandle<HTMLInputElement>;
-    await threads.click({ count: 3 });
-    await threads.type(String(n));
-    await page.$eval('.train input[aria-label="Threads"]', (e) =>
-      e.dispatchEvent(new Event('change', { bubbles: true })),
-    );
-  };
-  await setThreads(2);
+  await setThreads(page, 2);
   await (await page.waitForSelector('.train button.primary:not([disabled])'))!.click();
   await page.waitForSelector('.train [role=alert]', { timeout: 60_000 });
   expect(await page.$eval('.train [role=alert]', (e) => e.getAttribute('data-code'))).toBe(
@@ -180,7 +175,7 @@ it('ends the run with train_thread_failed when a thread worker does not load, th
   ).toBe(2);
   expect(await page.$$('.train .train-result')).toHaveLength(0);
   // Nothing is left busy: on one thread (no thread worker), Train trains.
-  await setThreads(1);
+  await setThreads(page, 1);
   await (await page.waitForSelector('.train button.primary:not([disabled])'))!.click();
   await page.waitForSelector('.train .train-result', { timeout: 120_000 });
   expect(await page.$eval('[data-threads]', (e) => e.textContent)).toBe('1');

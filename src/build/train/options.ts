@@ -116,8 +116,8 @@ export interface TrainHost {
   convertRuntime?: ConvertRuntime;
   /**
    * Threads the fit's shards run on (thread-pool.ts: Node's worker threads, the Train panel's
-   * thread workers), and a small file's cross-fits at once; without one, this thread runs them. The same bytes either way (shards.ts,
-   * select.ts FoldRunner).
+   * thread workers), and a small file's cross-fits at once; without one, this thread runs them.
+   * The same bytes either way (shards.ts, select.ts FoldRunner).
    */
   shardPool?: TrainPool;
   /** The engine openPackage runs, as the model card names it. */

@@ -45,8 +45,7 @@ import type {
   ThreadEvents,
 } from './thread-wire.js';
 
-/** Threads at most by default: the fit's 8 shards share out evenly, memory stays modest. */
-export const MAX_DEFAULT_THREADS = 4;
+export { MAX_DEFAULT_THREADS } from './thread-wire.js';
 
 export interface TrainThreadPool extends ShardPool, FoldRunner {
   /** Terminates the threads (an evaluation under way fails); the pool cannot be used after. */

@@ -1,12 +1,19 @@
 /**
  * What crosses between the trainer's thread pool (thread-pool.ts) and each of its threads
  * (thread-body.ts), and what a host hands the pool to start a thread: Node's worker_threads
- * (src/node/train/shard-pool.ts) or the page's Web Workers (workers/train.worker.ts). Types only.
+ * (src/node/train/shard-pool.ts) or the page's Web Workers (workers/train.worker.ts). Types, and
+ * the threads both hosts start by default; no behaviour.
  */
 import type { LearnerSetup } from './learner-setup.js';
 import type { FitSettings, FittedModel } from './learner.js';
 import type { ModelExample } from './model.js';
 import type { ShardFit, ShardLayout } from './shards.js';
+
+/**
+ * Threads at most by default (`clef-web train --threads`, the Train panel's Threads): the fit's
+ * 8 shards share out evenly, memory stays modest.
+ */
+export const MAX_DEFAULT_THREADS = 4;
 
 /** What the pool sends a thread. */
 export type ShardRequest =
