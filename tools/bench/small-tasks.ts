@@ -34,7 +34,7 @@ export const readLines = (path: string): TaskLine[] =>
 
 export function loadTask(name: string, withPairs = false): Task {
   // A single-question task (with an out-of-scope option `other`, but for devices and agentgate).
-  if (name === 'helpdesk' || name === 'bikeshop' || name === 'devices' || name === 'agentgate') {
+  if (['helpdesk', 'bikeshop', 'devices', 'agentgate', 'bistro'].includes(name)) {
     const dir = `data/tasks/${name}`;
     // bikeshop's optional contrasting lines (train-contrast.jsonl), as ops' train-pairs.jsonl.
     const extra = withPairs && name === 'bikeshop' ? ['train-contrast.jsonl'] : [];

@@ -173,4 +173,31 @@ describe('data/tasks', () => {
     expect(repeated(test, [...train, ...others])).toEqual([]);
     expect(repeated(train, others)).toEqual([]);
   });
+  it('holds bistro as its README says: labels its options, pairs whole, nothing repeated', () => {
+    const question = JSON.parse(readFileSync(join(TASKS, 'bistro/question.json'), 'utf8'));
+    const train = read('bistro/train.jsonl');
+    const test = read('bistro/test.jsonl');
+    const options = optionsOf(question);
+    expect(options).toEqual(['food', 'service', 'nothing', 'other']);
+    expect([...train, ...test].filter((l) => !options.includes(l.label))).toEqual([]);
+    for (const option of options) expect(train.filter((l) => l.label === option)).toHaveLength(35);
+    const kinds = (kind: string) => test.filter((l) => l.kind === kind).length;
+    expect([kinds('plain'), kinds('negation'), kinds('pair')]).toEqual([60, 8, 20]);
+    for (const option of options)
+      expect(test.filter((l) => l.kind === 'plain' && l.label === option)).toHaveLength(15);
+    expect(badPairs(test)).toEqual([]);
+    // Each pair: its first line food, its second service.
+    const pairs = test.filter((l) => l.pair);
+    expect(pairs.map((l) => l.label)).toEqual(pairs.map((_, i) => (i % 2 ? 'service' : 'food')));
+    expect(new Set(pairs.map((l) => l.pair)).size).toBe(10);
+    const others = [
+      ...Object.values(ops).flat(),
+      ...['helpdesk', 'bikeshop', 'devices', 'agentgate'].flatMap((t) => [
+        ...read(`${t}/train.jsonl`),
+        ...read(`${t}/test.jsonl`),
+      ]),
+    ];
+    expect(repeated(test, [...train, ...others])).toEqual([]);
+    expect(repeated(train, others)).toEqual([]);
+  });
 });
