@@ -36,10 +36,12 @@ export function loadTask(name: string, withPairs = false): Task {
   // A single-question task (with an out-of-scope option `other`, but for devices and agentgate).
   if (['helpdesk', 'bikeshop', 'devices', 'agentgate', 'bistro'].includes(name)) {
     const dir = `data/tasks/${name}`;
-    // bikeshop's optional contrasting lines (train-contrast.jsonl), as ops' train-pairs.jsonl.
-    const extra = withPairs && name === 'bikeshop' ? ['train-contrast.jsonl'] : [];
+    // Optional contrasting lines, as ops' train-pairs.jsonl: bikeshop's train-contrast.jsonl,
+    // bistro's train-order.jsonl (the faulted thing named first).
+    const extraFile = { bikeshop: 'train-contrast.jsonl', bistro: 'train-order.jsonl' }[name];
+    const extra = withPairs && extraFile !== undefined ? [extraFile] : [];
     return {
-      name: `${name}${extra.length > 0 ? '+contrast' : ''}`,
+      name: `${name}${extra.length > 0 ? (name === 'bistro' ? '+order' : '+contrast') : ''}`,
       questionId: 'route',
       question: JSON.parse(readFileSync(join(dir, 'question.json'), 'utf8')),
       train: ['train.jsonl', ...extra].flatMap((file) => readLines(join(dir, file))),

@@ -6,13 +6,13 @@
  * the product (`trainDecisionModel` on the plain text-and-label file, defaults) and judged
  * through its package (onnxruntime-node), on the test file only.
  *
- *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency,bikeshop,devices,agentgate]
+ *   npx tsx tools/bench/train-small.ts [--tasks helpdesk,failing,gate,urgency,bikeshop,devices,agentgate,bistro]
  *       [--out bench/work/small] [--label NAME] [--threads N]
  *
  * Per task: accuracy over the test file; helpdesk and bikeshop also in-scope accuracy (the
- * queues, `other` left out of the argmax) and the AUROC of P(other), bikeshop its contrast items;
- * the ops tasks, devices and agentgate accuracy per kind (plain, negation, minimal pairs) and the share of
- * minimal pairs right on both sides. Calibrated (the package's calibration.json): the share of all answers
+ * queues, `other` left out of the argmax) and the AUROC of P(other) (bistro too), bikeshop its
+ * contrast items; the ops tasks, devices, agentgate and bistro accuracy per kind (plain,
+ * negation, minimal pairs) and the share of minimal pairs right on both sides. Calibrated (the package's calibration.json): the share of all answers
  * wrong at confidence ≥ 0.9, and how often the 90% prediction set holds the label. Prints a table and writes JSON to bench/results.
  * Beside each baseline: the items only the model got right and those only the baseline did, with
  * the exact sign test on them (how far chance explains the difference in accuracy).
@@ -22,9 +22,9 @@
  * rows of their own and left out of every other figure.
  *
  * `--with-pairs` adds data/tasks/ops/train-pairs.jsonl (contrasting pairs, 15 a question) to the
- * ops tasks' training files, and data/tasks/bikeshop/train-contrast.jsonl (lines that set another
- * team's business aside) to bikeshop's: what a user's file that shows the contrasts it turns on
- * gives.
+ * ops tasks' training files, data/tasks/bikeshop/train-contrast.jsonl (lines that set another
+ * team's business aside) to bikeshop's, and data/tasks/bistro/train-order.jsonl (lines that name
+ * the fault first) to bistro's: what a user's file that shows the contrasts it turns on gives.
  *
  * `--order auto|on|off` passes train's own option (default `auto`, what a user gets): `on` fits
  * the order layer whatever its trial says, to measure what it would give where it is left out.
@@ -60,7 +60,10 @@ import { writeResults } from './results-file.js';
 
 const { values } = parseArgs({
   options: {
-    tasks: { type: 'string', default: 'helpdesk,failing,gate,urgency,bikeshop,devices,agentgate' },
+    tasks: {
+      type: 'string',
+      default: 'helpdesk,failing,gate,urgency,bikeshop,devices,agentgate,bistro',
+    },
     out: { type: 'string', default: 'bench/work/small' },
     label: { type: 'string', default: 'train-small' },
     'with-pairs': { type: 'boolean', default: false },

@@ -199,5 +199,13 @@ describe('data/tasks', () => {
     ];
     expect(repeated(test, [...train, ...others])).toEqual([]);
     expect(repeated(train, others)).toEqual([]);
+    // The optional lines that name the fault first: 10 a label, none a test line.
+    const order = read('bistro/train-order.jsonl');
+    expect(order.map((l) => l.label)).toEqual([
+      ...Array(10).fill('food'),
+      ...Array(10).fill('service'),
+    ]);
+    expect(repeated(test, [...order, ...others])).toEqual([]);
+    expect(repeated(order, [...train, ...others])).toEqual([]);
   });
 });
