@@ -153,6 +153,13 @@ export function renderResult(
           )}
         </table>`,
     )}
+    ${
+      r.notes.length > 0
+        ? html`<ul class="train-notes" data-notes>
+            ${r.notes.map((note) => html`<li>${note}</li>`)}
+          </ul>`
+        : nothing
+    }
     <p class="muted" data-timings>
       fitted on <span data-threads>${threads}</span> ${threads === 1 ? 'thread' : 'threads'} ·
       ${Object.entries(r.timingsMs)

@@ -7,6 +7,7 @@ import type { LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { renderValue } from '../../protocol/render.js';
 import { exp, log } from './portable-math.js';
+import { lineKey } from './repeats.js';
 import { words } from './words.js';
 
 export function stateText(example: LabelledExample): string {
@@ -190,7 +191,10 @@ export function baselineFigures(
   modelRight?: ModelRight,
 ): BaselineReport {
   const tally = new Map(
-    questions.map((q) => [q.id, { right: 0, n: 0, modelOnly: 0, baselineOnly: 0 }]),
+    questions.map((q) => [
+      q.id,
+      { right: 0, n: 0, modelOnly: 0, baselineOnly: 0, counted: new Set<string>() },
+    ]),
   );
   const judge = (fitOn: readonly LabelledExample[], judgeOn: readonly LabelledExample[]) => {
     for (const q of questions) {
@@ -205,6 +209,10 @@ export function baselineFigures(
         const right = nb !== null && naiveBayesChoice(nb, stateText(e), ids) === ids[label];
         if (right) t.right++;
         const model = modelRight?.(q.id, e);
+        // A line and its copies count once (repeats.ts lineKey).
+        const key = lineKey(e, label);
+        if (t.counted.has(key)) continue;
+        t.counted.add(key);
         if (model === true && !right) t.modelOnly++;
         if (model === false && right) t.baselineOnly++;
       }

@@ -14,6 +14,7 @@ import type { TrainedQuestion } from './data.js';
 import type { BaselineReport, Disagreements, ModelRight } from './baseline.js';
 import type { FitPhase } from './fit.js';
 import type { FitSettings } from './learner.js';
+import { repeatNotes, type RepeatReport } from './repeats.js';
 import { leavesCuesOut, type ScopeCues } from './scope.js';
 
 export interface QuestionFigures {
@@ -132,6 +133,8 @@ export interface CardFacts {
   /** Random requests the converter's fidelity pass compared with the float64 reference. */
   fidelityRequests: number;
   releaseDir: string;
+  /** Lines whose states read the same (repeats.ts). */
+  repeats: RepeatReport;
   /** Markdown appended to the card. */
   notes: string | null;
 }
@@ -210,6 +213,9 @@ export function modelCard(facts: CardFacts): string {
   if (chance.length > 0) lines.push('', ...chance);
   if (facts.baseline.logisticSkipped !== undefined)
     lines.push('', `Logistic regression was ${facts.baseline.logisticSkipped}`);
+  const repeats = repeatNotes(facts.repeats);
+  if (repeats.length > 0)
+    lines.push('', '## Repeated lines', '', ...repeats.map((note) => `- ${note}`));
   lines.push(
     '',
     '## What it was trained to answer',

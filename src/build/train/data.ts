@@ -23,6 +23,7 @@ import type { ModelExample } from './model.js';
 import { MAX_LAG } from './pairs.js';
 import { trainBpeTokenizer, type TrainedTokenizer } from './bpe.js';
 import { TrainError } from './errors.js';
+import { stateKey } from './repeats.js';
 import { questionSchemas, type QuestionSchema } from './schema.js';
 
 /** Fewest labelled examples an option needs (in the training part, after the holdout split). */
@@ -58,6 +59,8 @@ export function checkExamples(
   const problems: string[] = [];
   const questions = new Map<string, TrainedQuestion>();
   const semanticsOwner = new Map<string, string>();
+  // Each option's different texts (repeats.ts stateKey): copies of a line count once.
+  const texts = new Map<string, Set<string>>();
   for (const example of train) {
     for (const q of example.valid.questions) {
       const label = example.labels.get(q.id);
@@ -87,6 +90,8 @@ export function checkExamples(
       }
       const chosen = (options[label] as [string, unknown])[0];
       entry.counts[chosen] = (entry.counts[chosen] ?? 0) + 1;
+      const key = `${q.id}\u0000${chosen}`;
+      texts.set(key, (texts.get(key) ?? new Set()).add(stateKey(example)));
     }
   }
   for (const q of questions.values()) {
@@ -96,6 +101,13 @@ export function checkExamples(
       if (n < MIN_EXAMPLES_PER_OPTION) {
         problems.push(
           `question ${JSON.stringify(q.id)}: option ${JSON.stringify(option)} has ${n} labelled example${n === 1 ? '' : 's'} for training; it needs at least ${MIN_EXAMPLES_PER_OPTION} (docs/training.md: accuracy by examples per option)`,
+        );
+        continue;
+      }
+      const distinct = texts.get(`${q.id}\u0000${option}`)?.size ?? 0;
+      if (distinct < MIN_EXAMPLES_PER_OPTION) {
+        problems.push(
+          `question ${JSON.stringify(q.id)}: option ${JSON.stringify(option)} has ${n} labelled examples for training but ${distinct} different text${distinct === 1 ? '' : 's'} (a line that repeats another's text, case and spacing aside, counts once); it needs at least ${MIN_EXAMPLES_PER_OPTION} different texts (docs/training.md: accuracy by examples per option)`,
         );
       }
     }

@@ -27,6 +27,7 @@ import { DEFAULT_PAIR_SHAPE } from './pairs.js';
 import { CANDIDATES, DEFAULT_SETTINGS, score, type CandidateScore } from './select.js';
 import type { TrainPool } from './select.js';
 import { FitPlan, type FitReport } from './fit-progress.js';
+import { firstCopies } from './repeats.js';
 
 /** Largest training part that is cross-fitted; a larger one is judged on its held-out part. */
 export const CROSS_FIT_MAX = 2000;
@@ -166,6 +167,7 @@ export async function fitPhase(
       searchLayers: mode === 'auto',
       forceOrder: mode === 'on',
       seed: options.seed,
+      firstCopy: firstCopies(train.examples),
       pool,
       onFit: options.onFit,
     });

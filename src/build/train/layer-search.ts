@@ -111,6 +111,8 @@ export interface LayerSearchOptions {
   /** Whether the model gets the order layer whatever it scores (`on`). */
   forceOrder: boolean;
   seed: number;
+  /** For each example, the first whose state reads the same (repeats.ts firstCopies). */
+  firstCopy?: readonly number[];
   pool?: TrainPool;
   /** Progress, as fit.ts FitPhaseOptions.onFit. */
   onFit?: (report: FitReport) => void;
@@ -151,8 +153,10 @@ export interface LayerSearch {
 /** The search: each candidate cross-fitted on the training part, the best refitted on all of it. */
 export async function crossFittedSearch(options: LayerSearchOptions): Promise<LayerSearch> {
   const { examples, setupWith, plain, ordered, given, candidates, pool } = options;
-  const k = Math.min(FOLDS, examples.length);
-  const fold = assignFolds(examples, k, options.seed);
+  // Copies of a state share a fold (repeats.ts), so the folds are dealt over distinct states.
+  const distinct = options.firstCopy?.filter((first, i) => first === i).length ?? examples.length;
+  const k = Math.min(FOLDS, distinct);
+  const fold = assignFolds(examples, k, options.seed, options.firstCopy);
   // Every fit the steps below may make, counted at the most and lowered as each step is ruled
   // out, so the progress's total never grows: the plain candidates, the stronger penalties, the
   // scope layer's readings, the pointer and the order layer (each of those two a probe on one
@@ -189,6 +193,8 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   if (plain !== null) {
     const cross = await crossFit(plain, examples, {
       candidates,
+      folds: k,
+      foldOf: fold,
       seed: options.seed,
       maxIterations: MAX_ITERATIONS,
       ...ticker('bag'),
@@ -238,6 +244,8 @@ export async function crossFittedSearch(options: LayerSearchOptions): Promise<La
   ): Promise<CrossFit> =>
     crossFit(setup, examples, {
       candidates: [settings],
+      folds: k,
+      foldOf: fold,
       seed: options.seed,
       maxIterations: MAX_ITERATIONS,
       ...(kind === 'best' ? ticker(plan.best, true) : ticker(kind)),

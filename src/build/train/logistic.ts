@@ -10,6 +10,7 @@ import { promptOptions } from '../../clef/prompt.js';
 import { signTestP, stateText } from './baseline.js';
 import type { BaselineReport, LogisticFigures, ModelRight } from './baseline.js';
 import { minimize } from './lbfgs.js';
+import { lineKey } from './repeats.js';
 import { exp, log } from './portable-math.js';
 import { words } from './words.js';
 
@@ -257,6 +258,7 @@ export async function logisticFigures(
     let right = 0;
     let modelOnly = 0;
     let baselineOnly = 0;
+    const once = new Set<string>();
     for (const r of judged) {
       const a = best.answers.get(r);
       let pick = -1;
@@ -267,6 +269,10 @@ export async function logisticFigures(
       const ok = a !== undefined && pick >= 0 && a.labels[pick] === r.label;
       if (ok) right++;
       const model = modelRight?.(q.id, r.example);
+      // A line and its copies count once (repeats.ts lineKey).
+      const key = lineKey(r.example, r.label);
+      if (once.has(key)) continue;
+      once.add(key);
       if (model === true && !ok) modelOnly++;
       if (model === false && ok) baselineOnly++;
     }

@@ -11,6 +11,7 @@ import type { HeldOutReport } from './card.js';
 import type { TrainedQuestion } from './data.js';
 import type { FitPhase, OrderMode } from './fit.js';
 import type { FitSettings } from './learner.js';
+import type { RepeatReport } from './repeats.js';
 import type { TrainPool } from './select.js';
 
 export type TrainPhase =
@@ -95,6 +96,10 @@ export interface TrainResult {
   /** Held-out examples that ran through the package for that comparison. */
   verified: number;
   calibrated: boolean;
+  /** Lines whose states read the same: kept together when judged, and labels that disagree. */
+  repeats: RepeatReport;
+  /** What to tell the user about the file beside the figures (repeats.ts repeatNotes). */
+  notes: string[];
   timingsMs: Record<TrainPhase, number>;
 }
 

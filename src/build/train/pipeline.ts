@@ -51,6 +51,7 @@ import {
   type TrainResult,
 } from './options.js';
 import { prepare } from './prepare.js';
+import { repeatNotes } from './repeats.js';
 import { FitClock } from './fit-progress.js';
 import { fullRows, verifyPackage } from './verify.js';
 
@@ -302,6 +303,7 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       // Where the release is from the package (the card is read there): the same bytes wherever
       // `train` ran.
       releaseDir: relative(out, releaseDir),
+      repeats: prepared.repeats,
       notes: options.cardNotes ?? null,
     });
     endPhase('card');
@@ -324,6 +326,8 @@ export async function runTraining(options: TrainOptions, host: TrainHost): Promi
       maxPackageDeltaP: maxDelta,
       verified,
       calibrated: calibration !== null,
+      repeats: prepared.repeats,
+      notes: repeatNotes(prepared.repeats),
       timingsMs: timings,
     };
   } finally {

@@ -21,6 +21,7 @@ import {
   type TrainProgress,
 } from './options.js';
 import { DEFAULT_PAIR_SHAPE } from './pairs.js';
+import { firstCopies, repeatReport } from './repeats.js';
 import { SCOPE_WORDS } from './scope.js';
 
 function mostCommon(values: readonly string[]): string {
@@ -43,10 +44,20 @@ export function parse(text: string, what: string): LabelledExample[] {
   }
 }
 
-/** Stratified by each example's first labelled answer, seeded: every option keeps its share. */
-export function splitHoldout(examples: readonly LabelledExample[], fraction: number, seed: number) {
+/**
+ * Stratified by each example's first labelled answer, seeded: every option keeps its share. With
+ * `firstCopy` (repeats.ts firstCopies), only the first of the examples whose states read the same
+ * is drawn, and its copies go to the same side.
+ */
+export function splitHoldout(
+  examples: readonly LabelledExample[],
+  fraction: number,
+  seed: number,
+  firstCopy?: readonly number[],
+) {
   const groups = new Map<string, LabelledExample[]>();
-  for (const e of examples) {
+  for (const [i, e] of examples.entries()) {
+    if (firstCopy !== undefined && firstCopy[i] !== i) continue;
     const [first] = e.labels.entries();
     const key = first === undefined ? '' : `${first[0]}\u0000${first[1]}`;
     let group = groups.get(key);
@@ -61,6 +72,10 @@ export function splitHoldout(examples: readonly LabelledExample[], fraction: num
     for (let i = 0; i < take; i++)
       held.add(pool.splice(rng.int(pool.length), 1)[0] as LabelledExample);
   }
+  firstCopy?.forEach((first, i) => {
+    if (first !== i && held.has(examples[first] as LabelledExample))
+      held.add(examples[i] as LabelledExample);
+  });
   return {
     train: examples.filter((e) => !held.has(e)),
     heldOut: examples.filter((e) => held.has(e)),
@@ -83,12 +98,14 @@ export function prepare(
   progress({ phase: 'check', done: 0, total: 1 });
   const all = parse(options.examples, 'examples');
   const holdout = options.holdout ?? (all.length <= CROSS_FIT_MAX ? 0 : DEFAULT_HOLDOUT);
+  const firstCopy = firstCopies(all);
   const split =
     options.heldOutExamples !== undefined
       ? { train: all, heldOut: parse(options.heldOutExamples, 'held-out examples') }
       : holdout > 0
-        ? splitHoldout(all, holdout, seed)
+        ? splitHoldout(all, holdout, seed, firstCopy)
         : { train: all, heldOut: [] };
+  const repeats = repeatReport(all, firstCopy, split);
   const needAnswers = requiredAnswers({ coverage }).total;
   const questions = checkExamples(split.train, needAnswers);
   const name = options.name ?? mostCommon(all.map((e) => e.valid.model));
@@ -147,5 +164,6 @@ export function prepare(
     trainLines,
     heldOutLines,
     needAnswers,
+    repeats,
   };
 }

@@ -66,10 +66,20 @@ export interface CrossFit {
   outOfFold: Float64Array[][];
 }
 
-/** Fold of each example: stratified by its first labelled option, seeded. */
-export function assignFolds(examples: readonly ModelExample[], k: number, seed: number): number[] {
+/**
+ * Fold of each example: stratified by its first labelled option, seeded. With `firstCopy`
+ * (repeats.ts firstCopies), only the first of the examples whose states read the same is dealt a
+ * fold, and its copies take the same one: none is judged by a model fitted on another.
+ */
+export function assignFolds(
+  examples: readonly ModelExample[],
+  k: number,
+  seed: number,
+  firstCopy?: readonly number[],
+): number[] {
   const groups = new Map<string, number[]>();
   examples.forEach((e, i) => {
+    if (firstCopy !== undefined && firstCopy[i] !== i) return;
     const q = e.questions.findIndex((x) => x.label >= 0);
     const key = q < 0 ? '' : `${q}:${(e.questions[q] as { label: number }).label}`;
     let g = groups.get(key);
@@ -88,6 +98,7 @@ export function assignFolds(examples: readonly ModelExample[], k: number, seed: 
     // Round-robin continues across labels, so small labels do not all start at fold 0.
     for (const m of members) fold[m] = next++ % k;
   }
+  firstCopy?.forEach((first, i) => (fold[i] = fold[first] as number));
   return fold;
 }
 
@@ -142,6 +153,8 @@ export type TrainPool = ShardPool & Partial<FoldRunner>;
 export interface CrossFitOptions {
   candidates?: readonly FitSettings[];
   folds?: number;
+  /** The fold of each example, where the caller dealt them (else assignFolds with `seed`). */
+  foldOf?: readonly number[];
   seed: number;
   maxIterations: number;
   /** After each fold of each candidate: done and total fits. */
@@ -162,7 +175,7 @@ export async function crossFit(
 ): Promise<CrossFit> {
   const candidates = options.candidates ?? CANDIDATES;
   const k = Math.min(options.folds ?? FOLDS, examples.length);
-  const fold = assignFolds(examples, k, options.seed);
+  const fold = options.foldOf ?? assignFolds(examples, k, options.seed);
   const total = candidates.length * k;
   let done = 0;
   const jobs = candidates.flatMap((settings) =>

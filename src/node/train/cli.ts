@@ -156,6 +156,7 @@ export function figuresLines(result: TrainResult): string[] {
   }
   if (result.baseline.logisticSkipped !== undefined)
     out.push(`logistic regression ${result.baseline.logisticSkipped}`);
+  out.push(...result.notes);
   return out;
 }
 

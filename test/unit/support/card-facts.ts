@@ -6,6 +6,7 @@ export function cardFacts(
     selection?: Partial<CardFacts['selection']>;
     baseline?: CardFacts['baseline'];
     heldOut?: CardFacts['heldOut'];
+    repeats?: CardFacts['repeats'];
   } = {},
 ): CardFacts {
   return {
@@ -40,6 +41,7 @@ export function cardFacts(
     verifiedOn: 'onnxruntime-node',
     fidelityRequests: 0,
     releaseDir: '../shop-release',
+    repeats: over.repeats ?? { repeated: 0, conflicts: [], conflictCount: 0, heldOutSeen: 0 },
     notes: null,
   };
 }

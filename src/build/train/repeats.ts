@@ -1,0 +1,159 @@
+/**
+ * Lines of a training file whose states read the same. A cross-fit that judged one copy by a
+ * model fitted on another would report answers on text the model saw as answers on unseen text:
+ * on the project's bistro file written twice over, the card said 95.7% out of fold where the
+ * file once gave 66.4%, and the calibration fitted on those answers gave sets of one option that
+ * held the label on 78% of the test text instead of 92% (docs/benchmarks.md, "Repeated lines").
+ * So copies are kept together: in one fold of the cross-fit, and on one side of the held-out
+ * split. Copies whose labels differ are reported, since the model gives one text one answer.
+ */
+import type { LabelledExample } from '../../calibrate/examples.js';
+import { promptOptions } from '../../clef/prompt.js';
+import { renderValue } from '../../protocol/render.js';
+
+const stateText = (example: LabelledExample): string => renderValue(example.valid.state);
+
+/** The conflicts a report lists by line; the rest are counted. */
+export const CONFLICTS_LISTED = 10;
+
+/** A state as a reader compares two lines: Unicode form, case and spacing aside. */
+export function stateKey(example: LabelledExample): string {
+  return stateText(example).normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * A line as the sign tests count it: its state and its label. Copies of a line are judged by the
+ * same models, so they would count one disagreement as many.
+ */
+export function lineKey(example: LabelledExample, label: number | string): string {
+  return `${stateKey(example)}\u0000${label}`;
+}
+
+/** For each example, the index of the first example whose state reads the same (its own if none). */
+export function firstCopies(examples: readonly LabelledExample[]): number[] {
+  const first = new Map<string, number>();
+  return examples.map((e, i) => {
+    const key = stateKey(e);
+    const seen = first.get(key);
+    if (seen !== undefined) return seen;
+    first.set(key, i);
+    return i;
+  });
+}
+
+/** One state labelled differently on different lines, for one question. */
+export interface LabelConflict {
+  question: string;
+  /** The state as its first line writes it. */
+  state: string;
+  /** Each label the state has: its first LINES_LISTED lines (1-based, in the file), and how many. */
+  labels: Array<{ label: string; lines: number[]; count: number }>;
+}
+
+/** The lines a conflict lists for each label; the rest are counted. */
+export const LINES_LISTED = 3;
+
+/** What a file's repeated states are: reported by `train`, the card and the Train panel. */
+export interface RepeatReport {
+  /** Lines whose state reads the same as an earlier line's (kept, judged with it). */
+  repeated: number;
+  /** States labelled differently, the first CONFLICTS_LISTED of them by line. */
+  conflicts: LabelConflict[];
+  /** How many such states (question by question), listed or not. */
+  conflictCount: number;
+  /**
+   * Held-out lines whose state reads the same as a training line's: their figures are not on
+   * unseen text. None where the held-out part is split from the file (copies go together).
+   */
+  heldOutSeen: number;
+}
+
+function labelOf(example: LabelledExample, question: string): string | undefined {
+  const index = example.labels.get(question);
+  const q = example.valid.questions.find((x) => x.id === question);
+  if (index === undefined || q === undefined) return undefined;
+  return (promptOptions(q)[index] as [string, unknown])[0];
+}
+
+/** The repeats of the file's `examples` (`first`: their firstCopies), and of `heldOut` in `train`. */
+export function repeatReport(
+  examples: readonly LabelledExample[],
+  first: readonly number[],
+  split: { train: readonly LabelledExample[]; heldOut: readonly LabelledExample[] },
+): RepeatReport {
+  const copies = new Map<number, number[]>();
+  let repeated = 0;
+  first.forEach((f, i) => {
+    if (f !== i) repeated++;
+    const group = copies.get(f);
+    if (group === undefined) copies.set(f, [i]);
+    else group.push(i);
+  });
+  const conflicts: LabelConflict[] = [];
+  let conflictCount = 0;
+  for (const [f, group] of copies) {
+    if (group.length < 2) continue;
+    const questions = new Set(
+      group.flatMap((i) => [...(examples[i] as LabelledExample).labels.keys()]),
+    );
+    for (const question of questions) {
+      const labels = new Map<string, { label: string; lines: number[]; count: number }>();
+      for (const i of group) {
+        const e = examples[i] as LabelledExample;
+        const label = labelOf(e, question);
+        if (label === undefined) continue;
+        let entry = labels.get(label);
+        if (entry === undefined) labels.set(label, (entry = { label, lines: [], count: 0 }));
+        if (entry.count++ < LINES_LISTED) entry.lines.push(e.line);
+      }
+      if (labels.size < 2) continue;
+      conflictCount++;
+      if (conflicts.length < CONFLICTS_LISTED)
+        conflicts.push({
+          question,
+          state: stateText(examples[f] as LabelledExample),
+          labels: [...labels.values()],
+        });
+    }
+  }
+  const trained = new Set(split.train.map(stateKey));
+  const heldOutSeen = split.heldOut.filter((e) => trained.has(stateKey(e))).length;
+  return { repeated, conflicts, conflictCount, heldOutSeen };
+}
+
+const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+const quoted = (state: string): string =>
+  JSON.stringify(state.length > 80 ? `${state.slice(0, 79)}…` : state);
+
+/** A conflict's lines by label: `a on line 3, b on lines 7, 9, 12 and 4 more`. */
+function byLabel(conflict: LabelConflict): string {
+  return conflict.labels
+    .map(({ label, lines, count }) => {
+      const more = count > lines.length ? ` and ${count - lines.length} more` : '';
+      return `${label} on line${count === 1 ? '' : 's'} ${lines.join(', ')}${more}`;
+    })
+    .join(', ');
+}
+
+/** The report in sentences, for the CLI, the card and the Train panel (none where all is well). */
+export function repeatNotes(report: RepeatReport): string[] {
+  const notes: string[] = [];
+  if (report.repeated > 0)
+    notes.push(
+      `${plural(report.repeated, 'line repeats', 'lines repeat')} the text of an earlier line (case and spacing aside): each is kept, and judged together with its copies, so no figure comes from a model that saw a copy of the line it judged, and the sign tests count it once.`,
+    );
+  if (report.conflictCount > 0) {
+    const listed = report.conflicts
+      .map((c) => `${quoted(c.state)} (${c.question}): ${byLabel(c)}`)
+      .join('; ');
+    const more = report.conflictCount - report.conflicts.length;
+    notes.push(
+      `${plural(report.conflictCount, 'text has', 'texts have')} different labels on different lines, and the model gives a text one answer: check ${more > 0 ? `these and ${more} more` : report.conflictCount === 1 ? 'it' : 'them'}: ${listed}.`,
+    );
+  }
+  if (report.heldOutSeen > 0)
+    notes.push(
+      `${plural(report.heldOutSeen, 'held-out line has', 'held-out lines have')} the text of a training line: the held-out figures are not all on unseen text.`,
+    );
+  return notes;
+}
