@@ -28,7 +28,7 @@ import { fitCalibration } from '../../src/calibrate/fit.js';
 import { conformalThreshold, lacScore, predictionSet } from '../../src/calibrate/conformal.js';
 import { meanNll, fitTemperature } from '../../src/calibrate/temperature.js';
 import { argmax, scaledSoftmax } from '../../src/calibrate/softmax.js';
-import { MAX_ITERATIONS, POINTER_PAIR_LAMBDA } from '../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS, POINTER_PAIR_LAMBDA } from '../../src/build/train/layer-settings.js';
 import { fitModel } from '../../src/build/train/learner.js';
 import type { LayerChoice } from '../../src/build/train/learner-setup.js';
 import type { ModelExample } from '../../src/build/train/model.js';

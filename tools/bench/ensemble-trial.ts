@@ -16,7 +16,7 @@
  *   npx tsx tools/bench/ensemble-trial.ts [--tasks ...] [--clinc-draws N --clinc-seed S] [--label NAME]
  */
 import { parseArgs } from 'node:util';
-import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS } from '../../src/build/train/layer-settings.js';
 import { fitModel } from '../../src/build/train/learner.js';
 import { scaledSoftmax } from '../../src/calibrate/softmax.js';
 import type { CalibrationFile } from '../../src/calibrate/types.js';

@@ -26,7 +26,7 @@ import { sigmoid } from '../../src/build/train/pairs.js';
 import { pointerShape } from '../../src/build/train/pointer.js';
 import { SCOPE_READINGS, type ScopeCues } from '../../src/build/train/scope.js';
 import { crossFit } from '../../src/build/train/select.js';
-import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS } from '../../src/build/train/layer-settings.js';
 import { loadTask, summarise, type Scored, type Task } from './small-tasks.js';
 import { prepareTrainerTask } from './trainer-task.js';
 import { writeResults } from './results-file.js';

@@ -12,7 +12,7 @@
  *     [--clinc-draws N --clinc-seed S] [--label NAME]
  */
 import { parseArgs } from 'node:util';
-import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS } from '../../src/build/train/layer-settings.js';
 import { featureIdf } from '../../src/build/train/features.js';
 import { minimizeAsync } from '../../src/build/train/lbfgs.js';
 import { fitObjective, type FitSettings } from '../../src/build/train/learner.js';

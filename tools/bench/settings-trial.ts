@@ -11,7 +11,7 @@
  *     [--lambdas 0.003,0.001] [--clinc-draws N --clinc-seed S] [--label NAME]
  */
 import { parseArgs } from 'node:util';
-import { MAX_ITERATIONS } from '../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS } from '../../src/build/train/layer-settings.js';
 import { fitModel } from '../../src/build/train/learner.js';
 import { crossFit } from '../../src/build/train/select.js';
 import type { Task } from './small-tasks.js';

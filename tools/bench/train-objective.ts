@@ -21,7 +21,7 @@ import { Rng } from '../../src/calibrate/prng.js';
 import { RMS_EPS } from '../../src/build/train/construct.js';
 import { checkExamples, encodeExamples, prepareTokenizer } from '../../src/build/train/data.js';
 import { learnerSetup } from '../../src/build/train/fit.js';
-import { ORDER_SETTINGS } from '../../src/build/train/layer-search.js';
+import { ORDER_SETTINGS } from '../../src/build/train/layer-settings.js';
 import { fitObjective } from '../../src/build/train/learner.js';
 import { hiddenOf } from '../../src/build/train/learner-setup.js';
 import { DEFAULT_PAIR_SHAPE } from '../../src/build/train/pairs.js';

@@ -12,13 +12,8 @@
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
 import type { PreparedData, TrainedQuestion } from './data.js';
-import {
-  crossFittedSearch,
-  ITERATION_REPORT,
-  MAX_ITERATIONS,
-  orderSettings,
-  type LayersTried,
-} from './layer-search.js';
+import { crossFittedSearch, type LayersTried } from './layer-search.js';
+import { ITERATION_REPORT, MAX_ITERATIONS, orderSettings } from './layer-settings.js';
 import { fitModel, startsFor, type FitSettings, type FittedModel } from './learner.js';
 import { classDims, setupLearner, type LayerChoice, type LearnerSetup } from './learner-setup.js';
 import type { ModelExample } from './model.js';

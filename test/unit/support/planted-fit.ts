@@ -2,7 +2,7 @@
 import { RMS_EPS } from '../../../src/build/train/construct.js';
 import { fitPhase, learnerSetup, type FitPhase } from '../../../src/build/train/fit.js';
 import type { FitKind, FitReport } from '../../../src/build/train/fit-progress.js';
-import { MAX_ITERATIONS } from '../../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS } from '../../../src/build/train/layer-settings.js';
 import { fitModel, ORDER_STARTS } from '../../../src/build/train/learner.js';
 import type { LayerChoice } from '../../../src/build/train/learner-setup.js';
 import { SCOPE_WORDS } from '../../../src/build/train/scope.js';

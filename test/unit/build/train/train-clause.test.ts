@@ -10,7 +10,7 @@
  * train-construct.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { CLAUSE_WEIGHTS } from '../../../../src/build/train/layer-search.js';
+import { CLAUSE_WEIGHTS } from '../../../../src/build/train/layer-settings.js';
 import { clauseJsonl } from '../../../../tools/train/planted.js';
 import { seedLine, testSeed } from '../../../support/seed.js';
 import { autoAgainst } from '../../support/planted-fit.js';

@@ -13,7 +13,7 @@ import {
   prepareTokenizer,
 } from '../../../../src/build/train/data.js';
 import { fitPhase } from '../../../../src/build/train/fit.js';
-import { LAMBDA_MAX } from '../../../../src/build/train/layer-search.js';
+import { LAMBDA_MAX } from '../../../../src/build/train/layer-settings.js';
 import { CANDIDATES } from '../../../../src/build/train/select.js';
 import { fitProgress, parseExamples } from '../../support/planted-fit.js';
 

@@ -22,7 +22,7 @@
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import { learnerSetup } from '../../../../src/build/train/fit.js';
-import { MAX_ITERATIONS, ORDER_SETTINGS } from '../../../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS, ORDER_SETTINGS } from '../../../../src/build/train/layer-settings.js';
 import { fitModel, ORDER_STARTS } from '../../../../src/build/train/learner.js';
 import { DEFAULT_PAIR_SHAPE } from '../../../../src/build/train/pairs.js';
 import { DEFAULT_SETTINGS } from '../../../../src/build/train/select.js';

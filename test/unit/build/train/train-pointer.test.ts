@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import { learnerSetup } from '../../../../src/build/train/fit.js';
-import { MAX_ITERATIONS, POINTER_PAIR_LAMBDA } from '../../../../src/build/train/layer-search.js';
+import { MAX_ITERATIONS, POINTER_PAIR_LAMBDA } from '../../../../src/build/train/layer-settings.js';
 import { fitModel } from '../../../../src/build/train/learner.js';
 import { pointerShape } from '../../../../src/build/train/pointer.js';
 import { SCOPE_WORDS } from '../../../../src/build/train/scope.js';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { RMS_EPS } from '../../../../src/build/train/construct.js';
 import { fitPhase, learnerSetup } from '../../../../src/build/train/fit.js';
 import { FitClock, type FitReport } from '../../../../src/build/train/fit-progress.js';
-import { ORDER_SETTINGS } from '../../../../src/build/train/layer-search.js';
+import { ORDER_SETTINGS } from '../../../../src/build/train/layer-settings.js';
 import {
   fitModel,
   ORDER_STARTS,
