@@ -66,36 +66,43 @@ describe('firstCopies', () => {
 });
 
 describe('assignFolds and splitHoldout with copies', () => {
-  const seed = testSeed();
-  it(`deal each copy its first's fold and side, and deal a file without copies as before ${seedLine(seed)}`, () => {
+  it("deal each copy its first's fold and side, and deal a file without copies as before", () => {
+    const seed = testSeed('repeats folds');
+    const at = seedLine('repeats folds', seed);
     const rng = new Rng(seed);
     for (let round = 0; round < 20; round++) {
       // Without copies: the same deal with and without firstCopies.
       const plain = parse(fileWithCopies(rng, 30 + rng.int(50), 0));
       const identity = firstCopies(plain);
-      expect(identity).toEqual(plain.map((_, i) => i));
-      expect(assignFolds(encoded(plain), 5, round, identity)).toEqual(
+      expect(identity, at).toEqual(plain.map((_, i) => i));
+      expect(assignFolds(encoded(plain), 5, round, identity), at).toEqual(
         assignFolds(encoded(plain), 5, round),
       );
       const before = splitHoldout(plain, 0.2, round);
       const after = splitHoldout(plain, 0.2, round, identity);
-      expect(after.heldOut.map((e) => e.line)).toEqual(before.heldOut.map((e) => e.line));
+      expect(
+        after.heldOut.map((e) => e.line),
+        at,
+      ).toEqual(before.heldOut.map((e) => e.line));
 
       // With copies: each copy goes with its first, and every fold still gets lines.
       const examples = parse(fileWithCopies(rng, 20 + rng.int(40), 5 + rng.int(40)));
       const first = firstCopies(examples);
-      expect(first.some((f, i) => f !== i)).toBe(true);
+      expect(
+        first.some((f, i) => f !== i),
+        at,
+      ).toBe(true);
       const folds = assignFolds(encoded(examples), 5, round, first);
-      first.forEach((f, i) => expect(folds[i]).toBe(folds[f]));
-      expect(new Set(folds).size).toBe(5);
+      first.forEach((f, i) => expect(folds[i], at).toBe(folds[f]));
+      expect(new Set(folds).size, at).toBe(5);
       const split = splitHoldout(examples, 0.2, round, first);
       const held = new Set(split.heldOut);
       first.forEach((f, i) =>
-        expect(held.has(examples[i] as LabelledExample)).toBe(
+        expect(held.has(examples[i] as LabelledExample), at).toBe(
           held.has(examples[f] as LabelledExample),
         ),
       );
-      expect(split.heldOut.length).toBeGreaterThan(0);
+      expect(split.heldOut.length, at).toBeGreaterThan(0);
     }
   });
 
