@@ -26,6 +26,9 @@
  * team's business aside) to bikeshop's, and data/tasks/bistro/train-order.jsonl (lines that name
  * the fault first) to bistro's: what a user's file that shows the contrasts it turns on gives.
  *
+ * `--repeat N` writes each task's training file N times over, as a file whose lines repeat: the
+ * copies must not be judged by models fitted on each other (src/build/train/repeats.ts).
+ *
  * `--order auto|on|off` passes train's own option (default `auto`, what a user gets): `on` fits
  * the order layer whatever its trial says, to measure what it would give where it is left out.
  *
@@ -67,6 +70,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/work/small' },
     label: { type: 'string', default: 'train-small' },
     'with-pairs': { type: 'boolean', default: false },
+    repeat: { type: 'string', default: '1' },
     order: { type: 'string', default: 'auto' },
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-intents': { type: 'string', default: '6' },
@@ -202,10 +206,6 @@ const pct = (x: number | null | undefined) =>
   x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`;
 const machine = { cpus: cpus().length, model: cpus()[0]?.model, loadBefore: loadavg() };
 const results = [];
-const tasks: Array<() => Task> = (values.tasks as string)
-  .split(',')
-  .filter((name) => name !== '')
-  .map((name) => () => loadTask(name, values['with-pairs'] as boolean));
 /** A whole number in [min, max] from an option, or a message naming the option. */
 function wholeOption(name: string, min: number, max: number): number {
   const v = Number(values[name as keyof typeof values]);
@@ -213,6 +213,16 @@ function wholeOption(name: string, min: number, max: number): number {
     throw new Error(`--${name} must be a whole number from ${min} to ${max}`);
   return v;
 }
+/** The training file written this many times over (a file whose lines repeat). */
+const repeat = wholeOption('repeat', 1, 10);
+const repeated = (task: Task): Task =>
+  repeat === 1
+    ? task
+    : { ...task, name: `${task.name}x${repeat}`, train: Array(repeat).fill(task.train).flat() };
+const tasks: Array<() => Task> = (values.tasks as string)
+  .split(',')
+  .filter((name) => name !== '')
+  .map((name) => () => repeated(loadTask(name, values['with-pairs'] as boolean)));
 // CLINC150 has 150 intents and 100 training queries each (and 100 out-of-scope ones).
 const clincDraws = wholeOption('clinc-draws', 0, 1000);
 const clinc = {
@@ -313,6 +323,7 @@ writeResults(values.label as string, {
     tasks: values.tasks,
     order: values.order,
     withPairs: values['with-pairs'],
+    repeat,
     clincDraws: values['clinc-draws'],
     clincIntents: values['clinc-intents'],
     clincPerLabel: values['clinc-per-label'],

@@ -3,7 +3,7 @@
  * model fitted on another would report answers on text the model saw as answers on unseen text:
  * on the project's bistro file written twice over, the card said 95.7% out of fold where the
  * file once gave 66.4%, and the calibration fitted on those answers gave sets of one option that
- * held the label on 78% of the test text instead of 92% (docs/benchmarks.md, "Repeated lines").
+ * held the label on 78% of the test text instead of 92% (docs/benchmarks.md, "Lines that repeat").
  * So copies are kept together: in one fold of the cross-fit, and on one side of the held-out
  * split. Copies whose labels differ are reported, since the model gives one text one answer.
  */

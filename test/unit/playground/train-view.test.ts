@@ -59,4 +59,13 @@ describe('the Train panel beside the baselines', () => {
       'fitted on 3 threads ·',
     );
   });
+
+  it('lists what train found in the file (repeats.ts), and nothing where it found nothing', () => {
+    const note =
+      '1 text has different labels on different lines, …: "refund" (route): a on line 3, b on line 9.';
+    const t = renderResult(result(0.8, 0.7, 0.78, [note]), actions, 1);
+    expect(markup(t)).toContain('data-notes');
+    expect(words(t)).toContain(note);
+    expect(markup(renderResult(result(0.8, 0.7, 0.78), actions, 1))).not.toContain('data-notes');
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * A trained model's result for tests of what `train` says about it (the CLI's lines, the Train
  * panel): one question `route`, the model's and the two baselines' accuracies as given; the
- * regression not fitted where its accuracy is null.
+ * regression not fitted where its accuracy is null; `notes` what it says about the file.
  */
 import type { TrainResult } from '../../../src/build/train/options.js';
 
@@ -9,6 +9,7 @@ export function trainResult(
   model: number,
   naiveBayes: number,
   logistic: number | null,
+  notes: string[] = [],
 ): TrainResult {
   const verdict = model >= naiveBayes + 0.03 ? 'earned' : model >= naiveBayes ? 'level' : 'worse';
   return {
@@ -18,6 +19,8 @@ export function trainResult(
     maxPackageDeltaP: 1e-5,
     verified: 100,
     calibrated: true,
+    repeats: { repeated: notes.length, conflicts: [], conflictCount: 0, heldOutSeen: 0 },
+    notes,
     timingsMs: { fit: 1000 },
     heldOut: {
       questions: [{ id: 'route', answered: 100, accuracy: model, recall: {}, confusions: [] }],

@@ -25,4 +25,11 @@ describe("train's lines beside the baselines", () => {
     expect(lines).toHaveLength(2);
     expect(lines[1]).toBe('logistic regression not fitted: `route` would have 1,147,432 weights');
   });
+
+  it('end with what train found in the file (repeats.ts), where it found anything', () => {
+    const note = '3 lines repeat the text of an earlier line (case and spacing aside): …';
+    const lines = figuresLines(trainResult(0.8, 0.7, 0.78, [note]));
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe(note);
+  });
 });
