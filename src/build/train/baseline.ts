@@ -137,7 +137,7 @@ export const formatP = (p: number): string => (p < 0.001 ? 'under 0.001' : p.toF
 export function chanceNote(d: Disagreements, baseline = 'naive Bayes'): string {
   if (d.modelOnly + d.baselineOnly === 0) return 'both got the same lines right';
   const reading = d.p < CHANCE_LEVEL ? 'unlikely to be chance' : 'could be chance';
-  return `${d.modelOnly} lines right by the model alone, ${d.baselineOnly} by ${baseline} alone: ${reading} (sign test, p ${formatP(d.p)})`;
+  return `${d.modelOnly} line${d.modelOnly === 1 ? '' : 's'} right by the model alone, ${d.baselineOnly} by ${baseline} alone: ${reading} (sign test, p ${formatP(d.p)})`;
 }
 
 export interface BaselineReport {

@@ -345,7 +345,7 @@ function chanceLine(id: string, d: Disagreements, baseline: string): string {
   const n = d.modelOnly + d.baselineOnly;
   if (n === 0) return `- \`${id}\`: this model and ${baseline} got the same lines right.`;
   const reading = d.p < CHANCE_LEVEL ? 'unlikely to be chance' : 'the difference could be chance';
-  return `- \`${id}\`: on the ${n} lines where this model and ${baseline} disagree, this model was right on ${d.modelOnly} and ${baseline} on ${d.baselineOnly}. Were neither better, a split at least this uneven would come with probability ${formatP(d.p)} (exact sign test): ${reading}.`;
+  return `- \`${id}\`: on the ${n === 1 ? 'one line' : `${n} lines`} where this model and ${baseline} disagree, this model was right on ${d.modelOnly} and ${baseline} on ${d.baselineOnly}. Were neither better, a split at least this uneven would come with probability ${formatP(d.p)} (exact sign test): ${reading}.`;
 }
 
 function settingsOrigin(facts: CardFacts): string {

@@ -12,6 +12,7 @@ import { parseLabelledExamples } from '../../../../src/calibrate/examples.js';
 import { Rng } from '../../../../src/calibrate/prng.js';
 import {
   baselineFigures,
+  chanceNote,
   fitNaiveBayes,
   naiveBayesChoice,
   signTestP,
@@ -132,6 +133,16 @@ describe("the card's line on chance", () => {
     expect(card).toContain('probability under 0.001 (exact sign test): unlikely to be chance.');
     expect(modelCard(facts({ modelOnly: 0, baselineOnly: 0, p: 1 }))).toContain(
       '- `team`: this model and naive Bayes got the same lines right.',
+    );
+  });
+
+  it('says one line as one line, on the card and in the CLI', () => {
+    const one = { modelOnly: 1, baselineOnly: 0, p: signTestP(1, 0) };
+    expect(modelCard(facts(one))).toContain(
+      '- `team`: on the one line where this model and naive Bayes disagree, this model was right on 1',
+    );
+    expect(chanceNote(one)).toBe(
+      '1 line right by the model alone, 0 by naive Bayes alone: could be chance (sign test, p 1.000)',
     );
   });
 
