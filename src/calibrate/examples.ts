@@ -164,6 +164,19 @@ export function parseLabelledExamples(
  * The example's labelled questions as records, given the engine's logits for its request
  * (`DecisionWire.logits`: one row per question in request order, options in prompt order).
  */
+/**
+ * A request's state as a reader compares two lines: Unicode form, case and spacing aside. Lines
+ * with the same key are copies, judged together wherever a file is split (a calibration's held-out
+ * part here; `clef-web train`'s folds, src/build/train/repeats.ts).
+ */
+export function stateKey(example: LabelledExample): string {
+  return renderValue(example.valid.state)
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 export function labelledRecords(
   example: LabelledExample,
   logits: ReadonlyArray<ArrayLike<number>>,
@@ -195,6 +208,7 @@ export function labelledRecords(
       logits: row,
       label,
       line: example.line,
+      copyKey: stateKey(example),
     });
   });
   return records;

@@ -11,7 +11,7 @@
 import { conformalThreshold, lacScore, minimumForCoverage } from './conformal.js';
 import { CalibrationError, inputError } from './errors.js';
 import { evaluate } from './metrics.js';
-import { heldOutCount, splitIndices } from './prng.js';
+import { heldOutCount, splitCopies } from './prng.js';
 import { scaledSoftmax } from './softmax.js';
 import { fitTemperature } from './temperature.js';
 import {
@@ -202,7 +202,11 @@ function typeSeed(seed: number, type: QuestionType, band = -1): number {
 }
 
 function fitGroup(records: CalibrationRecord[], o: ResolvedOptions, seed: number): GroupFitReport {
-  const split = splitIndices(records.length, o.heldOutFraction, seed);
+  const split = splitCopies(
+    records.map((r) => r.copyKey),
+    o.heldOutFraction,
+    seed,
+  );
   const fitPart = split.fit.map((i) => records[i] as CalibrationRecord);
   const heldPart = split.heldOut.map((i) => records[i] as CalibrationRecord);
   const fitted = fitTemperature(fitPart);

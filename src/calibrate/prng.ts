@@ -97,6 +97,35 @@ export interface Split {
   heldOut: number[];
 }
 
+/**
+ * A seeded split of records whose `copies` keys say which are copies of one another (the same
+ * key; undefined: none): the first of each key is drawn as splitIndices draws records, and its
+ * copies go to its part, so no record is measured against a copy of itself fitted on. Without
+ * copies (or with fewer than two keys) it is splitIndices.
+ */
+export function splitCopies(
+  copies: ReadonlyArray<string | undefined>,
+  heldOutFraction: number,
+  seed: number,
+): Split {
+  const firstOf = new Map<string, number>();
+  const first = copies.map((key, i) => {
+    if (key === undefined) return i;
+    const seen = firstOf.get(key);
+    if (seen !== undefined) return seen;
+    firstOf.set(key, i);
+    return i;
+  });
+  const firsts = first.flatMap((f, i) => (f === i ? [i] : []));
+  if (firsts.length === copies.length || firsts.length < 2)
+    return splitIndices(copies.length, heldOutFraction, seed);
+  const drawn = splitIndices(firsts.length, heldOutFraction, seed);
+  const held = new Set(drawn.heldOut.map((k) => firsts[k] as number));
+  const out: Split = { fit: [], heldOut: [] };
+  first.forEach((f, i) => (held.has(f) ? out.heldOut : out.fit).push(i));
+  return out;
+}
+
 /** A seeded split of n records; ascending indices keep each part in input order. */
 export function splitIndices(n: number, heldOutFraction: number, seed: number): Split {
   const order = shuffledIndices(n, seed);

@@ -16,6 +16,11 @@ export interface CalibrationRecord {
   label: number;
   /** 1-based line of the labelled-examples file it came from, when it came from one. */
   line?: number;
+  /**
+   * Its request's state as lines are compared for copies (examples.ts stateKey), when it came
+   * from a labelled example: records of one state are held out together.
+   */
+  copyKey?: string;
 }
 
 /** Figures measured on held-out records (what the CLI prints and the file keeps). */

@@ -17,13 +17,12 @@ import {
   SCHEMA_HEADER,
 } from '../../clef/prompt.js';
 import { loadTokenizerSync, type ClefTokenizer } from '../../clef/tokenizer.js';
-import type { LabelledExample } from '../../calibrate/examples.js';
+import { stateKey, type LabelledExample } from '../../calibrate/examples.js';
 import { renderValue } from '../../protocol/render.js';
 import type { ModelExample } from './model.js';
 import { MAX_LAG } from './pairs.js';
 import { trainBpeTokenizer, type TrainedTokenizer } from './bpe.js';
 import { TrainError } from './errors.js';
-import { stateKey } from './repeats.js';
 import { questionSchemas, type QuestionSchema } from './schema.js';
 
 /** Fewest labelled examples an option needs (in the training part, after the holdout split). */

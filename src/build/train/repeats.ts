@@ -1,13 +1,14 @@
 /**
  * Lines of a training file whose states read the same. A cross-fit that judged one copy by a
  * model fitted on another would report answers on text the model saw as answers on unseen text:
- * on the project's bistro file written twice over, the card said 95.7% out of fold where the
+ * on the project's bistro file written twice over, the card said 95.0% out of fold where the
  * file once gave 66.4%, and the calibration fitted on those answers gave sets of one option that
- * held the label on 78% of the test text instead of 92% (docs/benchmarks.md, "Lines that repeat").
- * So copies are kept together: in one fold of the cross-fit, and on one side of the held-out
- * split. Copies whose labels differ are reported, since the model gives one text one answer.
+ * held the label on 78.4% of the test text instead of 92.0% (docs/benchmarks.md, "Lines that
+ * repeat"). So copies are kept together: in one fold of the cross-fit, and on one side of the
+ * held-out split (and of the calibration's own split, src/calibrate/prng.ts splitCopies). Copies
+ * whose labels differ are reported, since the model gives one text one answer.
  */
-import type { LabelledExample } from '../../calibrate/examples.js';
+import { stateKey, type LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { renderValue } from '../../protocol/render.js';
 
@@ -15,11 +16,6 @@ const stateText = (example: LabelledExample): string => renderValue(example.vali
 
 /** The conflicts a report lists by line; the rest are counted. */
 export const CONFLICTS_LISTED = 10;
-
-/** A state as a reader compares two lines: Unicode form, case and spacing aside. */
-export function stateKey(example: LabelledExample): string {
-  return stateText(example).normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
-}
 
 /**
  * A line as the sign tests count it: its state and its label. Copies of a line are judged by the

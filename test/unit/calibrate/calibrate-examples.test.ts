@@ -88,6 +88,7 @@ describe('labelled examples', () => {
         logits: [0.5, -0.5],
         label: 1,
         line: 2,
+        copyKey: 'a ticket',
       },
       {
         questionId: 'route',
@@ -96,6 +97,7 @@ describe('labelled examples', () => {
         logits: [1, 2, 3, 4],
         label: 3,
         line: 2,
+        copyKey: 'a ticket',
       },
     ]);
   });

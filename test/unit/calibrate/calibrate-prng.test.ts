@@ -3,7 +3,13 @@
  * on it: a permutation, reproducible from its seed, sized by round(n · fraction).
  */
 import { describe, expect, it } from 'vitest';
-import { Rng, shuffledIndices, splitIndices, uniforms } from '../../../src/calibrate/index.js';
+import {
+  Rng,
+  shuffledIndices,
+  splitCopies,
+  splitIndices,
+  uniforms,
+} from '../../../src/calibrate/index.js';
 
 describe('the PRNG and the seeded split', () => {
   it('is xoshiro128** seeded through splitmix32: the stream trained weights were made with', () => {
@@ -60,5 +66,35 @@ describe('the PRNG and the seeded split', () => {
       for (const i of splitIndices(20, 0.25, seed).heldOut) counts[i]!++;
     }
     for (const c of counts) expect(Math.abs(c - 500)).toBeLessThan(5 * 19.4);
+  });
+
+  it('keeps copies on one side, and splits as splitIndices where nothing repeats', () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const rng = new Rng(seed + 1);
+      const n = 20 + rng.int(80);
+      // Without copies (distinct keys, or none): the same split as splitIndices.
+      const plain = splitIndices(n, 0.25, seed);
+      expect(
+        splitCopies(
+          Array.from({ length: n }, (_, i) => `t${i}`),
+          0.25,
+          seed,
+        ),
+      ).toEqual(plain);
+      expect(splitCopies(new Array<undefined>(n).fill(undefined), 0.25, seed)).toEqual(plain);
+      // With copies: every key wholly in one part, and both parts non-empty.
+      const keys = Array.from({ length: n }, () => `t${rng.int(Math.max(2, n >> 2))}`);
+      const { fit, heldOut } = splitCopies(keys, 0.25, seed);
+      expect([...fit, ...heldOut].sort((x, y) => x - y)).toEqual(
+        Array.from({ length: n }, (_, i) => i),
+      );
+      const heldKeys = new Set(heldOut.map((i) => keys[i]));
+      expect(
+        fit.filter((i) => heldKeys.has(keys[i])),
+        `seed ${seed}`,
+      ).toEqual([]);
+      expect(heldOut.length).toBeGreaterThan(0);
+      expect(fit.length).toBeGreaterThan(0);
+    }
   });
 });
