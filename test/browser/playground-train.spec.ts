@@ -12,7 +12,8 @@
  * putting the trained question in the form, and a warning when a request asks what the model was
  * not trained on; the model answering fresh planted draws; no request to any origin but the
  * page's own. Then every refusal `clef-web train` makes of a file, made by the panel with the
- * same message; and a thread worker that does not load ending the run with `train_thread_failed`.
+ * same message; and a thread worker that does not load ending the run with `train_thread_failed`,
+ * the panel then training on one thread and naming the line its file repeats with another label.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { main } from '../../src/node/cli.js';
 import {
+  PLANTED_OPTIONS,
   plantedExamples,
   plantedJsonl,
   plantedRequest,
@@ -385,10 +387,13 @@ test('ends the run with train_thread_failed when a thread worker does not load, 
   // The thread workers' script cannot be fetched (offline before a run ever used threads, say).
   await context.route(/train-thread\.worker/, (route) => route.abort());
   const panel = page.locator('clef-train-panel');
+  // Its first line written again, in capitals and with another label: the result says so.
+  const [first] = plantedExamples(40, 5) as [{ state: string; label: string }];
+  const other = PLANTED_OPTIONS.find((o) => o !== first.label) as string;
   await panel.getByLabel('Training data').setInputFiles({
     name: 'planted.csv',
     mimeType: 'text/csv',
-    buffer: Buffer.from(plantedCsv(40, 5)),
+    buffer: Buffer.from(`${plantedCsv(40, 5)}${csvField(first.state.toUpperCase())},${other}\n`),
   });
   await panel.getByLabel('Label column').selectOption('route');
   const threads = panel.getByLabel('Threads');
@@ -410,5 +415,10 @@ test('ends the run with train_thread_failed when a thread worker does not load, 
   await trainButton.click();
   await expect(panel.locator('.train-result')).toBeVisible({ timeout: 120_000 });
   await expect(panel.locator('[data-threads]')).toHaveText('1');
+  const notes = panel.locator('[data-notes]');
+  await expect(notes).toContainText('1 line repeats the text of an earlier line');
+  await expect(notes).toContainText(
+    `different labels on different lines, and the model gives a text one answer: check it: ${JSON.stringify(first.state)} (route): ${first.label} on line 2, ${other} on line 42.`,
+  );
   await context.close();
 });
