@@ -114,9 +114,16 @@ async function runTask(task: Task) {
       };
       const d = await engine.decide(request, { calibration: true });
       const answer = d.response.answers[task.questionId] as {
+        choice: string;
         probabilities: Record<string, number>;
       };
-      model.push({ p: new Map(Object.entries(answer.probabilities)), label: line.label, line });
+      // The response rounds probabilities to 4 decimals: where the top two tie there, the
+      // engine's choice says which won (it is the answer the user gets).
+      const p = new Map(Object.entries(answer.probabilities));
+      const top = Math.max(...p.values());
+      if ([...p.values()].filter((v) => v === top).length > 1)
+        p.set(answer.choice, (p.get(answer.choice) as number) + 1e-9);
+      model.push({ p, label: line.label, line });
       const c = d.calibrated?.questions[0];
       if (c !== undefined && c.calibrated) {
         if (!apart(line)) {
