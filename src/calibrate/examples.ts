@@ -161,10 +161,6 @@ export function parseLabelledExamples(
 }
 
 /**
- * The example's labelled questions as records, given the engine's logits for its request
- * (`DecisionWire.logits`: one row per question in request order, options in prompt order).
- */
-/**
  * A request's state as a reader compares two lines: Unicode form, case and spacing aside. Lines
  * with the same key are copies, judged together wherever a file is split (a calibration's held-out
  * part here; `clef-web train`'s folds, src/build/train/repeats.ts).
@@ -177,6 +173,10 @@ export function stateKey(example: LabelledExample): string {
     .trim();
 }
 
+/**
+ * The example's labelled questions as records, given the engine's logits for its request
+ * (`DecisionWire.logits`: one row per question in request order, options in prompt order).
+ */
 export function labelledRecords(
   example: LabelledExample,
   logits: ReadonlyArray<ArrayLike<number>>,

@@ -98,6 +98,21 @@ export interface Split {
 }
 
 /**
+ * For each key, the index of the first entry with the same key (its own where it is the first,
+ * or where its key is undefined): which entries are copies of which.
+ */
+export function firstOfKeys(keys: ReadonlyArray<string | undefined>): number[] {
+  const firstOf = new Map<string, number>();
+  return keys.map((key, i) => {
+    if (key === undefined) return i;
+    const seen = firstOf.get(key);
+    if (seen !== undefined) return seen;
+    firstOf.set(key, i);
+    return i;
+  });
+}
+
+/**
  * A seeded split of records whose `copies` keys say which are copies of one another (the same
  * key; undefined: none): the first of each key is drawn as splitIndices draws records, and its
  * copies go to its part, so no record is measured against a copy of itself fitted on. Without
@@ -108,14 +123,7 @@ export function splitCopies(
   heldOutFraction: number,
   seed: number,
 ): Split {
-  const firstOf = new Map<string, number>();
-  const first = copies.map((key, i) => {
-    if (key === undefined) return i;
-    const seen = firstOf.get(key);
-    if (seen !== undefined) return seen;
-    firstOf.set(key, i);
-    return i;
-  });
+  const first = firstOfKeys(copies);
   const firsts = first.flatMap((f, i) => (f === i ? [i] : []));
   if (firsts.length === copies.length || firsts.length < 2)
     return splitIndices(copies.length, heldOutFraction, seed);

@@ -130,6 +130,34 @@ export interface Disagreements {
   p: number;
 }
 
+/**
+ * Counts the lines only the model, and only a baseline, got right, for the sign test: a line and
+ * its copies once (repeats.ts lineKey), since the same models judge them alike.
+ */
+export class DisagreementCount {
+  private readonly counted = new Set<string>();
+  private modelOnly = 0;
+  private baselineOnly = 0;
+
+  add(
+    example: LabelledExample,
+    label: number | string,
+    model: boolean | undefined,
+    baseline: boolean,
+  ): void {
+    const key = lineKey(example, label);
+    if (this.counted.has(key)) return;
+    this.counted.add(key);
+    if (model === true && !baseline) this.modelOnly++;
+    if (model === false && baseline) this.baselineOnly++;
+  }
+
+  result(): Disagreements {
+    const { modelOnly, baselineOnly } = this;
+    return { modelOnly, baselineOnly, p: signTestP(modelOnly, baselineOnly) };
+  }
+}
+
 /** A sign test's probability as the card and the CLI print it. */
 export const formatP = (p: number): string => (p < 0.001 ? 'under 0.001' : p.toFixed(3));
 
@@ -191,10 +219,7 @@ export function baselineFigures(
   modelRight?: ModelRight,
 ): BaselineReport {
   const tally = new Map(
-    questions.map((q) => [
-      q.id,
-      { right: 0, n: 0, modelOnly: 0, baselineOnly: 0, counted: new Set<string>() },
-    ]),
+    questions.map((q) => [q.id, { right: 0, n: 0, disagreements: new DisagreementCount() }]),
   );
   const judge = (fitOn: readonly LabelledExample[], judgeOn: readonly LabelledExample[]) => {
     for (const q of questions) {
@@ -208,13 +233,7 @@ export function baselineFigures(
         t.n++;
         const right = nb !== null && naiveBayesChoice(nb, stateText(e), ids) === ids[label];
         if (right) t.right++;
-        const model = modelRight?.(q.id, e);
-        // A line and its copies count once (repeats.ts lineKey).
-        const key = lineKey(e, label);
-        if (t.counted.has(key)) continue;
-        t.counted.add(key);
-        if (model === true && !right) t.modelOnly++;
-        if (model === false && right) t.baselineOnly++;
+        t.disagreements.add(e, label, modelRight?.(q.id, e), right);
       }
     }
   };
@@ -231,14 +250,11 @@ export function baselineFigures(
     method: 'naive Bayes on word counts',
     questions: questions.map((q) => {
       const t = tally.get(q.id) as NonNullable<ReturnType<typeof tally.get>>;
-      const { modelOnly, baselineOnly } = t;
       return {
         id: q.id,
         answered: t.n,
         accuracy: t.n === 0 ? NaN : t.right / t.n,
-        ...(modelRight === undefined
-          ? {}
-          : { disagreements: { modelOnly, baselineOnly, p: signTestP(modelOnly, baselineOnly) } }),
+        ...(modelRight === undefined ? {} : { disagreements: t.disagreements.result() }),
       };
     }),
   };

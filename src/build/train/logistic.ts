@@ -7,10 +7,9 @@
  */
 import type { LabelledExample } from '../../calibrate/examples.js';
 import { promptOptions } from '../../clef/prompt.js';
-import { signTestP, stateText } from './baseline.js';
+import { DisagreementCount, stateText } from './baseline.js';
 import type { BaselineReport, LogisticFigures, ModelRight } from './baseline.js';
 import { minimize } from './lbfgs.js';
-import { lineKey } from './repeats.js';
 import { exp, log } from './portable-math.js';
 import { words } from './words.js';
 
@@ -256,9 +255,7 @@ export async function logisticFigures(
     }
     const best = candidates.reduce((a, b) => (b.loss < a.loss ? b : a));
     let right = 0;
-    let modelOnly = 0;
-    let baselineOnly = 0;
-    const once = new Set<string>();
+    const disagreements = new DisagreementCount();
     for (const r of judged) {
       const a = best.answers.get(r);
       let pick = -1;
@@ -268,20 +265,12 @@ export async function logisticFigures(
       });
       const ok = a !== undefined && pick >= 0 && a.labels[pick] === r.label;
       if (ok) right++;
-      const model = modelRight?.(q.id, r.example);
-      // A line and its copies count once (repeats.ts lineKey).
-      const key = lineKey(r.example, r.label);
-      if (once.has(key)) continue;
-      once.add(key);
-      if (model === true && !ok) modelOnly++;
-      if (model === false && ok) baselineOnly++;
+      disagreements.add(r.example, r.label, modelRight?.(q.id, r.example), ok);
     }
     out.set(q.id, {
       accuracy: judged.length === 0 ? NaN : right / judged.length,
       c: best.c,
-      ...(modelRight === undefined
-        ? {}
-        : { disagreements: { modelOnly, baselineOnly, p: signTestP(modelOnly, baselineOnly) } }),
+      ...(modelRight === undefined ? {} : { disagreements: disagreements.result() }),
     });
   }
   return {

@@ -9,6 +9,7 @@
  * whose labels differ are reported, since the model gives one text one answer.
  */
 import { stateKey, type LabelledExample } from '../../calibrate/examples.js';
+import { firstOfKeys } from '../../calibrate/prng.js';
 import { promptOptions } from '../../clef/prompt.js';
 import { renderValue } from '../../protocol/render.js';
 
@@ -27,14 +28,7 @@ export function lineKey(example: LabelledExample, label: number | string): strin
 
 /** For each example, the index of the first example whose state reads the same (its own if none). */
 export function firstCopies(examples: readonly LabelledExample[]): number[] {
-  const first = new Map<string, number>();
-  return examples.map((e, i) => {
-    const key = stateKey(e);
-    const seen = first.get(key);
-    if (seen !== undefined) return seen;
-    first.set(key, i);
-    return i;
-  });
+  return firstOfKeys(examples.map(stateKey));
 }
 
 /** One state labelled differently on different lines, for one question. */
