@@ -28,6 +28,8 @@
  *
  * `--repeat N` writes each task's training file N times over, as a file whose lines repeat: the
  * copies must not be judged by models fitted on each other (src/build/train/repeats.ts).
+ * `--mark` writes every copy after the first with a "!" at its end: near-copies, as a user's
+ * file holds them ("refund please" and "refund please!").
  *
  * `--order auto|on|off` passes train's own option (default `auto`, what a user gets): `on` fits
  * the order layer whatever its trial says, to measure what it would give where it is left out.
@@ -71,6 +73,7 @@ const { values } = parseArgs({
     label: { type: 'string', default: 'train-small' },
     'with-pairs': { type: 'boolean', default: false },
     repeat: { type: 'string', default: '1' },
+    mark: { type: 'boolean', default: false },
     order: { type: 'string', default: 'auto' },
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-intents': { type: 'string', default: '6' },
@@ -222,10 +225,17 @@ function wholeOption(name: string, min: number, max: number): number {
 }
 /** The training file written this many times over (a file whose lines repeat). */
 const repeat = wholeOption('repeat', 1, 10);
+const mark = values.mark as boolean;
 const repeated = (task: Task): Task =>
   repeat === 1
     ? task
-    : { ...task, name: `${task.name}x${repeat}`, train: Array(repeat).fill(task.train).flat() };
+    : {
+        ...task,
+        name: `${task.name}x${repeat}${mark ? '!' : ''}`,
+        train: Array.from({ length: repeat }, (_, k) =>
+          k > 0 && mark ? task.train.map((l) => ({ ...l, text: `${l.text}!` })) : task.train,
+        ).flat(),
+      };
 const tasks: Array<() => Task> = (values.tasks as string)
   .split(',')
   .filter((name) => name !== '')
@@ -331,6 +341,7 @@ writeResults(values.label as string, {
     order: values.order,
     withPairs: values['with-pairs'],
     repeat,
+    mark,
     clincDraws: values['clinc-draws'],
     clincIntents: values['clinc-intents'],
     clincPerLabel: values['clinc-per-label'],
