@@ -106,7 +106,7 @@ export function checkExamples(
       const distinct = texts.get(`${q.id}\u0000${option}`)?.size ?? 0;
       if (distinct < MIN_EXAMPLES_PER_OPTION) {
         problems.push(
-          `question ${JSON.stringify(q.id)}: option ${JSON.stringify(option)} has ${n} labelled examples for training but ${distinct} different text${distinct === 1 ? '' : 's'} (a line that repeats another's text, case and spacing aside, counts once); it needs at least ${MIN_EXAMPLES_PER_OPTION} different texts (docs/training.md: accuracy by examples per option)`,
+          `question ${JSON.stringify(q.id)}: option ${JSON.stringify(option)} has ${n} labelled examples for training but ${distinct} different text${distinct === 1 ? '' : 's'} (a line that repeats another's text, case, spacing and punctuation aside, counts once); it needs at least ${MIN_EXAMPLES_PER_OPTION} different texts (docs/training.md: accuracy by examples per option)`,
         );
       }
     }

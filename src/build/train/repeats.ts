@@ -130,7 +130,7 @@ export function repeatNotes(report: RepeatReport): string[] {
   const notes: string[] = [];
   if (report.repeated > 0)
     notes.push(
-      `${plural(report.repeated, 'line repeats', 'lines repeat')} the text of an earlier line (case and spacing aside): ${report.repeated === 1 ? 'it is' : 'each is'} kept, and judged together with its copies, so no figure comes from a model that saw a copy of the line it judged, and the sign tests count it once.`,
+      `${plural(report.repeated, 'line repeats', 'lines repeat')} the text of an earlier line (case, spacing and punctuation aside): ${report.repeated === 1 ? 'it is' : 'each is'} kept, and judged together with its copies, so no figure comes from a model that saw a copy of the line it judged, and the sign tests count it once.`,
     );
   if (report.conflictCount > 0) {
     const listed = report.conflicts

@@ -25,8 +25,9 @@ const read = (file: string): Line[] =>
 const optionsOf = (question: { criteria: Record<string, unknown> }): string[] =>
   Object.keys(question.criteria);
 
-/** A line as a reader would compare it: case and spacing aside. */
-const norm = (text: string): string => text.toLowerCase().replace(/\s+/g, ' ').trim();
+/** A line as a reader would compare it: its words, case, spacing and punctuation aside. */
+const norm = (text: string): string =>
+  (text.toLowerCase().match(/[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*/gu) ?? []).join(' ');
 
 /** Lines of `judged` whose text is also a line of `trained`. */
 function repeated(judged: readonly Line[], trained: readonly Line[]): string[] {

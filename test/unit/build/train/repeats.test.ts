@@ -1,5 +1,6 @@
 /**
- * Lines whose states read the same (repeats.ts): found case, spacing and Unicode form aside,
+ * Lines whose states read the same (repeats.ts): found case, spacing, Unicode form and a word's
+ * edge punctuation aside,
  * dealt one fold of the cross-fit and one side of the held-out split with their first copy (the
  * deal unchanged where nothing repeats), reported with the labels that disagree, and counted once
  * for each option's minimum of different texts.
@@ -45,7 +46,11 @@ function fileWithCopies(rng: Rng, n: number, copies: number): Array<[string, str
   ]);
   for (let c = 0; c < copies; c++) {
     const [state, label] = rows[rng.int(n)] as [string, string];
-    const spelled = rng.int(2) === 0 ? state.toUpperCase() : `  ${state.replace(/ /g, '\t ')} `;
+    const spelled = [
+      state.toUpperCase(),
+      `  ${state.replace(/ /g, '\t ')} `,
+      `${state.replace(/ /, ', ')}!`,
+    ][rng.int(3)] as string;
     rows.splice(rng.int(rows.length + 1), 0, [spelled, label]);
   }
   return rows;
@@ -62,6 +67,26 @@ describe('firstCopies', () => {
       ['THE VPN IS DOWN', 'a'],
     ]);
     expect(firstCopies(examples)).toEqual([0, 0, 2, 3, 3, 0]);
+  });
+
+  it("finds copies whatever the punctuation at a word's edge, and not where it changes a word", () => {
+    const examples = parse([
+      ['refund please', 'a'],
+      ['Refund, please!', 'b'],
+      ['"refund" please...', 'a'],
+      ['costs 3.5', 'a'],
+      ['costs 35', 'a'],
+      ['costs 3.5.', 'c'],
+      ["don't wipe it", 'a'],
+      ['dont wipe it', 'a'],
+      ['it is -5 out', 'a'],
+      ['it is 5 out', 'a'],
+      ['???', 'a'],
+      ['!!!', 'b'],
+      ['great food \u{1F600}', 'a'],
+      ['great food \u{1F621}', 'a'],
+    ]);
+    expect(firstCopies(examples)).toEqual([0, 0, 0, 3, 4, 3, 6, 7, 8, 9, 10, 11, 12, 13]);
   });
 });
 
@@ -187,7 +212,7 @@ describe('the minimum of examples an option needs', () => {
     }
     expect(isTrainError(error) && error.code).toBe('examples_unlearnable');
     expect((error as Error).message).toContain(
-      'option "c" has 20 labelled examples for training but 1 different text (a line that repeats another\'s text, case and spacing aside, counts once); it needs at least 5 different texts',
+      'option "c" has 20 labelled examples for training but 1 different text (a line that repeats another\'s text, case, spacing and punctuation aside, counts once); it needs at least 5 different texts',
     );
     for (let i = 0; i < 4; i++) rows.push([`c line ${i}`, 'c']);
     expect(checkExamples(parse(rows)).map((q) => q.counts)).toEqual([{ a: 20, b: 20, c: 24 }]);

@@ -2,7 +2,8 @@
  * A file whose lines repeat, trained by `clef-web train` (real onnxruntime-node): its figures stay
  * on text the model did not see. The labels here are coin tosses, so no model can beat chance on
  * a line it did not see; a cross-fit that judged a line by a model fitted on its copy in another
- * fold reported 100% out of fold and the sign tests counted each copy (before repeats.ts). The
+ * fold reported 100% out of fold and the sign tests counted each copy (before repeats.ts; and
+ * 86% where the copies differed by a comma and a "!", before stateKey set punctuation aside). The
  * card and the CLI's lines name the copies and the text whose labels disagree.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,7 +21,10 @@ const WORDS = 'amber basil cedar delta ember fjord grove harbor indigo juniper k
   ' ',
 );
 
-/** 40 lines of made-up words, labels tossed; each written three times; one text both ways. */
+/**
+ * 40 lines of made-up words, labels tossed; each written three times (once in capitals, once with
+ * a comma and a "!"); one text both ways.
+ */
 function noiseFile(seed: number): string {
   const rng = new Rng(seed);
   const lines: string[] = [];
@@ -28,10 +32,15 @@ function noiseFile(seed: number): string {
     const text = Array.from({ length: 4 }, () => WORDS[rng.int(WORDS.length)]).join(' ') + ` ${i}`;
     const label = rng.int(2) === 0 ? 'yes' : 'no';
     for (let c = 0; c < 3; c++)
-      lines.push(JSON.stringify({ text: c === 1 ? text.toUpperCase() : text, label }));
+      lines.push(
+        JSON.stringify({
+          text: [text, text.toUpperCase(), `${text.replace(' ', ', ')}!`][c],
+          label,
+        }),
+      );
   }
   lines.push(JSON.stringify({ text: 'amber basil 0 conflict', label: 'yes' }));
-  lines.push(JSON.stringify({ text: 'Amber  basil 0 conflict', label: 'no' }));
+  lines.push(JSON.stringify({ text: 'Amber,  basil 0 conflict.', label: 'no' }));
   return lines.join('\n');
 }
 
