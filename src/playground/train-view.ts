@@ -33,38 +33,58 @@ export function shownLabels(labels: InputSummary['labels']): {
   };
 }
 
-/** The label counts the file holds: the first SHOWN_LABELS rows, then how many more. */
+/** Notes as a list: the file's before training (`file`), the run's after it. */
+function renderNotes(
+  notes: readonly string[],
+  of: 'file' | 'run',
+): TemplateResult | typeof nothing {
+  if (notes.length === 0) return nothing;
+  const items = notes.map((note) => html`<li>${note}</li>`);
+  return of === 'file'
+    ? html`<ul class="train-notes" data-file-notes>
+        ${items}
+      </ul>`
+    : html`<ul class="train-notes" data-notes>
+        ${items}
+      </ul>`;
+}
+
+/**
+ * The label counts the file holds (the first SHOWN_LABELS rows, then how many more), and what
+ * `train` will say of its repeated lines.
+ */
 export function renderCounts(summary: InputSummary, fileName: string): TemplateResult {
   const { rows, more } = shownLabels(summary.labels);
   return html`<table class="label-counts" aria-label="Label counts">
-    <caption>
-      ${fileName}: ${summary.examples} example${summary.examples === 1 ? '' : 's'}
-      (${summary.encoding})
-    </caption>
-    <tr>
-      <th>question</th>
-      <th>option</th>
-      <th>examples</th>
-    </tr>
-    ${rows.map(
-      (l) =>
-        html`<tr>
-          <td>${l.question}</td>
-          <td>${l.option}</td>
-          <td>${l.count}</td>
-        </tr>`,
-    )}
-    ${
-      more
-        ? html`<tr class="more">
-            <td colspan="3">
-              and ${more.labels} more label${more.labels === 1 ? '' : 's'} (${more.examples}
-              examples)
-            </td>
-          </tr>`
-        : nothing
-    }
-  </table>`;
+      <caption>
+        ${fileName}: ${summary.examples} example${summary.examples === 1 ? '' : 's'}
+        (${summary.encoding})
+      </caption>
+      <tr>
+        <th>question</th>
+        <th>option</th>
+        <th>examples</th>
+      </tr>
+      ${rows.map(
+        (l) =>
+          html`<tr>
+            <td>${l.question}</td>
+            <td>${l.option}</td>
+            <td>${l.count}</td>
+          </tr>`,
+      )}
+      ${
+        more
+          ? html`<tr class="more">
+              <td colspan="3">
+                and ${more.labels} more label${more.labels === 1 ? '' : 's'} (${more.examples}
+                examples)
+              </td>
+            </tr>`
+          : nothing
+      }
+    </table>
+    ${renderNotes(summary.notes, 'file')}`;
 }
 
 const VERDICT = {
@@ -153,13 +173,7 @@ export function renderResult(
           )}
         </table>`,
     )}
-    ${
-      r.notes.length > 0
-        ? html`<ul class="train-notes" data-notes>
-            ${r.notes.map((note) => html`<li>${note}</li>`)}
-          </ul>`
-        : nothing
-    }
+    ${renderNotes(r.notes, 'run')}
     <p class="muted" data-timings>
       fitted on <span data-threads>${threads}</span> ${threads === 1 ? 'thread' : 'threads'} ·
       ${Object.entries(r.timingsMs)

@@ -396,6 +396,10 @@ test('ends the run with train_thread_failed when a thread worker does not load, 
     buffer: Buffer.from(`${plantedCsv(40, 5)}${csvField(first.state.toUpperCase())},${other}\n`),
   });
   await panel.getByLabel('Label column').selectOption('route');
+  // Said before training too, under the file's counts.
+  await expect(panel.locator('[data-file-notes]')).toContainText(
+    `check it: ${JSON.stringify(first.state)} (route): ${first.label} on line 2, ${other} on line 42.`,
+  );
   const threads = panel.getByLabel('Threads');
   await threads.fill('2');
   await threads.blur();

@@ -11,6 +11,7 @@ import { trainingText, type TextEncodingName, decodeTrainingText } from './encod
 import { TrainError } from './errors.js';
 import type { TrainOptions, TrainProgress } from './options.js';
 import { parse } from './prepare.js';
+import { firstCopies, repeatNotes, repeatReport } from './repeats.js';
 import type { TeacherOptions, TeacherProgress } from './teacher-options.js';
 import {
   DEFAULT_LABEL_COLUMN,
@@ -173,6 +174,15 @@ export interface InputSummary {
   labels: Array<{ question: string; option: string; count: number }>;
   /** The plain file's question (its JSON, pretty), and whether it was made from the labels. */
   question: { id: string; json: string; generated: boolean } | null;
+  /** What `train` will say of the lines that repeat (repeats.ts repeatNotes); [] where none do. */
+  notes: string[];
+}
+
+/** The file's repeated lines in `train`'s sentences, before any split. */
+function notesOf(examples: ReturnType<typeof parse>): string[] {
+  return repeatNotes(
+    repeatReport(examples, firstCopies(examples), { train: examples, heldOut: [] }),
+  );
 }
 
 /**
@@ -208,6 +218,7 @@ export function inspectTrainInput(
         return { question, option, count };
       }),
       question: null,
+      notes: notesOf(examples),
     };
   }
   const read = readPlainInput({
@@ -233,6 +244,7 @@ export function inspectTrainInput(
       json: JSON.stringify(JSON.parse(question.json), null, 2),
       generated: question.generated,
     },
+    notes: notesOf(parse(labelledJsonl(read.rows, question, 'model'), NAMES.examples)),
   };
 }
 

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TemplateResult } from 'lit';
-import { renderResult } from '../../../src/playground/train-view.js';
+import { renderCounts, renderResult } from '../../../src/playground/train-view.js';
+import type { InputSummary } from '../../../src/train-web/train-wire.js';
 import { trainResult as result } from '../support/train-result.js';
 
 /** A template's markup with its values in place (nested templates and lists included). */
@@ -67,5 +68,26 @@ describe('the Train panel beside the baselines', () => {
     expect(markup(t)).toContain('data-notes');
     expect(words(t)).toContain(note);
     expect(markup(renderResult(result(0.8, 0.7, 0.78), actions, 1))).not.toContain('data-notes');
+  });
+
+  it("lists under the file's counts what train will say of it, and nothing where it says nothing", () => {
+    const note =
+      '2 lines repeat the text of an earlier line (case, spacing and punctuation aside): …';
+    const summary = {
+      kind: 'plain',
+      encoding: 'utf-8',
+      format: 'csv',
+      columns: ['text', 'route'],
+      examples: 42,
+      labels: [{ question: 'route', option: 'a', count: 42 }],
+      question: null,
+      notes: [note],
+    } as const satisfies InputSummary;
+    const t = renderCounts(summary, 'tickets.csv');
+    expect(markup(t)).toContain('data-file-notes');
+    expect(words(t)).toContain(note);
+    expect(markup(renderCounts({ ...summary, notes: [] }, 'tickets.csv'))).not.toContain(
+      'data-file-notes',
+    );
   });
 });

@@ -32,7 +32,12 @@ import { readPlainRows } from '../../../../src/build/train/plain.js';
 import { readQuestion } from '../../../../src/build/train/question.js';
 import { trainDecisionModel } from '../../../../src/node/train/train.js';
 import { Rng } from '../../../../src/calibrate/prng.js';
-import { plantedExamples, plantedJsonl, plantedRequest } from '../../../../tools/train/planted.js';
+import {
+  PLANTED_OPTIONS,
+  plantedExamples,
+  plantedJsonl,
+  plantedRequest,
+} from '../../../../tools/train/planted.js';
 import { testSeed } from '../../../support/seed.js';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
@@ -278,6 +283,37 @@ describe('the plain file: CSV and JSONL rows, the question, every bad row by lin
     const labelled = inspectTrainInput(Buffer.from(plantedJsonl(8, 3)), 'l.jsonl');
     expect(labelled).toMatchObject({ kind: 'labelled', examples: 8 });
     expect(labelled.labels.reduce((n, l) => n + l.count, 0)).toBe(8);
+  });
+
+  it("says before training what train will say of the lines that repeat, by the file's lines", () => {
+    const [first, second] = plantedExamples(40, 3) as [
+      { state: string; label: string },
+      { state: string; label: string },
+    ];
+    const other = PLANTED_OPTIONS.find((o) => o !== first.label) as string;
+    // The first line again in capitals with another label; the second again with a "!".
+    const csv =
+      plantedCsv(40, 3) +
+      `${csvField(first.state.toUpperCase())},${other}\n` +
+      `${csvField(`${second.state}!`)},${second.label}\n`;
+    const options = { question: JSON.stringify(QUESTION) };
+    const summary = inspectTrainInput(Buffer.from(csv), 'tickets.csv', options);
+    expect(summary.examples).toBe(42);
+    expect(summary.notes).toHaveLength(2);
+    expect(summary.notes[0]).toMatch(/^2 lines repeat the text of an earlier line/);
+    expect(summary.notes[1]).toContain(
+      `check it: ${JSON.stringify(first.state)} (route): ${first.label} on line 2, ${other} on line 42.`,
+    );
+    expect(inspectTrainInput(Buffer.from(plantedCsv(40, 3)), 'tickets.csv', options).notes).toEqual(
+      [],
+    );
+    // Labelled requests: the same sentences, by the file's lines.
+    const jsonl = plantedJsonl(8, 3);
+    const firstLine = jsonl.split('\n')[0] as string;
+    const labelled = inspectTrainInput(Buffer.from(`${jsonl}\n${firstLine}\n`), 'l.jsonl');
+    expect(labelled.notes).toEqual([
+      '1 line repeats the text of an earlier line (case, spacing and punctuation aside): it is kept, and judged together with its copies, so no figure comes from a model that saw a copy of the line it judged, and the sign tests count it once.',
+    ]);
   });
 });
 
