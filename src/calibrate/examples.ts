@@ -168,21 +168,24 @@ export function parseLabelledExamples(
 const EDGE_PUNCTUATION = /(?<=^|\s)\p{P}+(?!\p{N})|\p{P}+(?=\s|$)/gu;
 
 /**
- * A request's state as a reader compares two lines: Unicode form, case, spacing and punctuation
- * at a word's edge aside ("Refund please!" and "refund, please" are one text). A state that is
- * nothing but punctuation keeps it. Lines with the same key are copies, judged together wherever
- * a file is split (a calibration's held-out part here; `clef-web train`'s folds,
- * src/build/train/repeats.ts): their features differ by a punctuation mark at most, so a model
- * fitted on one has as good as seen the other.
+ * A text as a reader compares two lines: Unicode form, case, spacing and punctuation at a word's
+ * edge aside ("Refund please!" and "refund, please" are one text). A text that is nothing but
+ * punctuation keeps it.
  */
-export function stateKey(example: LabelledExample): string {
-  const spaced = renderValue(example.valid.state)
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/\s+/g, ' ')
-    .trim();
+export function textKey(text: string): string {
+  const spaced = text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
   const bare = spaced.replace(EDGE_PUNCTUATION, ' ').replace(/\s+/g, ' ').trim();
   return bare === '' ? spaced : bare;
+}
+
+/**
+ * A request's state as a reader compares two lines (textKey). Lines with the same key are
+ * copies, judged together wherever a file is split (a calibration's held-out part here;
+ * `clef-web train`'s folds, src/build/train/repeats.ts): their features differ by a punctuation
+ * mark at most, so a model fitted on one has as good as seen the other.
+ */
+export function stateKey(example: LabelledExample): string {
+  return textKey(renderValue(example.valid.state));
 }
 
 /**

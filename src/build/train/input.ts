@@ -11,7 +11,7 @@ import { trainingText, type TextEncodingName, decodeTrainingText } from './encod
 import { TrainError } from './errors.js';
 import type { TrainOptions, TrainProgress } from './options.js';
 import { parse } from './prepare.js';
-import { firstCopies, repeatNotes, repeatReport } from './repeats.js';
+import { firstCopies, plainRepeatReport, repeatNotes, repeatReport } from './repeats.js';
 import type { TeacherOptions, TeacherProgress } from './teacher-options.js';
 import {
   DEFAULT_LABEL_COLUMN,
@@ -178,13 +178,6 @@ export interface InputSummary {
   notes: string[];
 }
 
-/** The file's repeated lines in `train`'s sentences, before any split. */
-function notesOf(examples: ReturnType<typeof parse>): string[] {
-  return repeatNotes(
-    repeatReport(examples, firstCopies(examples), { train: examples, heldOut: [] }),
-  );
-}
-
 /**
  * Reads a picked file the way a run would (the same checks, the same messages) and says what
  * it holds. `name` is the file's name (format by extension; messages name it).
@@ -218,7 +211,9 @@ export function inspectTrainInput(
         return { question, option, count };
       }),
       question: null,
-      notes: notesOf(examples),
+      notes: repeatNotes(
+        repeatReport(examples, firstCopies(examples), { train: examples, heldOut: [] }),
+      ),
     };
   }
   const read = readPlainInput({
@@ -244,7 +239,7 @@ export function inspectTrainInput(
       json: JSON.stringify(JSON.parse(question.json), null, 2),
       generated: question.generated,
     },
-    notes: notesOf(parse(labelledJsonl(read.rows, question, 'model'), NAMES.examples)),
+    notes: repeatNotes(plainRepeatReport(read.rows, question.id)),
   };
 }
 

@@ -29,6 +29,8 @@ import { decodeTrainingText, firstInvalidUtf8 } from '../../../../src/build/trai
 import { TrainError } from '../../../../src/build/train/errors.js';
 import { inspectTrainInput, resolveTrainInput } from '../../../../src/build/train/input.js';
 import { readPlainRows } from '../../../../src/build/train/plain.js';
+import { parse } from '../../../../src/build/train/prepare.js';
+import { firstCopies, repeatNotes, repeatReport } from '../../../../src/build/train/repeats.js';
 import { readQuestion } from '../../../../src/build/train/question.js';
 import { trainDecisionModel } from '../../../../src/node/train/train.js';
 import { Rng } from '../../../../src/calibrate/prng.js';
@@ -306,6 +308,14 @@ describe('the plain file: CSV and JSONL rows, the question, every bad row by lin
     );
     expect(inspectTrainInput(Buffer.from(plantedCsv(40, 3)), 'tickets.csv', options).notes).toEqual(
       [],
+    );
+    // What train will say: the notes of the requests the rows become, as train reads them.
+    const requests = parse(
+      resolveTrainInput({ texts: csv, question: QUESTION, out: join(root, 'never') }).examples,
+      'examples',
+    );
+    expect(summary.notes).toEqual(
+      repeatNotes(repeatReport(requests, firstCopies(requests), { train: requests, heldOut: [] })),
     );
     // Labelled requests: the same sentences, by the file's lines.
     const jsonl = plantedJsonl(8, 3);
