@@ -31,6 +31,9 @@
  * `--mark` writes every copy after the first with a "!" at its end: near-copies, as a user's
  * file holds them ("refund please" and "refund please!").
  *
+ * `--cap LABEL=N[,LABEL=N…]` keeps only the first N training lines of each named label: a file
+ * short of some labels, as users' files often are (the test files stay whole).
+ *
  * `--order auto|on|off` passes train's own option (default `auto`, what a user gets): `on` fits
  * the order layer whatever its trial says, to measure what it would give where it is left out.
  *
@@ -74,6 +77,7 @@ const { values } = parseArgs({
     'with-pairs': { type: 'boolean', default: false },
     repeat: { type: 'string', default: '1' },
     mark: { type: 'boolean', default: false },
+    cap: { type: 'string', default: '' },
     order: { type: 'string', default: 'auto' },
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-intents': { type: 'string', default: '6' },
@@ -236,10 +240,34 @@ const repeated = (task: Task): Task =>
           k > 0 && mark ? task.train.map((l) => ({ ...l, text: `${l.text}!` })) : task.train,
         ).flat(),
       };
+/** `--cap`: the most training lines each named label keeps. */
+const caps = new Map(
+  (values.cap as string)
+    .split(',')
+    .filter((c) => c !== '')
+    .map((c) => {
+      const [label, n] = c.split('=');
+      if (label === undefined || !/^\d+$/.test(n ?? ''))
+        throw new Error(`--cap takes LABEL=N[,LABEL=N…], not ${JSON.stringify(c)}`);
+      return [label, Number(n)] as const;
+    }),
+);
+const capped = (task: Task): Task => {
+  if (caps.size === 0) return task;
+  const kept = new Map<string, number>();
+  const train = task.train.filter((l) => {
+    const cap = caps.get(l.label);
+    const n = (kept.get(l.label) ?? 0) + 1;
+    kept.set(l.label, n);
+    return cap === undefined || n <= cap;
+  });
+  const name = `${task.name}-cap-${[...caps].map(([l, n]) => `${l}${n}`).join('-')}`;
+  return { ...task, name, train };
+};
 const tasks: Array<() => Task> = (values.tasks as string)
   .split(',')
   .filter((name) => name !== '')
-  .map((name) => () => repeated(loadTask(name, values['with-pairs'] as boolean)));
+  .map((name) => () => repeated(capped(loadTask(name, values['with-pairs'] as boolean))));
 // CLINC150 has 150 intents and 100 training queries each (and 100 out-of-scope ones).
 const clincDraws = wholeOption('clinc-draws', 0, 1000);
 const clinc = {
@@ -342,6 +370,7 @@ writeResults(values.label as string, {
     withPairs: values['with-pairs'],
     repeat,
     mark,
+    cap: values.cap,
     clincDraws: values['clinc-draws'],
     clincIntents: values['clinc-intents'],
     clincPerLabel: values['clinc-per-label'],
