@@ -34,6 +34,10 @@
  * `--cap LABEL=N[,LABEL=N…]` keeps only the first N training lines of each named label: a file
  * short of some labels, as users' files often are (the test files stay whole).
  *
+ * `--typos RATE` writes each test line's words of four letters or more with a typo at that rate
+ * (seeded: a dropped, doubled or swapped letter, or a neighbour on the keyboard): what people
+ * type, judged against a training file spelled right. The training file stays as it is.
+ *
  * `--order auto|on|off` passes train's own option (default `auto`, what a user gets): `on` fits
  * the order layer whatever its trial says, to measure what it would give where it is left out.
  *
@@ -65,6 +69,8 @@ import {
   type Task,
 } from './small-tasks.js';
 import { writeResults } from './results-file.js';
+import { withTypos } from './typos.js';
+import { Rng } from '../../src/calibrate/prng.js';
 
 const { values } = parseArgs({
   options: {
@@ -78,6 +84,7 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '1' },
     mark: { type: 'boolean', default: false },
     cap: { type: 'string', default: '' },
+    typos: { type: 'string', default: '0' },
     order: { type: 'string', default: 'auto' },
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-intents': { type: 'string', default: '6' },
@@ -264,10 +271,23 @@ const capped = (task: Task): Task => {
   const name = `${task.name}-cap-${[...caps].map(([l, n]) => `${l}${n}`).join('-')}`;
   return { ...task, name, train };
 };
+const typoRate = Number(values.typos);
+if (!(typoRate >= 0 && typoRate <= 1)) throw new Error('--typos must be a rate from 0 to 1');
+const typed = (task: Task): Task =>
+  typoRate === 0
+    ? task
+    : {
+        ...task,
+        name: `${task.name}-typos-${typoRate}`,
+        test: task.test.map((l, i) => ({
+          ...l,
+          text: withTypos(l.text, typoRate, new Rng(i + 1)),
+        })),
+      };
 const tasks: Array<() => Task> = (values.tasks as string)
   .split(',')
   .filter((name) => name !== '')
-  .map((name) => () => repeated(capped(loadTask(name, values['with-pairs'] as boolean))));
+  .map((name) => () => typed(repeated(capped(loadTask(name, values['with-pairs'] as boolean)))));
 // CLINC150 has 150 intents and 100 training queries each (and 100 out-of-scope ones).
 const clincDraws = wholeOption('clinc-draws', 0, 1000);
 const clinc = {
@@ -371,6 +391,7 @@ writeResults(values.label as string, {
     repeat,
     mark,
     cap: values.cap,
+    typos: typoRate,
     clincDraws: values['clinc-draws'],
     clincIntents: values['clinc-intents'],
     clincPerLabel: values['clinc-per-label'],
