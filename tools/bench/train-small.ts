@@ -295,7 +295,8 @@ const clinc = {
   perLabel: wholeOption('clinc-per-label', 1, 100),
   seed: wholeOption('clinc-seed', 0, 1_000_000),
 };
-for (let draw = 0; draw < clincDraws; draw++) tasks.push(() => loadClincDraw({ draw, ...clinc }));
+for (let draw = 0; draw < clincDraws; draw++)
+  tasks.push(() => typed(loadClincDraw({ draw, ...clinc })));
 for (const task of tasks) {
   const r = await runTask(task());
   results.push(r);
