@@ -38,6 +38,10 @@
  * (seeded: a dropped, doubled or swapped letter, or a neighbour on the keyboard): what people
  * type, judged against a training file spelled right. The training file stays as it is.
  *
+ * `--augment-typos RATE` (a trial) adds to each training file a copy of every line typed with
+ * typos at that rate (seeded apart from the test's): the copies are lines like any other, so they
+ * are judged out of fold beside their originals, and the card's figures lean on them.
+ *
  * `--order auto|on|off` passes train's own option (default `auto`, what a user gets): `on` fits
  * the order layer whatever its trial says, to measure what it would give where it is left out.
  *
@@ -85,6 +89,7 @@ const { values } = parseArgs({
     mark: { type: 'boolean', default: false },
     cap: { type: 'string', default: '' },
     typos: { type: 'string', default: '0' },
+    'augment-typos': { type: 'string', default: '0' },
     order: { type: 'string', default: 'auto' },
     'clinc-draws': { type: 'string', default: '0' },
     'clinc-intents': { type: 'string', default: '6' },
@@ -273,7 +278,25 @@ const capped = (task: Task): Task => {
 };
 const typoRate = Number(values.typos);
 if (!(typoRate >= 0 && typoRate <= 1)) throw new Error('--typos must be a rate from 0 to 1');
-const typed = (task: Task): Task =>
+const augmentRate = Number(values['augment-typos']);
+if (!(augmentRate >= 0 && augmentRate <= 1))
+  throw new Error('--augment-typos must be a rate from 0 to 1');
+const typed = (task: Task): Task => augmented(typedTest(task));
+const augmented = (task: Task): Task =>
+  augmentRate === 0
+    ? task
+    : {
+        ...task,
+        name: `${task.name}-augmented-${augmentRate}`,
+        train: [
+          ...task.train,
+          ...task.train.map((l, i) => ({
+            ...l,
+            text: withTypos(l.text, augmentRate, new Rng(1_000_003 + i)),
+          })),
+        ],
+      };
+const typedTest = (task: Task): Task =>
   typoRate === 0
     ? task
     : {
@@ -393,6 +416,7 @@ writeResults(values.label as string, {
     mark,
     cap: values.cap,
     typos: typoRate,
+    augmentTypos: augmentRate,
     clincDraws: values['clinc-draws'],
     clincIntents: values['clinc-intents'],
     clincPerLabel: values['clinc-per-label'],
