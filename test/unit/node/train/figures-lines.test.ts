@@ -27,7 +27,8 @@ describe("train's lines beside the baselines", () => {
   });
 
   it('end with what train found in the file (repeats.ts), where it found anything', () => {
-    const note = '3 lines repeat the text of an earlier line (case, spacing and punctuation aside): …';
+    const note =
+      '3 lines repeat the text of an earlier line (case, spacing and punctuation aside): …';
     const lines = figuresLines(trainResult(0.8, 0.7, 0.78, [note]));
     expect(lines).toHaveLength(3);
     expect(lines[2]).toBe(note);
