@@ -281,7 +281,8 @@ if (!(typoRate >= 0 && typoRate <= 1)) throw new Error('--typos must be a rate f
 const augmentRate = Number(values['augment-typos']);
 if (!(augmentRate >= 0 && augmentRate <= 1))
   throw new Error('--augment-typos must be a rate from 0 to 1');
-const typed = (task: Task): Task => augmented(typedTest(task));
+/** `--typos` on the test lines, `--augment-typos` on the training lines. */
+const withTypoOptions = (task: Task): Task => augmented(typedTest(task));
 const augmented = (task: Task): Task =>
   augmentRate === 0
     ? task
@@ -310,7 +311,10 @@ const typedTest = (task: Task): Task =>
 const tasks: Array<() => Task> = (values.tasks as string)
   .split(',')
   .filter((name) => name !== '')
-  .map((name) => () => typed(repeated(capped(loadTask(name, values['with-pairs'] as boolean)))));
+  .map(
+    (name) => () =>
+      withTypoOptions(repeated(capped(loadTask(name, values['with-pairs'] as boolean)))),
+  );
 // CLINC150 has 150 intents and 100 training queries each (and 100 out-of-scope ones).
 const clincDraws = wholeOption('clinc-draws', 0, 1000);
 const clinc = {
@@ -319,7 +323,7 @@ const clinc = {
   seed: wholeOption('clinc-seed', 0, 1_000_000),
 };
 for (let draw = 0; draw < clincDraws; draw++)
-  tasks.push(() => typed(loadClincDraw({ draw, ...clinc })));
+  tasks.push(() => withTypoOptions(loadClincDraw({ draw, ...clinc })));
 for (const task of tasks) {
   const r = await runTask(task());
   results.push(r);
