@@ -145,6 +145,8 @@ export class DisagreementCount {
     model: boolean | undefined,
     baseline: boolean,
   ): void {
+    // A line the model was not judged on leaves its copies to be counted.
+    if (model === undefined) return;
     const key = lineKey(example, label);
     if (this.counted.has(key)) return;
     this.counted.add(key);
